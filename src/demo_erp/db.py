@@ -31,6 +31,7 @@ create table if not exists __Auth (user text primary key, password text not null
 create table if not exists __Sessions (sid text primary key, user text not null, expires real not null);
 create table if not exists __Series (name text primary key, current integer not null);
 create table if not exists __Settings (key text primary key, value text);
+create table if not exists __ApiSecrets (user text primary key, api_secret text not null);
 """
 
 
