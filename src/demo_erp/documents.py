@@ -47,12 +47,12 @@ _DATE_KEYS = ("posting_date", "transaction_date", "attendance_date", "from_date"
 
 
 @contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+def transaction(conn: sqlite3.Connection, write: bool = True) -> Iterator[None]:
     """One request, one transaction: nothing half-written on error."""
     if conn.in_transaction:
         yield
         return
-    conn.execute("begin immediate")
+    conn.execute("begin immediate" if write else "begin")
     try:
         yield
     except BaseException:
@@ -437,11 +437,16 @@ def _check_update_after_submit(meta: DocType, old: Doc, new: Doc) -> None:
         if table.allow_on_submit:
             continue
 
-        def key(rows: list[Doc]) -> list[tuple[Any, ...]]:
-            child = require_meta(table.options)
-            return [tuple(r.get(f.fieldname) for f in child.data_fields) for r in rows]
-
-        if key(old.get(table.fieldname) or []) != key(new.get(table.fieldname) or []):
+        child = require_meta(table.options)
+        before = [
+            tuple(r.get(f.fieldname) for f in child.data_fields)
+            for r in old.get(table.fieldname) or []
+        ]
+        after = [
+            tuple(r.get(f.fieldname) for f in child.data_fields)
+            for r in new.get(table.fieldname) or []
+        ]
+        if before != after:
             raise UpdateAfterSubmitError(
                 f"Not allowed to change <strong>{table.label}</strong> after submission",
                 title="Cannot Update After Submit",

@@ -1,0 +1,311 @@
+"""The ASGI application: request parsing, authentication and routing, as Frappe does them."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import threading
+import urllib.parse
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from demo_erp import auth, db, documents, query
+from demo_erp.api.methods import METHODS, doctype_bundle
+from demo_erp.api.responses import FrappeJSON, error_response, no_nulls, unexpected_error
+from demo_erp.context import ADMINISTRATOR, GUEST, Ctx, Settings, as_user
+from demo_erp.exceptions import (
+    AuthenticationError,
+    DoesNotExistError,
+    FrappeError,
+    InvalidAuthorizationToken,
+    PermissionError,
+    ValidationError,
+)
+
+UNSAFE = frozenset({"POST", "PUT", "DELETE", "PATCH"})
+
+
+class _Connections(threading.local):
+    conn: Any = None
+
+
+class DemoERP:
+    """Holds settings and one SQLite connection per worker thread."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._local = _Connections()
+
+    def conn(self) -> Any:
+        if self._local.conn is None:
+            self._local.conn = db.connect(self.settings.db_path)
+        return self._local.conn
+
+
+class BadJSON(Exception):
+    """The body claimed to be JSON but was not: Frappe answers with a bare 500."""
+
+
+async def _form_dict(request: Request) -> dict[str, Any]:
+    """Frappe's make_form_dict: a JSON object body is the args; else query + form fields."""
+    args: dict[str, Any] = dict(request.query_params)
+    body = await request.body()
+    content_type = request.headers.get("content-type", "")
+    if body and "application/json" in content_type:
+        try:
+            data = json.loads(body)
+        except json.JSONDecodeError as exc:
+            raise BadJSON(str(exc)) from exc
+        if isinstance(data, dict):
+            args.update(data)
+        else:
+            args["data"] = data
+    elif body and "application/x-www-form-urlencoded" in content_type:
+        args.update(dict(urllib.parse.parse_qsl(body.decode(), keep_blank_values=True)))
+    elif body and "multipart/form-data" in content_type:
+        form = await request.form()
+        args.update({k: v for k, v in form.items() if isinstance(v, str)})
+    args.pop("_", None)
+    return args
+
+
+def _authenticate(app: DemoERP, request: Request, args: dict[str, Any]) -> tuple[str, str | None]:
+    """(user, sid). Bad credentials in a header are 401; no or stale credentials are Guest."""
+    conn = app.conn()
+    header = request.headers.get("authorization")
+    if header:
+        parts = header.split(" ")
+        if len(parts) != 2:
+            raise AuthenticationError("Invalid authorization header")
+        scheme, token = parts[0].lower(), parts[1]
+        if scheme == "basic":
+            try:
+                token = base64.b64decode(token, validate=True).decode()
+            except (binascii.Error, UnicodeDecodeError) as exc:
+                raise InvalidAuthorizationToken("Invalid Authorization Token") from exc
+        if scheme in ("token", "basic"):
+            key, _, secret = token.partition(":")
+            user = auth.user_for_api_key(conn, key, secret) if key and secret else None
+            if user is None:
+                raise AuthenticationError("Invalid API key or secret")
+            return user, None
+        if scheme == "bearer":
+            raise AuthenticationError("Invalid bearer token")
+        raise AuthenticationError("Invalid authorization header")
+    sid = request.cookies.get("sid") or args.get("sid")
+    if sid and sid != "Guest":
+        user = auth.session_user(conn, str(sid))
+        if user:
+            return user, str(sid)
+    return GUEST, None
+
+
+def _ctx(app: DemoERP, user: str) -> Ctx:
+    return as_user(app.conn(), app.settings, user)
+
+
+def _login(app: DemoERP, args: dict[str, Any]) -> Response:
+    conn = app.conn()
+    usr, pwd = args.get("usr"), args.get("pwd")
+    if not usr or not pwd:
+        return _login_failed("Incomplete login details")
+    if len(str(pwd)) > 512:
+        return _login_failed("Password size exceeded the maximum allowed size")
+    user = str(usr)
+    row = conn.execute(
+        'select name, full_name, enabled from "tabUser" where name = ?', (user,)
+    ).fetchone()
+    if user != ADMINISTRATOR and (row is None or not row["enabled"]):
+        return _login_failed(
+            "User disabled or missing" if row is not None else "Invalid login credentials"
+        )
+    if not auth.check_password(conn, user, str(pwd)):
+        return _login_failed("Invalid login credentials")
+    with documents.transaction(conn):
+        sid = auth.new_session(conn, user, app.settings.session_expiry_seconds)
+    home = "/desk" if app.settings.version >= 16 else "/app"
+    full_name = row["full_name"] if row else "Administrator"
+    response = FrappeJSON({"message": "Logged In", "home_page": home, "full_name": full_name})
+    max_age = int(app.settings.session_expiry_seconds)
+    response.set_cookie("sid", sid, max_age=max_age, httponly=True, samesite="lax")
+    response.set_cookie("system_user", "yes", samesite="lax")
+    response.set_cookie("full_name", urllib.parse.quote(full_name or ""), samesite="lax")
+    response.set_cookie("user_id", urllib.parse.quote(user), samesite="lax")
+    response.set_cookie("user_image", "", samesite="lax")
+    return response
+
+
+def _login_failed(message: str) -> Response:
+    body = {"message": message, "exc_type": "AuthenticationError"}
+    response = FrappeJSON(body, status_code=401)
+    for cookie in ("sid", "system_user", "full_name", "user_id", "user_image"):
+        response.delete_cookie(cookie)
+    return response
+
+
+def _call_method(
+    app: DemoERP, request: Request, path: str, user: str, sid: str | None, args: dict[str, Any]
+) -> Response:
+    if path == "logout":
+        if sid:
+            auth.end_session(app.conn(), sid)
+        response = FrappeJSON({})
+        response.delete_cookie("sid")
+        return response
+    method = METHODS.get(path)
+    if method is None:
+        raise ValidationError(
+            f"Failed to get method for command {path} with No module named '{path.rsplit('.', 1)[0]}'"
+        )
+    if user == GUEST and not method.allow_guest:
+        raise PermissionError(
+            "",
+            messages=[
+                {
+                    "message": f"You are not permitted to access this resource. Function {path} is not whitelisted.",
+                    "title": "Method Not Allowed",
+                    "indicator": "red",
+                }
+            ],
+        )
+    if request.method not in method.verbs:
+        raise PermissionError("Not permitted", title="Not Permitted")
+    ctx = _ctx(app, user)
+    if path == "frappe.desk.form.load.getdoctype":
+        return FrappeJSON(
+            {"docs": doctype_bundle(str(args.get("doctype") or "")), "user_settings": "{}"}
+        )
+    with documents.transaction(ctx.conn, write=request.method in UNSAFE):
+        result = method.handler(ctx, args)
+    return FrappeJSON({} if result is None else {"message": result})
+
+
+def _resource(
+    app: DemoERP, request: Request, doctype: str, name: str | None, user: str, args: dict[str, Any]
+) -> Response:
+    if user == GUEST:
+        raise PermissionError(
+            "",
+            messages=[{"message": "Not permitted", "title": "Message"}],
+            error_message=f"No permission for {doctype}",
+        )
+    documents.require_meta(doctype)
+    ctx = _ctx(app, user)
+    verb = request.method
+    with documents.transaction(ctx.conn, write=verb in UNSAFE):
+        run_method = args.pop("run_method", None)
+        if name is None:
+            if verb == "GET":
+                list_args = {
+                    "fields": args.get("fields"),
+                    "filters": args.get("filters"),
+                    "or_filters": args.get("or_filters"),
+                    "order_by": args.get("order_by"),
+                    "group_by": args.get("group_by"),
+                    "limit_start": args.get("limit_start") or 0,
+                    "limit_page_length": args.get("limit") or args.get("limit_page_length") or 20,
+                    "as_dict": str(args.get("as_dict", "1")).lower() not in ("0", "false"),
+                    "parent": args.get("parent"),
+                }
+                return FrappeJSON({"data": query.get_list(ctx, doctype, **list_args)})
+            if verb == "POST":
+                payload = args.get("data", args)
+                payload = json.loads(payload) if isinstance(payload, str) else payload
+                if not isinstance(payload, dict):
+                    raise ValidationError("Request body must be a JSON object")
+                return FrappeJSON({"data": documents.insert(ctx, doctype, payload)})
+            raise PermissionError("Not permitted")
+        if run_method:
+            return FrappeJSON({"data": _run_doc_method(ctx, doctype, name, str(run_method), verb)})
+        if verb == "GET":
+            return FrappeJSON({"data": no_nulls(documents.get(ctx, doctype, name))})
+        if verb == "PUT":
+            payload = args.get("data", args)
+            payload = json.loads(payload) if isinstance(payload, str) else payload
+            if not isinstance(payload, dict):
+                raise ValidationError("Request body must be a JSON object")
+            payload = {k: v for k, v in payload.items() if k not in ("flags", "doctype", "name")}
+            return FrappeJSON({"data": documents.save(ctx, doctype, name, payload)})
+        if verb == "DELETE":
+            documents.delete(ctx, doctype, name)
+            return FrappeJSON({"data": "ok"}, status_code=202)
+    raise PermissionError("Not permitted")
+
+
+def _run_doc_method(ctx: Ctx, doctype: str, name: str, method: str, verb: str) -> Any:
+    if method not in ("submit", "cancel"):
+        raise PermissionError(
+            f"Method {method} is not whitelisted on {doctype}", title="Not Permitted"
+        )
+    if verb == "GET":
+        documents.get(ctx, doctype, name)  # GET needs read permission only, then runs
+    if method == "submit":
+        return documents.submit(ctx, doctype, name)
+    return documents.cancel(ctx, doctype, name)
+
+
+def create_app(settings: Settings) -> Starlette:
+    """The demo ERP as an ASGI app over the SQLite file named in ``settings``."""
+    state = DemoERP(settings)
+    trace = settings.allow_error_traceback
+
+    async def endpoint(request: Request) -> Response:
+        path = request.url.path
+        for prefix in ("/api/v1/", "/api/"):
+            if path.startswith(prefix):
+                rest = path[len(prefix) :]
+                break
+        else:
+            return FrappeJSON({"exc_type": "DoesNotExistError"}, status_code=404)
+        try:
+            args = await _form_dict(request)
+        except BadJSON as exc:
+            return unexpected_error(json.JSONDecodeError(str(exc), "", 0), trace)
+        return await run_in_threadpool(_dispatch, state, request, rest, args, trace)
+
+    async def v2_meta(request: Request) -> Response:
+        doctype = urllib.parse.unquote(request.path_params["doctype"])
+
+        def run() -> Response:
+            try:
+                user, _ = _authenticate(state, request, dict(request.query_params))
+                if user == GUEST:
+                    raise PermissionError("Not permitted")
+                return FrappeJSON({"data": doctype_bundle(doctype)[0]})
+            except FrappeError as exc:
+                return error_response(exc, trace)
+
+        return await run_in_threadpool(run)
+
+    routes = [
+        Route("/api/v2/doctype/{doctype}/meta", v2_meta, methods=["GET"]),
+        Route("/api/{rest:path}", endpoint, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
+    ]
+    return Starlette(routes=routes)
+
+
+def _dispatch(
+    state: DemoERP, request: Request, rest: str, args: dict[str, Any], trace: bool
+) -> Response:
+    try:
+        if rest == "method/login" and request.method in ("POST", "GET"):
+            return _login(state, args)
+        user, sid = _authenticate(state, request, args)
+        if rest.startswith("method/"):
+            return _call_method(state, request, rest[len("method/") :].strip("/"), user, sid, args)
+        if rest.startswith("resource/"):
+            parts = rest[len("resource/") :].split("/", 1)
+            doctype = urllib.parse.unquote(parts[0])
+            name = urllib.parse.unquote(parts[1]) if len(parts) > 1 and parts[1] else None
+            return _resource(state, request, doctype, name, user, args)
+        raise DoesNotExistError("")
+    except FrappeError as exc:
+        return error_response(exc, trace)
+    except Exception as exc:  # Frappe turns anything else into a 500 body
+        return unexpected_error(exc, trace)

@@ -1,0 +1,18 @@
+"""The `erp-agent` command line."""
+
+from __future__ import annotations
+
+import typer
+
+from demo_erp.cli import app as demo_erp_app
+
+app = typer.Typer(
+    help="erp-agent: an AI agent that works inside your ERP as the signed-in user.",
+    no_args_is_help=True,
+)
+app.add_typer(demo_erp_app, name="demo-erp")
+
+
+@app.callback()
+def main() -> None:
+    """erp-agent command line."""
