@@ -35,7 +35,21 @@ def split_type(text: str) -> tuple[str, str | None, str]:
     raise ValueError(f"spec {text!r} has an unclosed '('")
 
 
-def expand(raw: object, name: str, flag_fields: Mapping[str, str]) -> object:
+def named(children: object) -> object:
+    """``{key: declaration}`` -> ``{key: {"name": key, ...}}`` so each model knows its own name."""
+    if not isinstance(children, Mapping):
+        return children
+    return {
+        key: {"spec": value, "name": key}
+        if isinstance(value, str)
+        else {**value, "name": key}
+        if isinstance(value, Mapping)
+        else value
+        for key, value in children.items()
+    }
+
+
+def expand(raw: object, flag_fields: Mapping[str, str]) -> object:
     """Turn a compact or mapping-form declaration into keyword data for a model.
 
     ``flag_fields`` maps flag words (``req``) to the boolean attributes they set (``required``).
@@ -47,7 +61,6 @@ def expand(raw: object, name: str, flag_fields: Mapping[str, str]) -> object:
         data = dict(raw)
     else:
         return raw
-    data.setdefault("name", name)
     spec = data.pop("spec", None)
     if spec is None:
         return data
