@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -105,7 +105,7 @@ def users(
     if not path.exists():
         raise typer.BadParameter(f"{path} does not exist; run `erp-agent demo-erp seed` first.")
     conn = db.connect(path)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for user in DEMO_USERS:
         key_row = conn.execute(
             'select api_key from "tabUser" where name = ?', (user.email,)

@@ -26,6 +26,19 @@ _INDEXED = (
     "docstatus",
 )
 
+# Lookups the controllers make on links between documents (orders, returns, payments).
+LINK_INDEXES = (
+    ("Sales Invoice Item", ("sales_order",)),
+    ("Sales Invoice Item", ("delivery_note",)),
+    ("Delivery Note Item", ("against_sales_order",)),
+    ("Purchase Receipt Item", ("purchase_order",)),
+    ("Purchase Invoice Item", ("purchase_order",)),
+    ("Purchase Invoice Item", ("purchase_receipt",)),
+    ("Sales Invoice", ("return_against", "docstatus")),
+    ("Purchase Invoice", ("return_against", "docstatus")),
+    ("Payment Entry Reference", ("reference_name",)),
+)
+
 INTERNAL_SCHEMA = """
 create table if not exists __Auth (user text primary key, password text not null);
 create table if not exists __Sessions (sid text primary key, user text not null, expires real not null);
@@ -80,3 +93,9 @@ def create_schema(conn: sqlite3.Connection) -> None:
     for meta in all_doctypes().values():
         for statement in table_ddl(meta):
             conn.execute(statement)
+    for doctype, columns in LINK_INDEXES:
+        quoted = ", ".join(f'"{c}"' for c in columns)
+        conn.execute(
+            f'create index if not exists "idx_{doctype}_{"_".join(columns)}" '
+            f'on "tab{doctype}" ({quoted})'
+        )

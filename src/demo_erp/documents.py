@@ -379,7 +379,18 @@ def db_set(ctx: Ctx, doctype: str, name: str, values: Mapping[str, Any]) -> None
     )
 
 
-def _prepare(ctx: Ctx, meta: DocType, doc: Doc) -> None:
+def _validate_workflow(ctx: Ctx, doc: Doc, before: Doc | None, action: str) -> None:
+    from demo_erp import workflow  # imported late: the workflow engine drives this module
+
+    workflow.validate_workflow(ctx, doc, before, action)
+
+
+def _prepare(
+    ctx: Ctx, meta: DocType, doc: Doc, before: Doc | None = None, action: str = "save"
+) -> None:
+    # Controllers share one class across doctypes, so the document names its own doctype.
+    doc["doctype"] = meta.name
+    _validate_workflow(ctx, doc, before, action)
     controller = controller_for(meta.name)
     controller.validate(ctx, doc)
     _validate_mandatory(meta, doc)
@@ -515,9 +526,10 @@ def _save_fields(
     )
     if int(old["docstatus"]) == 1:
         _check_update_after_submit(meta, old, new)
+        _validate_workflow(ctx, new, old, "update_after_submit")
         controller_for(meta.name).on_update_after_submit(ctx, old, new)
     else:
-        _prepare(ctx, meta, new)
+        _prepare(ctx, meta, new, old)
     new.update(modified=ctx.now(), modified_by=ctx.user)
     if not ignore_permissions and not permissions.matches_user_permissions(ctx, meta, new):
         permissions.check_doc(ctx, meta.name, "write", new)
@@ -542,7 +554,7 @@ def submit(ctx: Ctx, doctype: str, name: str, ignore_permissions: bool = False) 
             "Cannot change docstatus from 2 (Cancelled) to 1 (Submitted)"
         )
     controller = controller_for(doctype)
-    _prepare(ctx, meta, doc)
+    _prepare(ctx, meta, doc, dict(doc), "submit")
     controller.before_submit(ctx, doc)
     doc.update(docstatus=1, modified=ctx.now(), modified_by=ctx.user)
     controller.on_submit(ctx, doc)
@@ -562,6 +574,7 @@ def cancel(ctx: Ctx, doctype: str, name: str, ignore_permissions: bool = False) 
         raise DocstatusTransitionError(
             f"Cannot change docstatus from {_STATUS_LABEL[status]} to 2 (Cancelled)"
         )
+    _validate_workflow(ctx, doc, dict(doc), "cancel")
     doc.update(docstatus=2, modified=ctx.now(), modified_by=ctx.user)
     controller_for(doctype).on_cancel(ctx, doc)
     _write(ctx, meta, doc, is_new=False)

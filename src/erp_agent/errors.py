@@ -31,7 +31,9 @@ class CatalogError(ConfigError):
     """
 
     def __init__(self, problems: str | Sequence[str]) -> None:
-        self.problems: tuple[str, ...] = (problems,) if isinstance(problems, str) else tuple(problems)
+        self.problems: tuple[str, ...] = (
+            (problems,) if isinstance(problems, str) else tuple(problems)
+        )
         if len(self.problems) == 1:
             message = self.problems[0]
         else:
@@ -50,3 +52,55 @@ class ModelError(ErpAgentError):
 
 class StoreError(ErpAgentError):
     """Persistence failed: the conversation/proposal/result store or a search index."""
+
+
+class ErpRefusal(ErpError):
+    """The ERP said no. ``refusal`` carries its own words, verbatim, for the model and the user."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        self.refusal = refusal
+        super().__init__(refusal.message)
+
+
+class ErpUnavailable(ErpError):
+    """The ERP could not be reached or kept failing (timeouts, 5xx) after the allowed retries."""
+
+
+class ErpAuthenticationError(ErpError):
+    """Sign-in failed: wrong password or key, or a disabled user. The message is the ERP's."""
+
+
+class ErpSessionExpired(ErpError):
+    """The user's ERP session ended; they must sign in again."""
+
+
+class Refusal:
+    """What the ERP refused with: message text (HTML stripped), exception type, HTTP status."""
+
+    __slots__ = ("exc_type", "message", "messages", "status", "title")
+
+    def __init__(
+        self,
+        message: str,
+        exc_type: str,
+        status: int,
+        messages: Sequence[str] = (),
+        title: str | None = None,
+    ) -> None:
+        self.message = message
+        self.exc_type = exc_type
+        self.status = status
+        self.messages = tuple(messages)
+        self.title = title
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "message": self.message,
+            "exc_type": self.exc_type,
+            "status": self.status,
+            "messages": list(self.messages),
+            "title": self.title,
+        }
+
+    def __repr__(self) -> str:
+        return f"Refusal({self.exc_type}, {self.status}, {self.message!r})"

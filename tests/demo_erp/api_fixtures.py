@@ -23,19 +23,55 @@ def build(ctx: Ctx) -> dict[str, str]:
         ins = lambda doctype, data: documents.insert(ctx, doctype, data, ignore_permissions=True)  # noqa: E731
         for currency in ("KES", "USD"):
             ins("Currency", {"currency_name": currency})
-        ins("Company", {"company_name": "Alpha Ltd", "abbr": "AL", "default_currency": "KES", "country": "Kenya"})
-        ins("Company", {"company_name": "Beta Inc", "abbr": "BI", "default_currency": "USD", "country": "United States"})
+        ins(
+            "Company",
+            {
+                "company_name": "Alpha Ltd",
+                "abbr": "AL",
+                "default_currency": "KES",
+                "country": "Kenya",
+            },
+        )
+        ins(
+            "Company",
+            {
+                "company_name": "Beta Inc",
+                "abbr": "BI",
+                "default_currency": "USD",
+                "country": "United States",
+            },
+        )
         for branch in ("Kisumu", "Mombasa"):
             ins("Branch", {"branch": branch, "company": "Alpha Ltd"})
         ins("Territory", {"territory_name": "All Territories", "is_group": 1, "lft": 1, "rgt": 6})
-        ins("Territory", {"territory_name": "North", "parent_territory": "All Territories", "lft": 2, "rgt": 3})
-        ins("Territory", {"territory_name": "South", "parent_territory": "All Territories", "lft": 4, "rgt": 5})
+        ins(
+            "Territory",
+            {"territory_name": "North", "parent_territory": "All Territories", "lft": 2, "rgt": 3},
+        )
+        ins(
+            "Territory",
+            {"territory_name": "South", "parent_territory": "All Territories", "lft": 4, "rgt": 5},
+        )
         ins("Customer Group", {"customer_group_name": "Commercial"})
         ins("UOM", {"uom_name": "Nos"})
         ins("Item Group", {"item_group_name": "Products"})
-        ins("Item", {"item_code": "SKU-1", "item_name": "Blue Widget", "item_group": "Products", "stock_uom": "Nos"})
-        ins("Customer", {"customer_name": "Gulf Traders", "customer_group": "Commercial", "territory": "North"})
-        ins("Customer", {"customer_name": "Acme Ltd", "customer_group": "Commercial", "territory": "South"})
+        ins(
+            "Item",
+            {
+                "item_code": "SKU-1",
+                "item_name": "Blue Widget",
+                "item_group": "Products",
+                "stock_uom": "Nos",
+            },
+        )
+        ins(
+            "Customer",
+            {"customer_name": "Gulf Traders", "customer_group": "Commercial", "territory": "North"},
+        )
+        ins(
+            "Customer",
+            {"customer_name": "Acme Ltd", "customer_group": "Commercial", "territory": "South"},
+        )
         for i, (customer, company, branch, total) in enumerate(
             [
                 ("Gulf Traders", "Alpha Ltd", "Kisumu", 100),
@@ -102,5 +138,8 @@ def build(ctx: Ctx) -> dict[str, str]:
             auth.set_password(ctx.conn, email, PASSWORD)
             auth.set_api_key(ctx.conn, email, f"key-{email}", f"secret-{email}")
         auth.set_password(ctx.conn, "Administrator", PASSWORD)
-        ins("User Permission", {"user": "emp@test.local", "allow": "Employee", "for_value": emp["name"]})
+        ins(
+            "User Permission",
+            {"user": "emp@test.local", "allow": "Employee", "for_value": emp["name"]},
+        )
     return names

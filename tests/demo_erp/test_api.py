@@ -19,7 +19,9 @@ TODAY = "2026-11-30"
 
 
 @pytest.fixture(scope="module")
-def erp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunningServer, RunningServer, dict[str, str]]]:
+def erp(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[RunningServer, RunningServer, dict[str, str]]]:
     """The same database served twice: imitating Frappe v15 and v16."""
     path: Path = tmp_path_factory.mktemp("api") / "erp.sqlite"
     conn = db.connect(path)
@@ -82,7 +84,9 @@ def test_password_login_sets_sid_cookie_and_logout_ends_it(v15: RunningServer) -
         assert r.status_code == 200
         assert r.json() == {"message": "Logged In", "home_page": "/app", "full_name": "Acc"}
         assert "sid" in r.cookies
-        assert c.get("/api/method/frappe.auth.get_logged_user").json() == {"message": "acc@test.local"}
+        assert c.get("/api/method/frappe.auth.get_logged_user").json() == {
+            "message": "acc@test.local"
+        }
         assert c.post("/api/method/logout").json() == {}
         after = c.get("/api/method/frappe.auth.get_logged_user")
         assert after.status_code == 403
@@ -101,7 +105,9 @@ def test_v16_home_page_is_desk(v16: RunningServer) -> None:
         ({"usr": "acc@test.local"}, "Incomplete login details"),
     ],
 )
-def test_failed_login_is_401_with_reason(v15: RunningServer, payload: dict[str, str], message: str) -> None:
+def test_failed_login_is_401_with_reason(
+    v15: RunningServer, payload: dict[str, str], message: str
+) -> None:
     r = httpx.post(f"{v15.url}/api/method/login", json=payload)
     assert r.status_code == 401
     assert r.json()["exc_type"] == "AuthenticationError"
@@ -124,11 +130,18 @@ def test_token_and_basic_auth(v15: RunningServer) -> None:
     import base64
 
     with client(v15, "acc@test.local") as c:
-        assert c.get("/api/method/frappe.auth.get_logged_user").json()["message"] == "acc@test.local"
+        assert (
+            c.get("/api/method/frappe.auth.get_logged_user").json()["message"] == "acc@test.local"
+        )
     basic = base64.b64encode(b"key-acc@test.local:secret-acc@test.local").decode()
-    r = httpx.get(f"{v15.url}/api/method/frappe.auth.get_logged_user", headers={"Authorization": f"Basic {basic}"})
+    r = httpx.get(
+        f"{v15.url}/api/method/frappe.auth.get_logged_user",
+        headers={"Authorization": f"Basic {basic}"},
+    )
     assert r.json()["message"] == "acc@test.local"
-    bad = httpx.get(f"{v15.url}/api/method/ping", headers={"Authorization": "token key-acc@test.local:nope"})
+    bad = httpx.get(
+        f"{v15.url}/api/method/ping", headers={"Authorization": "token key-acc@test.local:nope"}
+    )
     assert bad.status_code == 401
     assert bad.json()["exc_type"] == "AuthenticationError"
     garbled = httpx.get(f"{v15.url}/api/method/ping", headers={"Authorization": "Basic %%%"})
@@ -138,7 +151,9 @@ def test_token_and_basic_auth(v15: RunningServer) -> None:
 
 def test_roles_of_a_user(v15: RunningServer) -> None:
     with client(v15, "sales@test.local") as c:
-        roles = c.get("/api/method/frappe.core.doctype.user.user.get_roles", params={"uid": "acc@test.local"}).json()
+        roles = c.get(
+            "/api/method/frappe.core.doctype.user.user.get_roles", params={"uid": "acc@test.local"}
+        ).json()
     assert roles["message"] == sorted(["Accounts User", "All", "Guest", "Desk User"])
 
 
@@ -150,7 +165,9 @@ def names_of(r: httpx.Response) -> set[str]:
     return {row["name"] for row in r.json()["data"]}
 
 
-def test_list_default_is_names_with_a_page_of_20(admin: httpx.Client, names: dict[str, str]) -> None:
+def test_list_default_is_names_with_a_page_of_20(
+    admin: httpx.Client, names: dict[str, str]
+) -> None:
     r = admin.get("/api/resource/Sales Invoice")
     assert set(r.json()["data"][0]) == {"name"}
     assert names_of(r) == {names[f"inv{i}"] for i in range(4)}
@@ -180,13 +197,18 @@ def test_list_default_is_names_with_a_page_of_20(admin: httpx.Client, names: dic
         ([["item_code", "=", "SKU-1"]], {0, 1, 2, 3}),
     ],
 )
-def test_filters(admin: httpx.Client, names: dict[str, str], filters: Any, expected: set[int]) -> None:
+def test_filters(
+    admin: httpx.Client, names: dict[str, str], filters: Any, expected: set[int]
+) -> None:
     r = admin.get("/api/resource/Sales Invoice", params=q(filters=filters))
     assert names_of(r) == {names[f"inv{i}"] for i in expected}
 
 
 def test_tree_operators(admin: httpx.Client) -> None:
-    r = admin.get("/api/resource/Customer", params=q(filters=[["territory", "descendants of", "All Territories"]]))
+    r = admin.get(
+        "/api/resource/Customer",
+        params=q(filters=[["territory", "descendants of", "All Territories"]]),
+    )
     assert names_of(r) == {"Gulf Traders", "Acme Ltd"}
     r = admin.get("/api/resource/Territory", params=q(filters=[["name", "ancestors of", "North"]]))
     assert names_of(r) == {"All Territories"}
@@ -195,20 +217,35 @@ def test_tree_operators(admin: httpx.Client) -> None:
 def test_or_filters_are_anded_with_filters(admin: httpx.Client, names: dict[str, str]) -> None:
     r = admin.get(
         "/api/resource/Sales Invoice",
-        params=q(filters=[["company", "=", "Alpha Ltd"]], or_filters=[["branch", "=", "Mombasa"], ["customer", "=", "Acme Ltd"]]),
+        params=q(
+            filters=[["company", "=", "Alpha Ltd"]],
+            or_filters=[["branch", "=", "Mombasa"], ["customer", "=", "Acme Ltd"]],
+        ),
     )
     assert names_of(r) == {names["inv1"], names["inv2"]}
 
 
 def test_fields_order_and_paging(admin: httpx.Client, names: dict[str, str]) -> None:
-    params = q(fields=["name", "posting_date"], order_by="posting_date asc", limit_start=1, limit_page_length=2)
+    params = q(
+        fields=["name", "posting_date"],
+        order_by="posting_date asc",
+        limit_start=1,
+        limit_page_length=2,
+    )
     rows = admin.get("/api/resource/Sales Invoice", params=params).json()["data"]
     assert [r["name"] for r in rows] == [names["inv1"], names["inv2"]]
-    all_rows = admin.get("/api/resource/Sales Invoice", params=q(limit_page_length=0)).json()["data"]
+    all_rows = admin.get("/api/resource/Sales Invoice", params=q(limit_page_length=0)).json()[
+        "data"
+    ]
     assert len(all_rows) == 4
     as_lists = admin.get(
         "/api/method/frappe.client.get_list",
-        params=q(doctype="Sales Invoice", fields=["name", "customer"], as_dict=0, order_by="posting_date asc"),
+        params=q(
+            doctype="Sales Invoice",
+            fields=["name", "customer"],
+            as_dict=0,
+            order_by="posting_date asc",
+        ),
     ).json()["message"]
     assert as_lists[0] == [names["inv0"], "Gulf Traders"]
 
@@ -217,9 +254,17 @@ def test_v15_aggregates_as_strings(v15: RunningServer) -> None:
     with client(v15, "acc@test.local") as c:
         r = c.get(
             "/api/method/frappe.client.get_list",
-            params=q(doctype="Sales Invoice", fields=["customer", "count(name) as n"], group_by="customer", order_by="customer asc"),
+            params=q(
+                doctype="Sales Invoice",
+                fields=["customer", "count(name) as n"],
+                group_by="customer",
+                order_by="customer asc",
+            ),
         )
-    assert r.json()["message"] == [{"customer": "Acme Ltd", "n": 1}, {"customer": "Gulf Traders", "n": 2}]
+    assert r.json()["message"] == [
+        {"customer": "Acme Ltd", "n": 1},
+        {"customer": "Gulf Traders", "n": 2},
+    ]
 
 
 def test_v16_rejects_function_strings_and_accepts_dicts(v16: RunningServer) -> None:
@@ -233,9 +278,16 @@ def test_v16_rejects_function_strings_and_accepts_dicts(v16: RunningServer) -> N
         )
         ok = c.get(
             "/api/resource/Sales Invoice",
-            params=q(fields=["customer", {"COUNT": "*", "as": "n"}], group_by="customer", order_by="customer asc"),
+            params=q(
+                fields=["customer", {"COUNT": "*", "as": "n"}],
+                group_by="customer",
+                order_by="customer asc",
+            ),
         )
-    assert ok.json()["data"] == [{"customer": "Acme Ltd", "n": 1}, {"customer": "Gulf Traders", "n": 2}]
+    assert ok.json()["data"] == [
+        {"customer": "Acme Ltd", "n": 1},
+        {"customer": "Gulf Traders", "n": 2},
+    ]
 
 
 def test_v15_rejects_dict_fields(v15: RunningServer) -> None:
@@ -248,7 +300,9 @@ def test_blocked_sql_function(admin: httpx.Client) -> None:
     r = admin.get("/api/resource/Sales Invoice", params=q(fields=["concat(name, customer) as x"]))
     assert r.status_code == 417
     assert r.json()["exc_type"] == "DataError"
-    assert server_messages(r.json())[-1]["message"] == "Use of function concat in field is restricted"
+    assert (
+        server_messages(r.json())[-1]["message"] == "Use of function concat in field is restricted"
+    )
 
 
 # ------------------------------------------------------------------ errors
@@ -286,7 +340,9 @@ def test_unknown_api_path_and_method(admin: httpx.Client) -> None:
 
 
 def test_malformed_json_body(admin: httpx.Client) -> None:
-    r = admin.post("/api/resource/Customer", content=b"{not json", headers={"Content-Type": "application/json"})
+    r = admin.post(
+        "/api/resource/Customer", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
     assert r.status_code == 500
     assert r.json()["exc_type"] == "JSONDecodeError"
 
@@ -298,45 +354,69 @@ def test_error_body_shape_has_traceback_and_double_encoded_messages(admin: httpx
     assert body["exc_type"] == "MandatoryError"
     assert body["exception"].startswith("frappe.exceptions.MandatoryError: [Customer,")
     assert isinstance(json.loads(body["exc"]), list)
-    assert server_messages(body) == [{"message": "Error: Value missing for Customer: Customer Name", "title": "Message"}, server_messages(body)[1]]
+    assert server_messages(body) == [
+        {"message": "Error: Value missing for Customer: Customer Name", "title": "Message"},
+        server_messages(body)[1],
+    ]
 
 
 def test_wrong_types_and_over_long_values(admin: httpx.Client) -> None:
-    r = admin.post("/api/resource/Customer", json={"customer_name": "X" * 141, "customer_group": "Commercial"})
+    r = admin.post(
+        "/api/resource/Customer", json={"customer_name": "X" * 141, "customer_group": "Commercial"}
+    )
     assert (r.status_code, r.json()["exc_type"]) == (417, "CharacterLengthExceededError")
-    r = admin.post("/api/resource/Customer", json={"customer_name": "Typo Co", "credit_limit": "lots"})
+    r = admin.post(
+        "/api/resource/Customer", json={"customer_name": "Typo Co", "credit_limit": "lots"}
+    )
     assert r.status_code == 417
-    r = admin.post("/api/resource/Customer", json={"customer_name": "Typo Co", "customer_type": "Robot"})
+    r = admin.post(
+        "/api/resource/Customer", json={"customer_name": "Typo Co", "customer_type": "Robot"}
+    )
     assert r.status_code == 417
     assert "It should be one of" in server_messages(r.json())[-1]["message"]
     assert admin.get("/api/resource/Customer/Typo Co").status_code == 404
 
 
 def test_failed_insert_writes_nothing(admin: httpx.Client) -> None:
-    before = admin.get("/api/method/frappe.client.get_count", params={"doctype": "Sales Invoice"}).json()["message"]
+    before = admin.get(
+        "/api/method/frappe.client.get_count", params={"doctype": "Sales Invoice"}
+    ).json()["message"]
     r = admin.post(
         "/api/resource/Sales Invoice",
-        json={"customer": "Gulf Traders", "company": "Alpha Ltd", "posting_date": "2026-05-01", "items": [{"item_code": "NOPE", "qty": 1, "rate": 1}]},
+        json={
+            "customer": "Gulf Traders",
+            "company": "Alpha Ltd",
+            "posting_date": "2026-05-01",
+            "items": [{"item_code": "NOPE", "qty": 1, "rate": 1}],
+        },
     )
     assert (r.status_code, r.json()["exc_type"]) == (417, "LinkValidationError")
     assert server_messages(r.json())[-1]["message"] == "Could not find Row #1: Item Code: NOPE"
-    after = admin.get("/api/method/frappe.client.get_count", params={"doctype": "Sales Invoice"}).json()["message"]
+    after = admin.get(
+        "/api/method/frappe.client.get_count", params={"doctype": "Sales Invoice"}
+    ).json()["message"]
     assert after == before
 
 
 # ------------------------------------------------------------------ documents
 
 
-def test_v1_get_omits_nulls_but_client_get_keeps_them(admin: httpx.Client, names: dict[str, str]) -> None:
+def test_v1_get_omits_nulls_but_client_get_keeps_them(
+    admin: httpx.Client, names: dict[str, str]
+) -> None:
     v1 = admin.get(f"/api/resource/Sales Invoice/{names['inv3']}").json()["data"]
     assert "branch" not in v1
     assert v1["items"][0]["item_code"] == "SKU-1"
-    full = admin.get("/api/method/frappe.client.get", params={"doctype": "Sales Invoice", "name": names["inv3"]}).json()["message"]
+    full = admin.get(
+        "/api/method/frappe.client.get", params={"doctype": "Sales Invoice", "name": names["inv3"]}
+    ).json()["message"]
     assert full["branch"] is None
 
 
 def test_create_update_delete_lifecycle(admin: httpx.Client) -> None:
-    r = admin.post("/api/resource/Lead", json={"lead_name": "Jane Prospect", "company_name": "Prospects Ltd"})
+    r = admin.post(
+        "/api/resource/Lead", json={"lead_name": "Jane Prospect", "company_name": "Prospects Ltd"}
+    )
     assert r.status_code == 200, r.text
     lead = r.json()["data"]
     assert lead["name"].startswith("CRM-LEAD-")
@@ -357,18 +437,29 @@ def test_create_update_delete_lifecycle(admin: httpx.Client) -> None:
 def test_docstatus_lifecycle(admin: httpx.Client) -> None:
     r = admin.post(
         "/api/resource/Leave Application",
-        json={"employee": admin.get("/api/resource/Employee").json()["data"][0]["name"], "leave_type": None or "Casual",
-              "from_date": "2026-12-01", "to_date": "2026-12-02", "posting_date": "2026-11-30", "company": "Alpha Ltd"},
+        json={
+            "employee": admin.get("/api/resource/Employee").json()["data"][0]["name"],
+            "leave_type": "Casual",
+            "from_date": "2026-12-01",
+            "to_date": "2026-12-02",
+            "posting_date": "2026-11-30",
+            "company": "Alpha Ltd",
+        },
     )
     # Leave Type "Casual" does not exist: a link error, nothing written.
     assert r.status_code == 417
-    r = admin.post("/api/resource/Journal Entry", json={"posting_date": "2026-11-30", "company": "Alpha Ltd", "accounts": []})
+    r = admin.post(
+        "/api/resource/Journal Entry",
+        json={"posting_date": "2026-11-30", "company": "Alpha Ltd", "accounts": []},
+    )
     assert r.status_code == 417  # accounts are mandatory
 
 
 def test_submit_cancel_and_edit_rules(admin: httpx.Client, names: dict[str, str]) -> None:
     name = names["inv2"]
-    cancel_draft = admin.post(f"/api/resource/Sales Invoice/{name}", params={"run_method": "cancel"})
+    cancel_draft = admin.post(
+        f"/api/resource/Sales Invoice/{name}", params={"run_method": "cancel"}
+    )
     assert cancel_draft.status_code == 417
     assert cancel_draft.json()["exc_type"] == "DocstatusTransitionError"
     submitted = admin.post(f"/api/resource/Sales Invoice/{name}", params={"run_method": "submit"})
@@ -388,18 +479,27 @@ def test_submit_cancel_and_edit_rules(admin: httpx.Client, names: dict[str, str]
 
 
 def test_client_save_detects_stale_modified(admin: httpx.Client) -> None:
-    doc = admin.get("/api/method/frappe.client.get", params={"doctype": "Customer", "name": "Acme Ltd"}).json()["message"]
+    doc = admin.get(
+        "/api/method/frappe.client.get", params={"doctype": "Customer", "name": "Acme Ltd"}
+    ).json()["message"]
     fresh = admin.post("/api/method/frappe.client.save", json={"doc": {**doc, "mobile_no": "0700"}})
     assert fresh.status_code == 200, fresh.text
     stale = admin.post("/api/method/frappe.client.save", json={"doc": {**doc, "mobile_no": "0711"}})
     assert (stale.status_code, stale.json()["exc_type"]) == (417, "TimestampMismatchError")
-    assert "Document has been modified after you have opened it" in server_messages(stale.json())[-1]["message"]
+    assert (
+        "Document has been modified after you have opened it"
+        in server_messages(stale.json())[-1]["message"]
+    )
 
 
 def test_client_methods(admin: httpx.Client, names: dict[str, str]) -> None:
     value = admin.get(
         "/api/method/frappe.client.get_value",
-        params=q(doctype="Sales Invoice", fieldname=["customer", "branch"], filters={"name": names["inv0"]}),
+        params=q(
+            doctype="Sales Invoice",
+            fieldname=["customer", "branch"],
+            filters={"name": names["inv0"]},
+        ),
     ).json()["message"]
     assert value == {"customer": "Gulf Traders", "branch": "Kisumu"}
     inserted = admin.post(
@@ -416,13 +516,22 @@ def test_client_methods(admin: httpx.Client, names: dict[str, str]) -> None:
         json={"doctype": "Lead", "name": inserted["name"], "fieldname": "owner", "value": "x"},
     )
     assert refused.status_code == 417
-    assert admin.post("/api/method/frappe.client.delete", json={"doctype": "Lead", "name": inserted["name"]}).json() == {}
-    wrong_verb = admin.get("/api/method/frappe.client.insert", params=q(doc={"doctype": "Lead", "lead_name": "x"}))
+    assert (
+        admin.post(
+            "/api/method/frappe.client.delete", json={"doctype": "Lead", "name": inserted["name"]}
+        ).json()
+        == {}
+    )
+    wrong_verb = admin.get(
+        "/api/method/frappe.client.insert", params=q(doc={"doctype": "Lead", "lead_name": "x"})
+    )
     assert wrong_verb.status_code == 403
 
 
 def test_meta_includes_custom_fields(admin: httpx.Client) -> None:
-    r = admin.get("/api/method/frappe.desk.form.load.getdoctype", params={"doctype": "Sales Invoice"})
+    r = admin.get(
+        "/api/method/frappe.desk.form.load.getdoctype", params={"doctype": "Sales Invoice"}
+    )
     body = r.json()
     assert "message" not in body
     docs = {d["name"]: d for d in body["docs"]}
@@ -447,12 +556,20 @@ def test_role_without_read_gets_403_with_frappe_messages(v15: RunningServer) -> 
     assert "does not have doctype access via role permission" in server_messages(body)[0]["message"]
 
 
-def test_user_permissions_restrict_lists_gets_and_counts(v15: RunningServer, v16: RunningServer, names: dict[str, str]) -> None:
+def test_user_permissions_restrict_lists_gets_and_counts(
+    v15: RunningServer, v16: RunningServer, names: dict[str, str]
+) -> None:
     with client(v15, "kisumu@test.local") as c:
         listed = names_of(c.get("/api/resource/Sales Invoice"))
-        assert listed == {names["inv0"], names["inv2"], names["inv3"]}  # inv3 has no branch: allowed
+        assert listed == {
+            names["inv0"],
+            names["inv2"],
+            names["inv3"],
+        }  # inv3 has no branch: allowed
         assert c.get(f"/api/resource/Sales Invoice/{names['inv1']}").status_code == 403
-        counted = c.get("/api/method/frappe.desk.reportview.get_count", params={"doctype": "Sales Invoice"})
+        counted = c.get(
+            "/api/method/frappe.desk.reportview.get_count", params={"doctype": "Sales Invoice"}
+        )
         assert counted.json()["message"] == 3
         total = c.get(
             "/api/method/frappe.client.get_list",
@@ -463,14 +580,19 @@ def test_user_permissions_restrict_lists_gets_and_counts(v15: RunningServer, v16
         leaky = c.get("/api/method/frappe.client.get_count", params={"doctype": "Sales Invoice"})
         assert leaky.json()["message"] == 4
     with client(v16, "kisumu@test.local") as c:
-        assert c.get("/api/method/frappe.client.get_count", params={"doctype": "Sales Invoice"}).json()["message"] == 3
+        assert (
+            c.get(
+                "/api/method/frappe.client.get_count", params={"doctype": "Sales Invoice"}
+            ).json()["message"]
+            == 3
+        )
     with client(v15, "sales@test.local") as c:
         assert names_of(c.get("/api/resource/Customer")) == {"Gulf Traders"}
 
 
 def test_company_restriction(v15: RunningServer, names: dict[str, str]) -> None:
     with client(v15, "acc@test.local") as c:
-        assert names[f"inv3"] not in names_of(c.get("/api/resource/Sales Invoice"))
+        assert names["inv3"] not in names_of(c.get("/api/resource/Sales Invoice"))
 
 
 def test_field_level_salary_figures(v15: RunningServer, names: dict[str, str]) -> None:
@@ -481,7 +603,8 @@ def test_field_level_salary_figures(v15: RunningServer, names: dict[str, str]) -
         emp = c.get(f"/api/resource/Employee/{names['employee']}").json()["data"]
         assert "ctc" not in emp
         rows = c.get("/api/resource/Employee", params=q(fields=["*"])).json()["data"]
-        assert rows and "ctc" not in rows[0]
+        assert rows
+        assert "ctc" not in rows[0]
 
 
 def test_employee_sees_own_records_only(v15: RunningServer, names: dict[str, str]) -> None:
@@ -496,15 +619,21 @@ def test_write_needs_the_right(v15: RunningServer) -> None:
     with client(v15, "stock@test.local") as c:
         r = c.post("/api/resource/Customer", json={"customer_name": "Sneaky"})
         assert r.status_code == 403
-        assert c.get("/api/method/frappe.client.has_permission", params={"doctype": "Customer", "perm_type": "create"}).json() == {
-            "message": {"has_permission": False}
-        }
-        assert c.get("/api/method/frappe.client.has_permission", params={"doctype": "Item", "perm_type": "read"}).json()[
-            "message"
-        ]["has_permission"]
+        assert c.get(
+            "/api/method/frappe.client.has_permission",
+            params={"doctype": "Customer", "perm_type": "create"},
+        ).json() == {"message": {"has_permission": False}}
+        assert c.get(
+            "/api/method/frappe.client.has_permission",
+            params={"doctype": "Item", "perm_type": "read"},
+        ).json()["message"]["has_permission"]
 
 
 def test_user_permission_map(v15: RunningServer) -> None:
     with client(v15, "kisumu@test.local") as c:
-        r = c.get("/api/method/frappe.core.doctype.user_permission.user_permission.get_user_permissions")
-    assert r.json()["message"] == {"Branch": [{"doc": "Kisumu", "applicable_for": None, "is_default": 0}]}
+        r = c.get(
+            "/api/method/frappe.core.doctype.user_permission.user_permission.get_user_permissions"
+        )
+    assert r.json()["message"] == {
+        "Branch": [{"doc": "Kisumu", "applicable_for": None, "is_default": 0}]
+    }

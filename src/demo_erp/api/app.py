@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from demo_erp import auth, db, documents, query
-from demo_erp.api.methods import METHODS, doctype_bundle
+from demo_erp.api.methods import METHODS, doctype_bundle, list_args
 from demo_erp.api.responses import FrappeJSON, error_response, no_nulls, unexpected_error
 from demo_erp.context import ADMINISTRATOR, GUEST, Ctx, Settings, as_user
 from demo_erp.exceptions import (
@@ -202,18 +202,7 @@ def _resource(
         run_method = args.pop("run_method", None)
         if name is None:
             if verb == "GET":
-                list_args = {
-                    "fields": args.get("fields"),
-                    "filters": args.get("filters"),
-                    "or_filters": args.get("or_filters"),
-                    "order_by": args.get("order_by"),
-                    "group_by": args.get("group_by"),
-                    "limit_start": args.get("limit_start") or 0,
-                    "limit_page_length": args.get("limit") or args.get("limit_page_length") or 20,
-                    "as_dict": str(args.get("as_dict", "1")).lower() not in ("0", "false"),
-                    "parent": args.get("parent"),
-                }
-                return FrappeJSON({"data": query.get_list(ctx, doctype, **list_args)})
+                return FrappeJSON({"data": query.get_list(ctx, doctype, **list_args(args))})
             if verb == "POST":
                 payload = args.get("data", args)
                 payload = json.loads(payload) if isinstance(payload, str) else payload

@@ -96,7 +96,7 @@ def get_versions(ctx: Ctx, args: Args) -> dict[str, Any]:
     }
 
 
-def _list_args(args: Args) -> dict[str, Any]:
+def list_args(args: Args) -> dict[str, Any]:
     return {
         "fields": args.get("fields"),
         "filters": args.get("filters"),
@@ -112,7 +112,7 @@ def _list_args(args: Args) -> dict[str, Any]:
 
 @whitelist("frappe.client.get_list")
 def client_get_list(ctx: Ctx, args: Args) -> list[Any]:
-    return query.get_list(ctx, str(_required(args, "doctype")), **_list_args(args))
+    return query.get_list(ctx, str(_required(args, "doctype")), **list_args(args))
 
 
 @whitelist("frappe.client.get_count")
@@ -268,6 +268,21 @@ def query_report_run(ctx: Ctx, args: Args) -> dict[str, Any]:
         args.get("filters"),
         args.get("ignore_prepared_report", False),
     )
+
+
+@whitelist("frappe.desk.query_report.get_script")
+def query_report_get_script(ctx: Ctx, args: Args) -> dict[str, Any]:
+    """The report's client script and filters, after the same permission checks as ``run``."""
+    from demo_erp import reports
+
+    definition = reports.get_report(ctx, str(_required(args, "report_name")))
+    return {
+        "script": "",
+        "html_format": None,
+        "execution_time": 0,
+        "filters": definition.filters,
+        "custom_report_name": None,
+    }
 
 
 @whitelist("frappe.model.workflow.get_transitions")

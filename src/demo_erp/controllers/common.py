@@ -84,7 +84,9 @@ def party_name(ctx: Ctx, party_type: str, party: str | None) -> str | None:
     row = get_party(ctx, party_type, party)
     if row is None:
         return None
-    key = {"Customer": "customer_name", "Supplier": "supplier_name"}.get(party_type, "employee_name")
+    key = {"Customer": "customer_name", "Supplier": "supplier_name"}.get(
+        party_type, "employee_name"
+    )
     return cast(str | None, row.get(key))
 
 
@@ -116,7 +118,7 @@ def closed_period(ctx: Ctx, company: str | None, doctype: str, date: Any) -> str
     periods: list[tuple[str, str, str, str, str]] | None = cache(ctx).get("closed_periods")
     if periods is None:
         rows = ctx.conn.execute(
-            'select ap.name, ap.company, ap.start_date, ap.end_date, cd.document_type '
+            "select ap.name, ap.company, ap.start_date, ap.end_date, cd.document_type "
             'from "tabAccounting Period" ap join "tabClosed Document" cd on cd.parent = ap.name '
             "and cd.parenttype = 'Accounting Period' where cd.closed = 1"
         ).fetchall()
@@ -193,6 +195,249 @@ def calculate_totals(ctx: Ctx, doc: Doc, company: dict[str, Any]) -> None:
 def set_currency(doc: Doc, company: dict[str, Any]) -> None:
     if has_field(doc["doctype"], "currency") and not doc.get("currency"):
         doc["currency"] = company.get("default_currency")
+
+
+def add_days(date: Any, days: int) -> str:
+    return (getdate(date) + dt.timedelta(days=days)).isoformat()
+
+
+def prepare_transaction(
+    ctx: Ctx, doc: Doc, party_type: str | None = None, party_field: str | None = None
+) -> dict[str, Any]:
+    """Defaults and totals every selling/buying transaction shares; returns the Company row."""
+    company = get_company(ctx, doc.get("company"))
+    set_currency(doc, company)
+    if party_type:
+        party = get_party(ctx, party_type, doc.get(party_field or party_type.lower()))
+        if party is not None:
+            name_field = "customer_name" if party_type == "Customer" else "supplier_name"
+            set_if_field(doc, name_field, party.get(name_field))
+            for fieldname in ("territory", "customer_group"):
+                if has_field(doc["doctype"], fieldname) and not doc.get(fieldname):
+                    doc[fieldname] = party.get(fieldname)
+    fetch_item_names(ctx, doc.get("items") or [])
+    calculate_totals(ctx, doc, company)
+    return company
+
+
+def set_due_date(ctx: Ctx, doc: Doc, party_type: str, party_field: str) -> None:
+    """Due date = posting date + the party's credit days, and one Payment Schedule row."""
+    if not doc.get("due_date") and doc.get("posting_date"):
+        party = get_party(ctx, party_type, doc.get(party_field)) or {}
+        doc["due_date"] = add_days(doc["posting_date"], int(party.get("payment_terms_days") or 0))
+    if doc.get("due_date") and doc.get("posting_date") and doc["due_date"] < doc["posting_date"]:
+        raise ValidationError("Due Date cannot be before Posting Date")
+    if "payment_schedule" not in doc:
+        return
+    if doc.get("is_return"):
+        doc["payment_schedule"] = []
+        return
+    grand_total = flt(doc.get("grand_total"))
+    old = (doc.get("payment_schedule") or [{}])[0]
+    doc["payment_schedule"] = [
+        {
+            **({"name": old["name"]} if old.get("name") else {}),
+            "idx": 1,
+            "due_date": doc.get("due_date"),
+            "invoice_portion": 100.0,
+            "payment_amount": grand_total,
+            "outstanding": grand_total,
+            "paid_amount": 0.0,
+        }
+    ]
+
+
+def set_status(
+    doc: Doc, submitted: str, cancelled: str = "Cancelled", draft: str = "Draft"
+) -> None:
+    """The plain docstatus-driven status (orders, receipts, requests, quotations)."""
+    docstatus = int(doc.get("docstatus") or 0)
+    doc["status"] = {0: draft, 1: submitted, 2: cancelled}[docstatus]
+
+
+# How orders progress: for fulfilment and billing, (voucher doctype, its item table, the item
+# field linking the order, the summed column, the order item column it fills).
+_ORDER_FLOWS: dict[str, dict[str, Any]] = {
+    "Sales Order": {
+        "item_table": "Sales Order Item",
+        "fulfil": (
+            "Delivery Note",
+            "Delivery Note Item",
+            "against_sales_order",
+            "qty",
+            "delivered_qty",
+        ),
+        "bill": ("Sales Invoice", "Sales Invoice Item", "sales_order", "amount", "billed_amt"),
+        "percents": ("per_delivered", "per_billed"),
+        "statuses": ("To Deliver and Bill", "To Bill", "To Deliver", "Completed"),
+    },
+    "Purchase Order": {
+        "item_table": "Purchase Order Item",
+        "fulfil": (
+            "Purchase Receipt",
+            "Purchase Receipt Item",
+            "purchase_order",
+            "qty",
+            "received_qty",
+        ),
+        "bill": (
+            "Purchase Invoice",
+            "Purchase Invoice Item",
+            "purchase_order",
+            "amount",
+            "billed_amt",
+        ),
+        "percents": ("per_received", "per_billed"),
+        "statuses": ("To Receive and Bill", "To Bill", "To Receive", "Completed"),
+    },
+}
+
+
+def order_status(order_doctype: str, per_fulfilled: float, per_billed: float) -> str:
+    """ERPNext's Sales/Purchase Order status from the delivered/received and billed percents."""
+    both, to_bill, to_fulfil, completed = _ORDER_FLOWS[order_doctype]["statuses"]
+    if per_fulfilled >= 100 and per_billed >= 100:
+        return str(completed)
+    if per_fulfilled >= 100:
+        return str(to_bill)
+    if per_billed >= 100:
+        return str(to_fulfil)
+    return str(both)
+
+
+def update_order_progress(ctx: Ctx, doc: Doc, cancelling: bool = False) -> None:
+    """Refresh delivered/received qty and billed amount of the orders ``doc``'s items point at.
+
+    Runs from on_submit/on_cancel, when the voucher's own docstatus is not yet stored: the
+    query leaves it out and its rows are added unless it is being cancelled.
+    """
+    for order_doctype, flow in _ORDER_FLOWS.items():
+        for kind in ("fulfil", "bill"):
+            parent_dt, child_dt, link, value_col, target_col = flow[kind]
+            if parent_dt != doc["doctype"]:
+                continue
+            orders = {r.get(link) for r in doc.get("items") or [] if r.get(link)}
+            for order in sorted(orders):
+                totals: dict[str, float] = {}
+                rows = ctx.conn.execute(
+                    f'select c.item_code, sum(c."{value_col}") from "tab{child_dt}" c '
+                    f'join "tab{parent_dt}" p on p.name = c.parent '
+                    f'where c."{link}" = ? and p.docstatus = 1 and p.name != ? group by c.item_code',
+                    (order, doc["name"]),
+                ).fetchall()
+                for item_code, value in rows:
+                    totals[item_code] = flt(value, 6)
+                if not cancelling:
+                    for r in doc.get("items") or []:
+                        if r.get(link) == order:
+                            totals[r["item_code"]] = flt(
+                                totals.get(r["item_code"], 0) + flt(r.get(value_col), 6), 6
+                            )
+                _apply_progress(ctx, order_doctype, order, flow, target_col, totals)
+
+
+def _apply_progress(
+    ctx: Ctx,
+    order_doctype: str,
+    order: str,
+    flow: dict[str, Any],
+    target_col: str,
+    totals: dict[str, float],
+) -> None:
+    from demo_erp.documents import db_set
+
+    head = ctx.conn.execute(
+        f'select docstatus, status from "tab{order_doctype}" where name = ?', (order,)
+    ).fetchone()
+    if head is None or head["docstatus"] != 1:
+        return
+    item_table = flow["item_table"]
+    fulfil_col = flow["fulfil"][4]
+    items = ctx.conn.execute(
+        f'select name, item_code, qty, amount, "{fulfil_col}" as fulfilled, billed_amt '
+        f'from "tab{item_table}" where parent = ? and parenttype = ? order by idx',
+        (order, order_doctype),
+    ).fetchall()
+    remaining = dict(totals)
+    last_row_of: dict[str, str] = {r["item_code"]: r["name"] for r in items}
+    fulfilled_total = billed_total = qty_total = amount_total = 0.0
+    for r in items:
+        qty, amount = flt(r["qty"], 6), flt(r["amount"])
+        left = remaining.get(r["item_code"], 0.0)
+        cap = qty if target_col == fulfil_col else amount
+        # Fill rows of the same item in order; the last row takes any excess.
+        value = left if last_row_of[r["item_code"]] == r["name"] else min(left, cap)
+        remaining[r["item_code"]] = flt(left - value, 6)
+        ctx.conn.execute(
+            f'update "tab{item_table}" set "{target_col}" = ? where name = ?',
+            (flt(value, 6), r["name"]),
+        )
+        fulfilled = value if target_col == fulfil_col else flt(r["fulfilled"], 6)
+        billed = value if target_col == "billed_amt" else flt(r["billed_amt"])
+        qty_total += qty
+        amount_total += amount
+        fulfilled_total += min(fulfilled, qty)
+        billed_total += min(billed, amount)
+    per_fulfilled = flt(fulfilled_total * 100 / qty_total) if qty_total else 0.0
+    per_billed = flt(billed_total * 100 / amount_total) if amount_total else 0.0
+    values: dict[str, Any] = {flow["percents"][0]: per_fulfilled, flow["percents"][1]: per_billed}
+    if head["status"] not in ("On Hold", "Closed"):
+        values["status"] = order_status(order_doctype, per_fulfilled, per_billed)
+    db_set(ctx, order_doctype, order, values)
+
+
+# Invoice doctype -> (its item table, the item field naming the stock voucher, that voucher).
+_BILLED_VOUCHERS = {
+    "Sales Invoice": ("Sales Invoice Item", "delivery_note", "Delivery Note"),
+    "Purchase Invoice": ("Purchase Invoice Item", "purchase_receipt", "Purchase Receipt"),
+}
+
+
+def update_billed_vouchers(ctx: Ctx, doc: Doc, cancelling: bool = False) -> None:
+    """per_billed and status of the delivery notes / receipts an invoice's items bill."""
+    from demo_erp.documents import db_set
+
+    if doc["doctype"] not in _BILLED_VOUCHERS:
+        return
+    child_dt, link, voucher_dt = _BILLED_VOUCHERS[doc["doctype"]]
+    vouchers = {r.get(link) for r in doc.get("items") or [] if r.get(link)}
+    for voucher in sorted(vouchers):
+        head = ctx.conn.execute(
+            f'select docstatus, status, net_total from "tab{voucher_dt}" where name = ?',
+            (voucher,),
+        ).fetchone()
+        if head is None or head["docstatus"] != 1:
+            continue
+        billed = flt(
+            ctx.conn.execute(
+                f'select coalesce(sum(c.amount), 0) from "tab{child_dt}" c '
+                f'join "tab{doc["doctype"]}" p on p.name = c.parent '
+                f'where c."{link}" = ? and p.docstatus = 1 and p.name != ?',
+                (voucher, doc["name"]),
+            ).fetchone()[0]
+        )
+        if not cancelling:
+            billed += sum(
+                flt(r.get("amount")) for r in doc.get("items") or [] if r.get(link) == voucher
+            )
+        total = flt(head["net_total"])
+        per_billed = flt(min(billed, total) * 100 / total) if total > 0 else 0.0
+        values: dict[str, Any] = {"per_billed": per_billed}
+        if head["status"] in ("To Bill", "Completed"):
+            values["status"] = "Completed" if per_billed >= 100 else "To Bill"
+        db_set(ctx, voucher_dt, voucher, values)
+
+
+def reserve_series(ctx: Ctx, prefix: str, count: int, digits: int = 5) -> list[str]:
+    """``count`` consecutive names of a naming series in one round trip (ledger rows)."""
+    row = ctx.conn.execute("select current from __Series where name = ?", (prefix,)).fetchone()
+    first = (row["current"] if row else 0) + 1
+    ctx.conn.execute(
+        "insert into __Series (name, current) values (?, ?) "
+        "on conflict(name) do update set current = excluded.current",
+        (prefix, first + count - 1),
+    )
+    return [f"{prefix}{n:0{digits}d}" for n in range(first, first + count)]
 
 
 class MasterController(Controller):

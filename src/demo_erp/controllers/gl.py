@@ -12,12 +12,25 @@ from typing import Any
 
 from demo_erp.context import Ctx
 from demo_erp.controllers import Doc
-from demo_erp.controllers.common import closed_period, flt, get_company, get_fiscal_year
+from demo_erp.controllers.common import (
+    closed_period,
+    flt,
+    get_company,
+    get_fiscal_year,
+    reserve_series,
+)
 from demo_erp.exceptions import ClosedAccountingPeriod, ValidationError
 from demo_erp.meta import get_meta
 
 GLRow = dict[str, Any]
-_MERGE_KEYS = ("account", "party_type", "party", "cost_center", "against_voucher_type", "against_voucher")
+_MERGE_KEYS = (
+    "account",
+    "party_type",
+    "party",
+    "cost_center",
+    "against_voucher_type",
+    "against_voucher",
+)
 
 
 def gl_row(
@@ -31,8 +44,6 @@ def gl_row(
     against_voucher: str | None = None,
     cost_center: str | None = None,
 ) -> GLRow:
-    if not account:
-        raise ValidationError("Account is mandatory to post a GL Entry; check the Company defaults")
     return {
         "account": account,
         "debit": flt(debit),
@@ -75,12 +86,6 @@ def _against(entries: list[GLRow], entry: GLRow) -> str:
     return ", ".join(seen)
 
 
-def _next_name(ctx: Ctx, year: str) -> str:
-    from demo_erp.documents import next_series
-
-    return next_series(ctx, f"ACC-GLE-{year}-", 5)
-
-
 def _insert(ctx: Ctx, rows: list[GLRow]) -> None:
     meta = get_meta("GL Entry")
     assert meta is not None
@@ -93,7 +98,18 @@ def _insert(ctx: Ctx, rows: list[GLRow]) -> None:
 
 
 def make_gl_entries(ctx: Ctx, doc: Doc, entries: list[GLRow]) -> None:
-    """Post ``entries`` (see ``gl_row``) for the submitted ``doc``."""
+    """Post ``entries`` (see ``gl_row``) for the submitted ``doc``.
+
+    A company without a chart of accounts (no default receivable account) keeps no books:
+    nothing is posted, so masters-only test data can still submit documents.
+    """
+    company = get_company(ctx, doc.get("company"))
+    if not company.get("default_receivable_account"):
+        return
+    if any(not e.get("account") for e in entries):
+        raise ValidationError(
+            f"Account is mandatory to post a GL Entry; check the defaults of Company {company['name']}"
+        )
     entries = _merge(entries)
     if not entries:
         return
@@ -104,18 +120,18 @@ def make_gl_entries(ctx: Ctx, doc: Doc, entries: list[GLRow]) -> None:
             f"Debit and Credit not equal for {doc['doctype']} #{doc['name']}. "
             f"Difference is {flt(total_debit - total_credit)}."
         )
-    company = get_company(ctx, doc.get("company"))
     posting_date = str(doc.get("posting_date"))[:10]
     fiscal_year = get_fiscal_year(ctx, posting_date)
     now = ctx.now()
     currency = company.get("default_currency")
     remarks = doc.get("remarks") or doc.get("user_remark") or "No Remarks"
     is_opening = "Yes" if doc.get("voucher_type") == "Opening Entry" else "No"
+    names = reserve_series(ctx, f"ACC-GLE-{posting_date[:4]}-", len(entries))
     rows = []
-    for entry in entries:
+    for name, entry in zip(names, entries, strict=True):
         rows.append(
             {
-                "name": _next_name(ctx, posting_date[:4]),
+                "name": name,
                 "owner": ctx.user,
                 "creation": now,
                 "modified": now,
@@ -172,7 +188,7 @@ def cancel_gl_entries(ctx: Ctx, doc: Doc) -> None:
     for row in rows:
         new = dict(row)
         new.update(
-            name=_next_name(ctx, str(row["posting_date"])[:4]),
+            name=reserve_series(ctx, f"ACC-GLE-{str(row['posting_date'])[:4]}-", 1)[0],
             owner=ctx.user,
             creation=now,
             modified=now,

@@ -19,6 +19,7 @@ from demo_erp.controllers.common import (
     get_company,
     get_item,
     get_warehouse,
+    reserve_series,
     validate_accounting_period,
 )
 from demo_erp.controllers.gl import GLRow, cancel_gl_entries, gl_row, make_gl_entries
@@ -32,6 +33,8 @@ class Move:
     warehouse: str
     qty: float  # signed: > 0 in, < 0 out
     incoming_rate: float = 0.0
+    # Transfers bring stock in at the rate it left the source warehouse.
+    rate_from_previous: bool = False
 
 
 @dataclass
@@ -46,7 +49,7 @@ class _BinState:
 
 def _load_bin(ctx: Ctx, item_code: str, warehouse: str) -> _BinState:
     row = ctx.conn.execute(
-        'select name, actual_qty, valuation_rate, stock_value, ordered_qty, reserved_qty '
+        "select name, actual_qty, valuation_rate, stock_value, ordered_qty, reserved_qty "
         'from "tabBin" where item_code = ? and warehouse = ?',
         (item_code, warehouse),
     ).fetchone()
@@ -62,7 +65,9 @@ def _load_bin(ctx: Ctx, item_code: str, warehouse: str) -> _BinState:
     )
 
 
-def _insufficient(item_code: str, item_name: str, warehouse: str, shortfall: float) -> NegativeStockError:
+def _insufficient(
+    item_code: str, item_name: str, warehouse: str, shortfall: float
+) -> NegativeStockError:
     return NegativeStockError(
         f'{shortfall} units of <a href="/app/item/{item_code}">Item {item_code}: {item_name}</a> '
         f'needed in <a href="/app/warehouse/{warehouse}">Warehouse {warehouse}</a> to complete '
@@ -110,18 +115,23 @@ def _apply(ctx: Ctx, bins: dict[tuple[str, str], _BinState], move: Move) -> dict
     }
 
 
-def _write(ctx: Ctx, doc: Doc, entries: list[dict[str, Any]], bins: dict[tuple[str, str], _BinState], is_cancelled: int) -> None:
-    from demo_erp.documents import next_series
-
+def _write(
+    ctx: Ctx,
+    doc: Doc,
+    entries: list[dict[str, Any]],
+    bins: dict[tuple[str, str], _BinState],
+    is_cancelled: int,
+) -> None:
     meta = get_meta("Stock Ledger Entry")
     assert meta is not None
     now = ctx.now()
     posting_date = str(doc.get("posting_date"))[:10]
+    names = reserve_series(ctx, f"MAT-SLE-{posting_date[:4]}-", len(entries)) if entries else []
     rows = []
-    for entry in entries:
+    for name, entry in zip(names, entries, strict=True):
         rows.append(
             {
-                "name": next_series(ctx, f"MAT-SLE-{posting_date[:4]}-", 5),
+                "name": name,
                 "owner": ctx.user,
                 "creation": now,
                 "modified": now,
@@ -174,7 +184,17 @@ def _write(ctx: Ctx, doc: Doc, entries: list[dict[str, Any]], bins: dict[tuple[s
 def make_sl_entries(ctx: Ctx, doc: Doc, moves: list[Move]) -> list[dict[str, Any]]:
     """Post the voucher's movements; returns the SLE values (with stock_value_difference)."""
     bins: dict[tuple[str, str], _BinState] = {}
-    entries = [e for e in (_apply(ctx, bins, m) for m in moves) if e is not None]
+    entries = []
+    last_out_rate = 0.0
+    for move in moves:
+        if move.rate_from_previous:
+            move.incoming_rate = last_out_rate
+        entry = _apply(ctx, bins, move)
+        if entry is None:
+            continue
+        if move.qty < 0:
+            last_out_rate = entry["valuation_rate"]
+        entries.append(entry)
     _write(ctx, doc, entries, bins, is_cancelled=0)
     return entries
 
@@ -199,7 +219,9 @@ def cancel_sl_entries(ctx: Ctx, doc: Doc) -> None:
         qty = -flt(row["actual_qty"], 6)
         new_qty = flt(state.actual_qty + qty, 6)
         if qty < 0 and new_qty < 0 and not item.get("allow_negative_stock"):
-            raise _insufficient(row["item_code"], item.get("item_name") or "", row["warehouse"], -new_qty)
+            raise _insufficient(
+                row["item_code"], item.get("item_name") or "", row["warehouse"], -new_qty
+            )
         difference = -flt(row["stock_value_difference"])
         new_value = flt(state.stock_value + difference)
         if new_qty > 0:
@@ -276,7 +298,9 @@ class StockEntry(Controller):
             if purpose == "Material Issue":
                 row["t_warehouse"] = None
             if not row.get("s_warehouse") and not row.get("t_warehouse"):
-                raise ValidationError(f"Row #{row.get('idx')}: Source or Target Warehouse is mandatory")
+                raise ValidationError(
+                    f"Row #{row.get('idx')}: Source or Target Warehouse is mandatory"
+                )
             if not row.get("basic_rate"):
                 item = get_item(ctx, row.get("item_code")) or {}
                 row["basic_rate"] = flt(item.get("valuation_rate"))
@@ -292,7 +316,15 @@ class StockEntry(Controller):
             if row.get("s_warehouse"):
                 moves.append(Move(row["item_code"], row["s_warehouse"], -qty))
             if row.get("t_warehouse"):
-                moves.append(Move(row["item_code"], row["t_warehouse"], qty, flt(row.get("basic_rate"))))
+                moves.append(
+                    Move(
+                        row["item_code"],
+                        row["t_warehouse"],
+                        qty,
+                        flt(row.get("basic_rate")),
+                        rate_from_previous=bool(row.get("s_warehouse")),
+                    )
+                )
         entries = make_sl_entries(ctx, doc, moves)
         adjustment = company.get("stock_adjustment_account")
         rows: list[GLRow] = []

@@ -51,6 +51,18 @@ def in_list(column: str, values: Iterable[Any]) -> tuple[str, list[Any]]:
     return f" and {column} in ({', '.join('?' for _ in vals)})", vals
 
 
+def field_in(doctype: str, alias: str, fieldname: str, values: Any) -> tuple[str, list[Any]]:
+    """' and alias.field in (…)'; matches nothing when the doctype has no such field here
+    (e.g. ``project`` on GL Entry): no row can carry a value it does not store."""
+    vals = as_list(values)
+    meta = get_meta(doctype)
+    if not vals:
+        return "", []
+    if meta is None or not meta.is_valid_column(fieldname):
+        return " and 0", []
+    return in_list(f'{alias}."{fieldname}"', vals)
+
+
 def get_date(filters: dict[str, Any], key: str, default: dt.date | None = None) -> dt.date:
     value = filters.get(key)
     if value in (None, ""):

@@ -26,8 +26,13 @@ CHART: tuple[tuple[str, str | None, int, str, str], ...] = (
     ("Creditors", "Accounts Payable", 0, "Liability", "Payable"),
     ("Payroll Payable", "Accounts Payable", 0, "Liability", "Payroll Payable"),
     ("Stock Liabilities", "Current Liabilities", 1, "Liability", ""),
-    ("Stock Received But Not Billed", "Stock Liabilities", 0, "Liability",
-     "Stock Received But Not Billed"),
+    (
+        "Stock Received But Not Billed",
+        "Stock Liabilities",
+        0,
+        "Liability",
+        "Stock Received But Not Billed",
+    ),
     ("Duties and Taxes", "Current Liabilities", 1, "Liability", "Tax"),
     ("VAT", "Duties and Taxes", 0, "Liability", "Tax"),
     ("Equity", None, 1, "Equity", ""),
@@ -51,7 +56,7 @@ CHART: tuple[tuple[str, str | None, int, str, str], ...] = (
     ("Travel Expenses", "Indirect Expenses", 0, "Expense", "Expense Account"),
     ("Bank Charges", "Indirect Expenses", 0, "Expense", "Expense Account"),
     ("Round Off", "Indirect Expenses", 0, "Expense", "Round Off"),
-)  # fmt: skip
+)
 
 # Company field -> account_name, the contract the controllers read.
 COMPANY_DEFAULTS = {
@@ -92,7 +97,9 @@ def create_company(s: Seeder, company: CompanyInfo) -> None:
                 "parent_account": company.acc(parent) if parent else None,
                 "is_group": is_group,
                 "root_type": root_type,
-                "report_type": "Balance Sheet" if root_type in _BALANCE_SHEET else "Profit and Loss",
+                "report_type": "Balance Sheet"
+                if root_type in _BALANCE_SHEET
+                else "Profit and Loss",
                 "account_type": account_type,
                 "account_currency": company.currency,
             },
@@ -125,7 +132,7 @@ def fiscal_years(s: Seeder) -> None:
         )
 
 
-def _journal(
+def journal(
     s: Seeder,
     company: CompanyInfo,
     day: dt.date,
@@ -143,7 +150,8 @@ def _journal(
             "posting_date": day,
             "company": company.name,
             "user_remark": title,
-            "branch": branch,
+            # Company-wide entries are booked at the head office (the first branch).
+            "branch": branch or company.branches[0],
             "docstatus": 1,
             "accounts": [
                 {
@@ -165,7 +173,7 @@ def capital_injection(s: Seeder) -> None:
     """Share capital paid into the bank on the first day of history."""
     for company in s.companies.values():
         amount = round(2_500_000 * company.fx, -3)
-        _journal(
+        journal(
             s,
             company,
             s.start,
@@ -180,8 +188,10 @@ def monthly_expenses(s: Seeder, month: dt.date) -> None:
     for company in s.companies.values():
         for branch_name in company.branches:
             branch = s.branches[branch_name]
-            rent = round(branch.weight * 6_000 * company.fx * (1.05 ** (month.year - s.start.year)), -1)
-            _journal(
+            rent = round(
+                branch.weight * 6_000 * company.fx * (1.05 ** (month.year - s.start.year)), -1
+            )
+            journal(
                 s,
                 company,
                 month,
@@ -197,7 +207,7 @@ def monthly_expenses(s: Seeder, month: dt.date) -> None:
         utilities = round(company.fx * s.rng.uniform(2_200, 3_400), 2)
         marketing = round(company.fx * s.rng.uniform(1_500, 6_000), 2)
         office = round(company.fx * s.rng.uniform(400, 1_200), 2)
-        _journal(
+        journal(
             s,
             company,
             last,

@@ -36,7 +36,9 @@ class SeedCtx(Ctx):
 
 def make_ctx(conn: sqlite3.Connection, settings: Settings) -> SeedCtx:
     roles, user_type = load_roles(conn, ADMINISTRATOR)
-    return SeedCtx(conn=conn, settings=settings, user=ADMINISTRATOR, roles=roles, user_type=user_type)
+    return SeedCtx(
+        conn=conn, settings=settings, user=ADMINISTRATOR, roles=roles, user_type=user_type
+    )
 
 
 @dataclass
@@ -97,12 +99,9 @@ class Seeder:
 
     def at(self, day: dt.date, hour: int = 9) -> None:
         """Move the clock to a working hour of ``day``: documents look entered on that day."""
-        moment = dt.datetime.combine(day, dt.time(hour)) + dt.timedelta(
+        self.ctx.clock = dt.datetime.combine(day, dt.time(hour)) + dt.timedelta(
             minutes=self.rng.randrange(0, 480)
         )
-        # Never go back in time: ``modified`` keeps increasing as documents are written.
-        if moment > self.ctx.clock:
-            self.ctx.clock = moment
 
     def hash_name(self) -> str:
         """A deterministic stand-in for Frappe's random 10-hex names (a bijection of a counter)."""

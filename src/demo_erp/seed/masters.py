@@ -9,11 +9,25 @@ from demo_erp.seed.accounts import create_company, fiscal_years
 from demo_erp.seed.base import BranchInfo, CompanyInfo, Seeder
 
 COMPANIES = (
-    CompanyInfo("Savanna Trading Ltd", "ST", "KES", "Kenya", 16.0, 129.0,
-                ["Nairobi", "Kisumu", "Mombasa", "Nakuru"]),
-    CompanyInfo("Harbor Goods Inc", "HG", "USD", "United States", 8.0, 1.0,
-                ["New York", "Chicago", "Houston"]),
-)  # fmt: skip
+    CompanyInfo(
+        "Savanna Trading Ltd",
+        "ST",
+        "KES",
+        "Kenya",
+        16.0,
+        129.0,
+        ["Nairobi", "Kisumu", "Mombasa", "Nakuru"],
+    ),
+    CompanyInfo(
+        "Harbor Goods Inc",
+        "HG",
+        "USD",
+        "United States",
+        8.0,
+        1.0,
+        ["New York", "Chicago", "Houston"],
+    ),
+)
 # (branch, territory, city, share of its company's business)
 BRANCHES = {
     "Nairobi": ("Nairobi", "Nairobi", 0.4),
@@ -38,13 +52,23 @@ TERRITORIES = (
 CUSTOMER_GROUPS = ("Wholesale", "Retail", "Contractors", "Government", "Individual")
 SUPPLIER_GROUPS = ("Raw Material", "Hardware", "Electrical", "Distributor", "Services", "Local")
 UOMS = (
-    ("Nos", 1), ("Box", 1), ("Pair", 1), ("Set", 1), ("Meter", 0), ("Litre", 0), ("Kg", 0),
+    ("Nos", 1),
+    ("Box", 1),
+    ("Pair", 1),
+    ("Set", 1),
+    ("Meter", 0),
+    ("Litre", 0),
+    ("Kg", 0),
     ("Hour", 0),
-)  # fmt: skip
+)
 MODES_OF_PAYMENT = (
-    ("Cash", "Cash"), ("Bank Draft", "Bank"), ("Wire Transfer", "Bank"), ("Cheque", "Bank"),
-    ("M-Pesa", "Phone"), ("Credit Card", "Bank"),
-)  # fmt: skip
+    ("Cash", "Cash"),
+    ("Bank Draft", "Bank"),
+    ("Wire Transfer", "Bank"),
+    ("Cheque", "Bank"),
+    ("M-Pesa", "Phone"),
+    ("Credit Card", "Bank"),
+)
 CURRENCIES = (("KES", "KSh"), ("USD", "$"), ("EUR", "€"))
 SERVICE_ITEMS = (
     ("SVC-DELIVERY", "Delivery Charge", 15.0),
@@ -78,6 +102,34 @@ class PartyInfo:
     terms: int
     weight: float
     group: str
+
+
+# The first suppliers of each company carry the item range (see buying.setup).
+MAIN_SUPPLIERS = 8
+# Lines per sales invoice on average (the weights the selling module draws from).
+LINES_PER_INVOICE = 2.54
+# US customers order bigger quantities.
+QTY_FACTOR = {"KES": 1.0, "USD": 1.8}
+
+
+def qty_range(item: ItemInfo) -> tuple[int, int]:
+    """Wholesale order quantities: more units of cheap things."""
+    if item.usd_rate < 5:
+        return 50, 600
+    if item.usd_rate < 30:
+        return 10, 150
+    if item.usd_rate < 100:
+        return 3, 40
+    return 2, 15
+
+
+def monthly_demand(
+    item: ItemInfo, invoices: float, total_popularity: float, currency: str
+) -> float:
+    """Expected units sold per month, given the invoices per month of the place it sells in."""
+    lo, hi = qty_range(item)
+    share = item.popularity / total_popularity if total_popularity else 0.0
+    return invoices * LINES_PER_INVOICE * share * (lo + hi) / 2 * QTY_FACTOR[currency]
 
 
 def price(company: CompanyInfo, usd: float) -> float:
@@ -119,15 +171,19 @@ def setup(s: Seeder) -> None:
     for group, parent in names.ITEM_GROUPS:
         s.insert(
             "Item Group",
-            {"item_group_name": group, "parent_item_group": parent, "is_group": int(group in parents)},
+            {
+                "item_group_name": group,
+                "parent_item_group": parent,
+                "is_group": int(group in parents),
+            },
         )
     for mode, kind in MODES_OF_PAYMENT:
         s.insert("Mode of Payment", {"mode_of_payment": mode, "type": kind})
     fiscal_years(s)
     for company in COMPANIES:
+        create_company(s, company)
         for branch in company.branches:
             s.insert("Branch", {"branch": branch, "company": company.name})
-        create_company(s, company)
         for side in ("Selling", "Buying"):
             s.insert(
                 "Price List",
@@ -172,8 +228,14 @@ def warehouses(s: Seeder, company: CompanyInfo) -> None:
     )
 
 
-def _company_names(s: Seeder, heads: tuple[str, ...], tails: tuple[str, ...],
-                   suffixes: tuple[str, ...], count: int, taken: set[str]) -> list[str]:
+def _company_names(
+    s: Seeder,
+    heads: tuple[str, ...],
+    tails: tuple[str, ...],
+    suffixes: tuple[str, ...],
+    count: int,
+    taken: set[str],
+) -> list[str]:
     combos = [f"{h} {t}" for h in heads for t in tails]
     s.rng.shuffle(combos)
     out: list[str] = []
@@ -243,16 +305,25 @@ def customers(s: Seeder) -> None:
                 "tax_id": tax_id,
                 "email_id": _email(name, "co.ke" if kenyan else "com"),
                 "mobile_no": _phone(s, kenyan),
-                "credit_limit": round(s.rng.choice((5_000, 10_000, 25_000, 50_000)) * company.fx, -3),
+                "credit_limit": round(
+                    s.rng.choice((5_000, 10_000, 25_000, 50_000)) * company.fx, -3
+                ),
                 "payment_terms_days": terms,
-                "is_frozen": int(not fixed and s.rng.random() < 0.01),
                 "branch": branch_name,
             },
         )
         parties.append(
-            PartyInfo(name, company.name, branch_name, branch.territory, company.currency, terms,
-                      weight, group)
-        )  # fmt: skip
+            PartyInfo(
+                name,
+                company.name,
+                branch_name,
+                branch.territory,
+                company.currency,
+                terms,
+                weight,
+                group,
+            )
+        )
     s.data["customers"] = parties
 
 
@@ -262,13 +333,31 @@ def suppliers(s: Seeder) -> None:
     taken: set[str] = set()
     parties: list[PartyInfo] = []
     sides = [
-        (COMPANIES[0], _company_names(s, names.SUPPLIER_HEADS_KE, names.SUPPLIER_TAILS,
-                                      ("Ltd", "Limited", "Ltd"), ke_count, taken)),
-        (COMPANIES[1], _company_names(s, names.SUPPLIER_HEADS_US, names.SUPPLIER_TAILS,
-                                      ("Inc", "LLC", "Corp"), total - ke_count, taken)),
-    ]  # fmt: skip
+        (
+            COMPANIES[0],
+            _company_names(
+                s,
+                names.SUPPLIER_HEADS_KE,
+                names.SUPPLIER_TAILS,
+                ("Ltd", "Limited", "Ltd"),
+                ke_count,
+                taken,
+            ),
+        ),
+        (
+            COMPANIES[1],
+            _company_names(
+                s,
+                names.SUPPLIER_HEADS_US,
+                names.SUPPLIER_TAILS,
+                ("Inc", "LLC", "Corp"),
+                total - ke_count,
+                taken,
+            ),
+        ),
+    ]
     for company, supplier_names in sides:
-        for name in supplier_names:
+        for rank, name in enumerate(supplier_names):
             group = s.pick(SUPPLIER_GROUPS)
             terms = s.weighted((30, 45, 60), (5, 2, 1))
             s.insert(
@@ -281,7 +370,8 @@ def suppliers(s: Seeder) -> None:
                     "default_currency": company.currency,
                     "payment_terms_days": terms,
                     "email_id": _email(name, "co.ke" if company.currency == "KES" else "com"),
-                    "on_hold": int(s.rng.random() < 0.03),
+                    # Only occasional suppliers (not the main ones, see buying.setup) are held.
+                    "on_hold": int(rank >= MAIN_SUPPLIERS and s.rng.random() < 0.06),
                 },
             )
             parties.append(
@@ -306,7 +396,6 @@ def items(s: Seeder) -> None:
         seen.add(name)
         usd = round(base * s.rng.uniform(0.8, 1.35), 2)
         cost = round(usd * s.rng.uniform(0.58, 0.74), 2)
-        level = float(s.weighted((10, 20, 50, 100), (3, 4, 2, 1)))
         info = ItemInfo(
             code=f"SKU-{number}-{code}",
             name=name,
@@ -314,15 +403,34 @@ def items(s: Seeder) -> None:
             uom=uom,
             usd_rate=usd,
             usd_cost=cost,
-            reorder_level=level,
-            reorder_qty=level * 3,
+            reorder_level=0.0,
+            reorder_qty=0.0,
             is_stock=True,
             popularity=s.rng.paretovariate(2.0),
         )
         out.append(info)
+    # Reorder levels follow demand: about a month of sales in an average branch.
+    total = sum(i.popularity for i in out)
+    per_branch = s.data["invoices_per_month"] / len(s.branches)
+    for info in out:
+        demand = monthly_demand(info, per_branch, total, "KES")
+        info.reorder_level = float(max(5, round(demand / 5) * 5))
+        info.reorder_qty = info.reorder_level * 2
     for code, name, usd in SERVICE_ITEMS:
-        out.append(ItemInfo(code, name, "Services", "Hour" if "Hour" in name else "Nos", usd, 0.0,
-                            0.0, 0.0, False, 0.0))  # fmt: skip
+        out.append(
+            ItemInfo(
+                code,
+                name,
+                "Services",
+                "Hour" if "Hour" in name else "Nos",
+                usd,
+                0.0,
+                0.0,
+                0.0,
+                False,
+                0.0,
+            )
+        )
     for info in out:
         s.insert(
             "Item",

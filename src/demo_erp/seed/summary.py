@@ -27,6 +27,8 @@ class SeedSummary:
         width = max((len(k) for k in self.counts), default=10)
         out = [f"{doctype:<{width}}  {count:>9,}" for doctype, count in sorted(self.counts.items())]
         out.append(f"{'Total':<{width}}  {self.total:>9,}")
-        out.append(f"Seeded {self.path} (seed {self.seed}, today {self.today}) in {self.seconds:.1f} s")
+        out.append(
+            f"Seeded {self.path} (seed {self.seed}, today {self.today}) in {self.seconds:.1f} s"
+        )
         out.extend(self.notes)
         return out

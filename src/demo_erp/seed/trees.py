@@ -19,7 +19,8 @@ TREE_PARENT_FIELDS = {
 def rebuild_tree(conn: sqlite3.Connection, doctype: str) -> None:
     """Renumber lft/rgt of every node of ``doctype``; siblings keep their insertion order."""
     meta = get_meta(doctype)
-    assert meta is not None and meta.is_tree, doctype
+    assert meta is not None, doctype
+    assert meta.is_tree, doctype
     parent_field = TREE_PARENT_FIELDS[doctype]
     rows = conn.execute(
         f'select name, "{parent_field}" as parent from "{meta.table_name}" order by rowid'
@@ -44,9 +45,7 @@ def rebuild_tree(conn: sqlite3.Connection, doctype: str) -> None:
         lft[name] = counter
         stack.append((name, True))
         stack.extend((child, False) for child in reversed(children.get(name, [])))
-    conn.executemany(
-        f'update "{meta.table_name}" set lft = ?, rgt = ? where name = ?', numbers
-    )
+    conn.executemany(f'update "{meta.table_name}" set lft = ?, rgt = ? where name = ?', numbers)
 
 
 def rebuild_all(conn: sqlite3.Connection) -> None:

@@ -81,9 +81,13 @@ def expand(raw: object, flag_fields: Mapping[str, str]) -> object:
     return data
 
 
+_ACRONYMS = {"id": "ID", "uom": "UOM", "po": "PO", "ctc": "CTC", "gl": "GL"}
+
+
 def default_label(name: str) -> str:
-    """``due_date`` -> ``Due date``; ``id`` -> ``ID``."""
-    if name == "id":
-        return "ID"
-    words = name.split("_")
-    return " ".join([words[0].capitalize(), *words[1:]])
+    """``due_date`` -> ``Due date``; ``customer_po`` -> ``Customer PO``; ``per_billed`` -> ``% billed``."""
+    words = [_ACRONYMS.get(w, w) for w in name.split("_")]
+    if words[0] == "per" and len(words) > 1:
+        words[0] = "%"
+    first = words[0] if words[0] in _ACRONYMS.values() else words[0].capitalize()
+    return " ".join([first, *words[1:]])

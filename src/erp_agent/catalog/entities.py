@@ -120,7 +120,9 @@ class Entity(Frozen):
             return self.fields[name]
         except KeyError:
             known = ", ".join(self.fields)
-            raise CatalogError(f"entity {self.name!r} has no field {name!r} (fields: {known})") from None
+            raise CatalogError(
+                f"entity {self.name!r} has no field {name!r} (fields: {known})"
+            ) from None
 
     def allows(self, operation: Operation | str) -> bool:
         """Whether the catalog offers this operation on the entity at all."""

@@ -45,6 +45,13 @@ _FIELD_FLAGS = {
 }
 
 
+def _known_type(kind: object, types: type[StrEnum]) -> None:
+    # Checked before the "(arg)" is read, so "range(integer)" says "unknown type", not "no arg".
+    if isinstance(kind, str) and kind not in {t.value for t in types}:
+        known = ", ".join(t.value for t in types)
+        raise ValueError(f"unknown type {kind!r} (known: {known})")
+
+
 def _enum_values(arg: str) -> list[str]:
     return [v.strip() for v in arg.split("|") if v.strip()]
 
@@ -74,6 +81,7 @@ class Field(Frozen):
         data = expand(raw, _FIELD_FLAGS)
         if not isinstance(data, dict):
             return data
+        _known_type(data.get("type"), FieldType)
         arg = data.pop("_arg", None)
         if arg is not None:
             if data.get("type") == FieldType.ENUM:
@@ -94,7 +102,9 @@ class Field(Frozen):
         if self.type is not FieldType.ENUM and self.values:
             raise ValueError(f"only enum fields have values; this one is {self.type}")
         if (self.type is FieldType.LINK) != (self.target is not None):
-            raise ValueError("a link needs a target entity, e.g. link(customer), and only links have one")
+            raise ValueError(
+                "a link needs a target entity, e.g. link(customer), and only links have one"
+            )
         if self.type is FieldType.TABLE and not self.fields:
             raise ValueError("a table needs the fields of its rows")
         if self.type is not FieldType.TABLE and self.fields:
@@ -153,6 +163,7 @@ class ReportParam(Frozen):
         data = expand(raw, _PARAM_FLAGS)
         if not isinstance(data, dict):
             return data
+        _known_type(data.get("type"), ParamType)
         arg = data.pop("_arg", None)
         if arg is not None:
             kind = data.get("type")
@@ -160,6 +171,7 @@ class ReportParam(Frozen):
                 item, item_arg, rest = split_type(arg)
                 if rest.strip():
                     raise ValueError(f"list({arg}) has trailing text {rest.strip()!r}")
+                _known_type(item, ParamType)
                 data["item"] = item
                 arg, kind = item_arg, item
             if arg is not None and kind == ParamType.ENUM:
@@ -179,9 +191,13 @@ class ReportParam(Frozen):
         if self.type is not ParamType.LIST and self.item is not None:
             raise ValueError("only list parameters have an item type")
         if (scalar is ParamType.ENUM) != bool(self.values):
-            raise ValueError("an enum needs values, e.g. enum(monthly|yearly), and only enums have them")
+            raise ValueError(
+                "an enum needs values, e.g. enum(monthly|yearly), and only enums have them"
+            )
         if (scalar is ParamType.LINK) != (self.target is not None):
-            raise ValueError("a link needs a target entity, e.g. link(company), and only links have one")
+            raise ValueError(
+                "a link needs a target entity, e.g. link(company), and only links have one"
+            )
         if self.default is not None:
             self._check_default(self.default)
         return self

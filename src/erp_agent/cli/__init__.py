@@ -5,12 +5,14 @@ from __future__ import annotations
 import typer
 
 from demo_erp.cli import app as demo_erp_app
+from erp_agent.cli import connector
 
 app = typer.Typer(
     help="erp-agent: an AI agent that works inside your ERP as the signed-in user.",
     no_args_is_help=True,
 )
 app.add_typer(demo_erp_app, name="demo-erp")
+app.add_typer(connector.app, name="connector")
 
 
 @app.callback()

@@ -1,0 +1,194 @@
+"""Read and validate a catalog directory; every problem names its file and entity.
+
+Layout (relative to the catalog root; the packaged one is this package's folder)::
+
+    data/modules.yaml               module name -> module
+    data/common.yaml                fields: every entity has (id, modified)
+    data/entities/<module>.yaml     entity name -> entity; the file names its primary module
+    data/reports.yaml               report name -> report
+    maps/<connector>/_common.yaml   fields: native names of the common fields
+    maps/<connector>/<module>.yaml  entities: / reports: native maps of that module's items
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from erp_agent.catalog._validate import cross_check
+from erp_agent.catalog.catalog import Catalog
+from erp_agent.catalog.entities import Entity, Module, Report
+from erp_agent.catalog.maps import ConnectorMaps, EntityMap, ReportMap
+from erp_agent.errors import CatalogError
+
+PACKAGED_ROOT = Path(__file__).parent
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def load_catalog(path: Path | None = None) -> Catalog:
+    """Load and validate the catalog under ``path`` (default: the packaged one, loaded once).
+
+    Raises ``CatalogError`` listing every problem found, each naming file, item and cause.
+    """
+    if path is None:
+        return _packaged()
+    return _Loader(path).load()
+
+
+@functools.cache
+def _packaged() -> Catalog:
+    return _Loader(PACKAGED_ROOT).load()
+
+
+def _format(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    return "; ".join(parts)
+
+
+class _Loader:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.problems: list[str] = []
+
+    def load(self) -> Catalog:
+        if not (self.root / "data").is_dir():
+            raise CatalogError(f"{self.root.name}: no 'data' folder; is this a catalog root?")
+        raw_modules = self._read("data/modules.yaml")
+        modules = self._items("data/modules.yaml", raw_modules, "module", Module)
+        # Names as declared, so one invalid module does not make its files "unknown" too.
+        module_names = set(raw_modules)
+        common = self._mapping("data/common.yaml", "fields", self._read("data/common.yaml"))
+        entities = self._entities(module_names, common)
+        reports = self._items(
+            "data/reports.yaml", self._read("data/reports.yaml"), "report", Report
+        )
+        connectors = {
+            folder.name: self._connector(folder, module_names)
+            for folder in sorted((self.root / "maps").glob("*"))
+            if folder.is_dir()
+        }
+        if self.problems:
+            raise CatalogError(self.problems)
+        catalog = Catalog(
+            modules=modules, entities=entities, reports=reports, connectors=connectors
+        )
+        problems = cross_check(catalog)
+        if problems:
+            raise CatalogError(problems)
+        return catalog
+
+    def _read(self, rel: str) -> dict[str, Any]:
+        path = self.root / rel
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            self.problems.append(f"{rel}: file is missing")
+            return {}
+        except yaml.YAMLError as exc:
+            self.problems.append(f"{rel}: not valid YAML: {exc}")
+            return {}
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            self.problems.append(f"{rel}: must be a mapping of names to declarations")
+            return {}
+        return data
+
+    def _mapping(self, rel: str, key: str, parent: Mapping[str, Any]) -> dict[str, Any]:
+        """``parent[key]`` when it is a mapping (or absent: empty); else a problem."""
+        value = parent.get(key) or {}
+        if isinstance(value, dict):
+            return value
+        self.problems.append(f"{rel}: {key!r} must be a mapping, not {type(value).__name__}")
+        return {}
+
+    def _build(self, rel: str, kind: str, name: str, model: type[_M], data: object) -> _M | None:
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            self.problems.append(f"{rel}: {kind} {name!r}: {_format(exc)}")
+        except ValueError as exc:  # raised while expanding compact specs
+            self.problems.append(f"{rel}: {kind} {name!r}: {exc}")
+        return None
+
+    def _items(
+        self, rel: str, declared: Mapping[str, object], kind: str, model: type[_M]
+    ) -> dict[str, _M]:
+        out: dict[str, _M] = {}
+        for name, raw in declared.items():
+            if not isinstance(raw, dict):
+                self.problems.append(f"{rel}: {kind} {name!r}: must be a mapping")
+                continue
+            data = {**raw, "name": name, "source": rel}
+            item = self._build(rel, kind, name, model, data)
+            if item is not None:
+                out[name] = item
+        return out
+
+    def _entities(self, modules: set[str], common: dict[str, Any]) -> dict[str, Entity]:
+        entities: dict[str, Entity] = {}
+        for path in sorted((self.root / "data/entities").glob("*.yaml")):
+            rel = f"data/entities/{path.name}"
+            if path.stem not in modules:
+                self.problems.append(f"{rel}: unknown module {path.stem!r} (file name = module)")
+                continue
+            for name, raw in self._read(rel).items():
+                if name in entities:
+                    first = entities[name].source
+                    self.problems.append(f"{rel}: entity {name!r}: duplicate (also in {first})")
+                    continue
+                if not isinstance(raw, dict):
+                    self.problems.append(f"{rel}: entity {name!r}: must be a mapping")
+                    continue
+                data = dict(raw)
+                also = data.pop("also_in", [])
+                data["modules"] = [path.stem, *(also if isinstance(also, list) else [also])]
+                # Common fields come first (id) unless the entity redeclares them.
+                data["fields"] = {**common, **self._mapping(f"{rel}: {name}", "fields", data)}
+                data.update(name=name, source=rel)
+                entity = self._build(rel, "entity", name, Entity, data)
+                if entity is not None:
+                    entities[name] = entity
+        return entities
+
+    def _connector(self, folder: Path, modules: set[str]) -> ConnectorMaps:
+        base = f"maps/{folder.name}"
+        common = self._mapping(f"{base}/_common.yaml", "fields", self._read(f"{base}/_common.yaml"))
+        entity_maps: dict[str, EntityMap] = {}
+        report_maps: dict[str, ReportMap] = {}
+        for path in sorted(folder.glob("*.yaml")):
+            rel = f"{base}/{path.name}"
+            if path.stem == "_common":
+                continue
+            if path.stem not in modules:
+                self.problems.append(f"{rel}: unknown module {path.stem!r} (file name = module)")
+                continue
+            data = self._read(rel)
+            for key in set(data) - {"entities", "reports"}:
+                self.problems.append(f"{rel}: unknown section {key!r} (use entities/reports)")
+            for name, raw in self._mapping(rel, "entities", data).items():
+                if name in entity_maps:
+                    self.problems.append(f"{rel}: entity map {name!r}: duplicate")
+                    continue
+                emap = dict(raw) if isinstance(raw, dict) else {}
+                fields = {**common, **self._mapping(f"{rel}: {name}", "fields", emap)}
+                emap.update(entity=name, source=rel, fields=fields)
+                built = self._build(rel, "entity map", name, EntityMap, emap)
+                if built is not None:
+                    entity_maps[name] = built
+            for name, raw in self._mapping(rel, "reports", data).items():
+                rmap = {**raw, "report": name, "source": rel} if isinstance(raw, dict) else raw
+                built_r = self._build(rel, "report map", name, ReportMap, rmap)
+                if built_r is not None:
+                    report_maps[name] = built_r
+        return ConnectorMaps(name=folder.name, entities=entity_maps, reports=report_maps)

@@ -1,0 +1,1 @@
+"""Connectors: the only code that speaks a system of record's native language."""

@@ -1,0 +1,182 @@
+"""The Connector interface: everything the engine may ask of a system of record.
+
+Every data operation takes the signed-in user's credential, so the ERP's own permissions,
+user permissions and field restrictions apply by themselves. A service credential (when one is
+configured) is used only for role lookup and metadata.
+"""
+
+from __future__ import annotations
+
+import builtins
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from erp_agent.connectors.credentials import Credential
+from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter
+
+Record = dict[str, Any]
+
+
+@dataclass
+class Page:
+    """One page of records, and whether more exist (never a silent cap)."""
+
+    records: list[Record]
+    start: int
+    limit: int
+    has_more: bool
+
+
+@dataclass
+class FieldInfo:
+    """A field as the ERP describes it to this user (custom fields included)."""
+
+    name: str  # canonical name, or the native name for a field the catalog does not know
+    native: str
+    label: str
+    type: str
+    options: str | None = None
+    required: bool = False
+    read_only: bool = False
+    custom: bool = False
+    permlevel: int = 0
+
+
+@dataclass
+class ReportResult:
+    """A report's whole output: kept server-side; summarised before the model sees it."""
+
+    report: str
+    columns: list[dict[str, Any]]
+    rows: list[dict[str, Any]]
+    total_row: list[Any] | None = None
+    summary: list[dict[str, Any]] = field(default_factory=list)
+    chart: dict[str, Any] | None = None
+    message: str | None = None
+    prepared: bool = False
+
+
+@dataclass
+class Transition:
+    state: str
+    action: str
+    next_state: str
+    allowed_role: str
+    allow_self_approval: bool
+    condition: str | None = None
+
+
+@dataclass
+class WorkflowInfo:
+    """A workflow definition, and — for one document — its state and the actions THIS user
+    can take on it now, as the ERP computed them."""
+
+    name: str
+    entity: str
+    state_field: str
+    states: list[dict[str, Any]]
+    transitions: list[Transition]
+    document: str | None = None
+    current_state: str | None = None
+    available_actions: list[Transition] = field(default_factory=list)
+
+
+@dataclass
+class ChangeSet:
+    """Records changed since a watermark, ids deleted since it, and the next watermark."""
+
+    records: list[Record]
+    deleted: list[str]
+    watermark: str | None
+    complete: bool
+
+
+class Connector(ABC):
+    """One system of record. Implementations map canonical names to native ones."""
+
+    name: str
+
+    @abstractmethod
+    async def login(self, user: str, password: str) -> Credential: ...
+
+    @abstractmethod
+    async def roles(self, cred: Credential) -> list[str]: ...
+
+    @abstractmethod
+    async def list(
+        self,
+        cred: Credential,
+        entity: str,
+        *,
+        fields: Sequence[str] | None = None,
+        filters: Sequence[Filter] = (),
+        order_by: Sequence[tuple[str, str]] = (),
+        start: int = 0,
+        limit: int = 20,
+    ) -> Page: ...
+
+    @abstractmethod
+    async def get(self, cred: Credential, entity: str, record_id: str) -> Record: ...
+
+    @abstractmethod
+    async def count(self, cred: Credential, entity: str, filters: Sequence[Filter] = ()) -> int: ...
+
+    @abstractmethod
+    async def aggregate(
+        self, cred: Credential, entity: str, request: AggregateRequest
+    ) -> AggregateResult: ...
+
+    @abstractmethod
+    async def create(self, cred: Credential, entity: str, values: Mapping[str, Any]) -> Record: ...
+
+    @abstractmethod
+    async def update(
+        self, cred: Credential, entity: str, record_id: str, values: Mapping[str, Any]
+    ) -> Record: ...
+
+    @abstractmethod
+    async def submit(self, cred: Credential, entity: str, record_id: str) -> Record: ...
+
+    @abstractmethod
+    async def cancel(self, cred: Credential, entity: str, record_id: str) -> Record: ...
+
+    @abstractmethod
+    async def run_report(
+        self, cred: Credential, report: str, params: Mapping[str, Any]
+    ) -> ReportResult: ...
+
+    @abstractmethod
+    async def describe(self, cred: Credential, entity: str) -> builtins.list[FieldInfo]: ...
+
+    @abstractmethod
+    async def workflow(
+        self, cred: Credential, entity: str, record_id: str | None = None
+    ) -> WorkflowInfo | None: ...
+
+    @abstractmethod
+    async def apply_workflow_action(
+        self, cred: Credential, entity: str, record_id: str, action: str
+    ) -> Record: ...
+
+    @abstractmethod
+    async def changes_since(
+        self, cred: Credential, entity: str, watermark: str | None, *, limit: int = 1000
+    ) -> ChangeSet: ...
+
+    @abstractmethod
+    async def access(self, cred: Credential, entity: str) -> dict[str, bool]:
+        """What this user may do with the entity (read, create, update, submit, cancel,
+        delete), as the ERP answers for them."""
+
+    @abstractmethod
+    async def report_access(self, cred: Credential, report: str) -> bool:
+        """Whether this user may run the report, as the ERP answers for them."""
+
+    @abstractmethod
+    def link(self, entity: str, record: Mapping[str, Any]) -> str | None:
+        """The URL of the record's page in the ERP."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook; most connectors hold no pool
+        """Release connections."""

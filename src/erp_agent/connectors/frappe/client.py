@@ -1,0 +1,319 @@
+"""An async client for the Frappe REST API that always acts as the given user.
+
+It speaks Frappe's native names (DocTypes, fieldnames); the canonical mapping lives in
+``connector.py``. Reads are retried on timeouts and 5xx with backoff; writes never are, because
+a write that timed out may have happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from erp_agent.connectors.credentials import Credential
+from erp_agent.connectors.frappe.errors import refusal_from_response
+from erp_agent.errors import (
+    ErpAuthenticationError,
+    ErpRefusal,
+    ErpSessionExpired,
+    ErpUnavailable,
+)
+
+Row = dict[str, Any]
+_RETRY_STATUSES = frozenset({500, 502, 503, 504, 508})
+
+
+def _encode(params: Mapping[str, Any]) -> dict[str, str]:
+    """Query-string arguments: lists and dicts as JSON, as Frappe's clients send them."""
+    out: dict[str, str] = {}
+    for key, value in params.items():
+        if value is None:
+            continue
+        out[key] = json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+    return out
+
+
+class FrappeClient:
+    """Native Frappe calls. One instance per ERP site; share it across users and requests."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 30.0,
+        read_retries: int = 3,
+        backoff: float = 0.25,
+        transport: httpx.AsyncBaseTransport | None = None,
+        max_connections: int = 50,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.read_retries = read_retries
+        self.backoff = backoff
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            timeout=timeout,
+            transport=transport,
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=20),
+        )
+        self._version: int | None = None
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # ------------------------------------------------------------ transport
+
+    def _auth(self, cred: Credential) -> tuple[dict[str, str], dict[str, str]]:
+        if cred.sid:
+            return {}, {"sid": cred.sid}
+        return {"Authorization": f"token {cred.api_key}:{cred.api_secret}"}, {}
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        cred: Credential | None,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json_body: Any = None,
+        write: bool = False,
+    ) -> Any:
+        """One call. Returns the decoded body; raises ErpRefusal with the ERP's own words."""
+        headers, cookies = self._auth(cred) if cred else ({}, {})
+        attempts = 1 if write else self.read_retries + 1
+        last_error = ""
+        for attempt in range(attempts):
+            try:
+                self._http.cookies.clear()
+                response = await self._http.request(
+                    method,
+                    path,
+                    params=_encode(params or {}),
+                    json=json_body,
+                    headers=headers,
+                    cookies=cookies or None,
+                )
+            except httpx.TimeoutException:
+                last_error = f"The ERP did not answer within {self._http.timeout.read} s"
+            except httpx.TransportError as exc:
+                last_error = (
+                    f"The ERP at {self.base_url} could not be reached ({type(exc).__name__})"
+                )
+            else:
+                if response.status_code not in _RETRY_STATUSES or write:
+                    return await self._handle(response, cred)
+                last_error = f"The ERP failed with HTTP {response.status_code}"
+                if attempt == attempts - 1:
+                    return await self._handle(response, cred)
+            if attempt < attempts - 1:
+                await asyncio.sleep(self.backoff * (2**attempt) * (0.5 + random.random()))
+        if write:
+            last_error += "; the write was not retried — check in the ERP whether it happened"
+        raise ErpUnavailable(last_error)
+
+    async def _handle(self, response: httpx.Response, cred: Credential | None) -> Any:
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code < 400:
+            return body
+        refusal = refusal_from_response(response.status_code, body, response.text[:200])
+        if (
+            response.status_code == 403
+            and cred is not None
+            and cred.sid
+            and await self._session_ended(cred)
+        ):
+            raise ErpSessionExpired(
+                f"The ERP session of {cred.user} has expired or was ended; sign in again."
+            )
+        if response.status_code == 401 and cred is not None:
+            raise ErpAuthenticationError(
+                f"The ERP refused the credentials of {cred.user}: {refusal.message}"
+            )
+        raise ErpRefusal(refusal)
+
+    async def _session_ended(self, cred: Credential) -> bool:
+        """A stale sid makes Frappe treat the caller as Guest (403), not 401: ask who we are."""
+        response = await self._http.get(
+            "/api/method/frappe.auth.get_logged_user", cookies={"sid": cred.sid or ""}
+        )
+        return response.status_code != 200
+
+    async def method(
+        self, cred: Credential, path: str, /, *, write: bool = False, **args: Any
+    ) -> Any:
+        """Call ``/api/method/<path>`` and return its ``message``."""
+        if write:
+            body = await self.request(
+                "POST", f"/api/method/{path}", cred, json_body=args, write=True
+            )
+        else:
+            body = await self.request("GET", f"/api/method/{path}", cred, params=args)
+        return body.get("message") if isinstance(body, dict) else body
+
+    # ------------------------------------------------------------ auth and identity
+
+    async def login(self, user: str, password: str) -> Credential:
+        response = await self._http.post("/api/method/login", json={"usr": user, "pwd": password})
+        if response.status_code != 200:
+            try:
+                body = response.json()
+            except ValueError:
+                body = None
+            refusal = refusal_from_response(response.status_code, body)
+            raise ErpAuthenticationError(f"Sign-in to the ERP failed for {user}: {refusal.message}")
+        sid = response.cookies.get("sid")
+        if not sid:
+            raise ErpAuthenticationError(f"The ERP accepted {user} but set no session cookie")
+        return Credential.session(user, sid)
+
+    async def logout(self, cred: Credential) -> None:
+        await self.request("POST", "/api/method/logout", cred, write=True)
+
+    async def whoami(self, cred: Credential) -> str:
+        return str(await self.method(cred, "frappe.auth.get_logged_user"))
+
+    async def roles(self, cred: Credential, user: str | None = None) -> list[str]:
+        roles = await self.method(
+            cred, "frappe.core.doctype.user.user.get_roles", uid=user or cred.user
+        )
+        return [str(r) for r in roles or []]
+
+    async def version(self, cred: Credential) -> int:
+        """The Frappe major version (15, 16, …), asked once and remembered."""
+        if self._version is None:
+            versions = await self.method(cred, "frappe.utils.change_log.get_versions")
+            text = str((versions or {}).get("frappe", {}).get("version", "15"))
+            self._version = int(text.split(".")[0])
+        return self._version
+
+    # ------------------------------------------------------------ data
+
+    async def get_list(
+        self,
+        cred: Credential,
+        doctype: str,
+        *,
+        fields: Sequence[Any] = ("name",),
+        filters: Any = None,
+        or_filters: Any = None,
+        order_by: str | None = None,
+        group_by: str | None = None,
+        start: int = 0,
+        page_length: int = 20,
+    ) -> list[Row]:
+        rows = await self.method(
+            cred,
+            "frappe.client.get_list",
+            doctype=doctype,
+            fields=list(fields),
+            filters=filters,
+            or_filters=or_filters,
+            order_by=order_by,
+            group_by=group_by,
+            limit_start=start,
+            limit_page_length=page_length,
+        )
+        return list(rows or [])
+
+    async def get_count(self, cred: Credential, doctype: str, filters: Any = None) -> int:
+        # reportview.get_count applies permissions in every version; v15's
+        # frappe.client.get_count does not, so it is never used.
+        return int(
+            await self.method(
+                cred, "frappe.desk.reportview.get_count", doctype=doctype, filters=filters
+            )
+        )
+
+    async def get_doc(self, cred: Credential, doctype: str, name: str) -> Row:
+        return dict(await self.method(cred, "frappe.client.get", doctype=doctype, name=name))
+
+    async def insert(self, cred: Credential, doctype: str, values: Mapping[str, Any]) -> Row:
+        body = await self.request(
+            "POST", f"/api/resource/{doctype}", cred, json_body=dict(values), write=True
+        )
+        return dict(body["data"])
+
+    async def update(
+        self, cred: Credential, doctype: str, name: str, values: Mapping[str, Any]
+    ) -> Row:
+        body = await self.request(
+            "PUT", f"/api/resource/{doctype}/{name}", cred, json_body=dict(values), write=True
+        )
+        return dict(body["data"])
+
+    async def run_doc_method(self, cred: Credential, doctype: str, name: str, method: str) -> Row:
+        body = await self.request(
+            "POST",
+            f"/api/resource/{doctype}/{name}",
+            cred,
+            params={"run_method": method},
+            write=True,
+        )
+        return dict(body["data"])
+
+    async def delete(self, cred: Credential, doctype: str, name: str) -> None:
+        await self.request("DELETE", f"/api/resource/{doctype}/{name}", cred, write=True)
+
+    async def run_report(
+        self,
+        cred: Credential,
+        report: str,
+        filters: Mapping[str, Any],
+        *,
+        ignore_prepared_report: bool = True,
+    ) -> Row:
+        result = await self.method(
+            cred,
+            "frappe.desk.query_report.run",
+            report_name=report,
+            filters=dict(filters),
+            ignore_prepared_report=int(ignore_prepared_report),
+        )
+        return dict(result or {})
+
+    async def getdoctype(self, cred: Credential, doctype: str) -> list[Row]:
+        body = await self.request(
+            "GET", "/api/method/frappe.desk.form.load.getdoctype", cred, params={"doctype": doctype}
+        )
+        return list(body.get("docs") or [])
+
+    async def get_transitions(self, cred: Credential, doc: Mapping[str, Any]) -> list[Row]:
+        return list(
+            await self.method(cred, "frappe.model.workflow.get_transitions", doc=dict(doc)) or []
+        )
+
+    async def apply_workflow(self, cred: Credential, doc: Mapping[str, Any], action: str) -> Row:
+        return dict(
+            await self.method(
+                cred,
+                "frappe.model.workflow.apply_workflow",
+                write=True,
+                doc=dict(doc),
+                action=action,
+            )
+        )
+
+    async def has_permission(
+        self, cred: Credential, doctype: str, ptype: str, name: str | None = None
+    ) -> bool:
+        result = await self.method(
+            cred, "frappe.client.has_permission", doctype=doctype, perm_type=ptype, docname=name
+        )
+        return bool((result or {}).get("has_permission"))
+
+    async def report_access(self, cred: Credential, report: str) -> bool:
+        """Whether the user may run ``report``: Frappe's get_script runs the same checks as run."""
+        try:
+            await self.method(cred, "frappe.desk.query_report.get_script", report_name=report)
+        except ErpRefusal as exc:
+            if exc.refusal.status in (403, 404):
+                return False
+            raise
+        return True

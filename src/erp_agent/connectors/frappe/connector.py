@@ -1,0 +1,350 @@
+"""The ERPNext connector: canonical entities and fields in, Frappe REST calls as the user out."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from erp_agent.catalog import Catalog, EntityMap, load_catalog
+from erp_agent.connectors import base
+from erp_agent.connectors.base import (
+    ChangeSet,
+    Connector,
+    FieldInfo,
+    Page,
+    Record,
+    ReportResult,
+    Transition,
+    WorkflowInfo,
+)
+from erp_agent.connectors.credentials import Credential
+from erp_agent.connectors.frappe import aggregates
+from erp_agent.connectors.frappe.client import FrappeClient
+from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter, Op
+from erp_agent.errors import CatalogError
+
+_PTYPES = {
+    "read": "read",
+    "create": "create",
+    "update": "write",
+    "submit": "submit",
+    "cancel": "cancel",
+    "delete": "delete",
+}
+_NATIVE_OPS = {
+    Op.IS_SET: ("is", "set"),
+    Op.IS_NOT_SET: ("is", "not set"),
+}
+
+
+class ERPNextConnector(Connector):
+    """ERPNext (v15 or v16) over its REST API. Every data call runs with the user's credential."""
+
+    name = "erpnext"
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        catalog: Catalog | None = None,
+        service: Credential | None = None,
+        timeout: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+        allow_pushdown: bool = True,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.catalog = catalog or load_catalog()
+        self.client = FrappeClient(self.base_url, timeout=timeout, transport=transport)
+        self.service = service
+        self.allow_pushdown = allow_pushdown
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    # ------------------------------------------------------------ mapping
+
+    def map(self, entity: str) -> EntityMap:
+        return self.catalog.native(self.name, entity)
+
+    def native_filter(self, emap: EntityMap, flt: Filter) -> list[Any]:
+        head, _, rest = flt.field.partition(".")
+        fmap = emap.field(head)
+        doctype = emap.doctype
+        if rest:
+            if not fmap.fields or fmap.doctype is None:
+                raise CatalogError(
+                    f"{emap.entity}.{head} is not a table; cannot filter on {flt.field}"
+                )
+            doctype = fmap.doctype
+            fmap = fmap.fields.get(rest) or emap.field(f"{head}.{rest}")
+        op, value = _NATIVE_OPS.get(flt.op, (str(flt.op), flt.value))
+        if isinstance(value, list):
+            value = [fmap.native_value(v) for v in value]
+        else:
+            value = fmap.native_value(value)
+        return [doctype, fmap.native, op, value]
+
+    def native_filters(self, emap: EntityMap, filters: Sequence[Filter]) -> list[list[Any]]:
+        return [self.native_filter(emap, f) for f in filters]
+
+    def _scalar_natives(self, emap: EntityMap, fields: Sequence[str] | None) -> list[str]:
+        names = fields or [n for n, m in emap.fields.items() if not m.fields]
+        return [emap.native_field(n) for n in names if not emap.field(n).fields]
+
+    # ------------------------------------------------------------ identity
+
+    async def login(self, user: str, password: str) -> Credential:
+        return await self.client.login(user, password)
+
+    async def roles(self, cred: Credential) -> list[str]:
+        return await self.client.roles(self.service or cred, cred.user)
+
+    # ------------------------------------------------------------ reads
+
+    async def list(
+        self,
+        cred: Credential,
+        entity: str,
+        *,
+        fields: Sequence[str] | None = None,
+        filters: Sequence[Filter] = (),
+        order_by: Sequence[tuple[str, str]] = (),
+        start: int = 0,
+        limit: int = 20,
+    ) -> Page:
+        emap = self.map(entity)
+        natives = self._scalar_natives(emap, fields)
+        if "name" not in natives:
+            natives.insert(0, "name")
+        order = ", ".join(
+            f"{emap.native_field(f)} {'desc' if d.lower() == 'desc' else 'asc'}"
+            for f, d in order_by
+        )
+        rows = await self.client.get_list(
+            cred,
+            emap.doctype,
+            fields=natives,
+            filters=self.native_filters(emap, filters),
+            order_by=order or None,
+            start=start,
+            page_length=limit + 1 if limit else 0,
+        )
+        has_more = bool(limit) and len(rows) > limit
+        records = [emap.to_canonical(r) for r in rows[: limit or None]]
+        return Page(records, start, limit, has_more)
+
+    async def get(self, cred: Credential, entity: str, record_id: str) -> Record:
+        emap = self.map(entity)
+        return emap.to_canonical(await self.client.get_doc(cred, emap.doctype, record_id))
+
+    async def count(self, cred: Credential, entity: str, filters: Sequence[Filter] = ()) -> int:
+        emap = self.map(entity)
+        return await self.client.get_count(cred, emap.doctype, self.native_filters(emap, filters))
+
+    async def aggregate(
+        self, cred: Credential, entity: str, request: AggregateRequest
+    ) -> AggregateResult:
+        emap = self.map(entity)
+        groups = [(g, emap.native_field(g.field)) for g in request.group_by]
+        measures = [(m, emap.native_field(m.field) if m.field else None) for m in request.measures]
+        return await aggregates.aggregate(
+            self.client,
+            cred,
+            emap.doctype,
+            groups,
+            measures,
+            self.native_filters(emap, request.filters),
+            allow_pushdown=self.allow_pushdown,
+        )
+
+    # ------------------------------------------------------------ writes
+
+    async def create(self, cred: Credential, entity: str, values: Mapping[str, Any]) -> Record:
+        emap = self.map(entity)
+        return emap.to_canonical(
+            await self.client.insert(cred, emap.doctype, emap.to_native(values))
+        )
+
+    async def update(
+        self, cred: Credential, entity: str, record_id: str, values: Mapping[str, Any]
+    ) -> Record:
+        emap = self.map(entity)
+        row = await self.client.update(cred, emap.doctype, record_id, emap.to_native(values))
+        return emap.to_canonical(row)
+
+    async def submit(self, cred: Credential, entity: str, record_id: str) -> Record:
+        emap = self.map(entity)
+        return emap.to_canonical(
+            await self.client.run_doc_method(cred, emap.doctype, record_id, "submit")
+        )
+
+    async def cancel(self, cred: Credential, entity: str, record_id: str) -> Record:
+        emap = self.map(entity)
+        return emap.to_canonical(
+            await self.client.run_doc_method(cred, emap.doctype, record_id, "cancel")
+        )
+
+    # ------------------------------------------------------------ reports, metadata, workflow
+
+    async def run_report(
+        self, cred: Credential, report: str, params: Mapping[str, Any]
+    ) -> ReportResult:
+        rmap = self.catalog.native_report(self.name, report)
+        reply = await self.client.run_report(cred, rmap.native, rmap.native_filters(params))
+        if reply.get("prepared_report") and "result" not in reply:
+            return ReportResult(
+                report, [], [], prepared=True,
+                message=f"{rmap.native} is a prepared report: the ERP queued it instead of running it.",
+            )  # fmt: skip
+        rows = list(reply.get("result") or [])
+        total = rows.pop() if rows and isinstance(rows[-1], list) else None
+        return ReportResult(
+            report=report,
+            columns=list(reply.get("columns") or []),
+            rows=[r for r in rows if isinstance(r, dict)],
+            total_row=total,
+            summary=list(reply.get("report_summary") or []),
+            chart=reply.get("chart"),
+            message=reply.get("message"),
+        )
+
+    async def describe(self, cred: Credential, entity: str) -> builtins.list[FieldInfo]:
+        emap = self.map(entity)
+        docs = await self.client.getdoctype(self.service or cred, emap.doctype)
+        meta = next((d for d in docs if d.get("name") == emap.doctype), None)
+        if meta is None:
+            return []
+        canonical = {m.native: name for name, m in emap.fields.items()}
+        out = []
+        for f in meta.get("fields") or []:
+            native = str(f.get("fieldname"))
+            out.append(
+                FieldInfo(
+                    name=canonical.get(native, native),
+                    native=native,
+                    label=str(f.get("label") or native),
+                    type=str(f.get("fieldtype")),
+                    options=f.get("options"),
+                    required=bool(f.get("reqd")),
+                    read_only=bool(f.get("read_only")),
+                    custom=bool(f.get("is_custom_field")),
+                    permlevel=int(f.get("permlevel") or 0),
+                )
+            )
+        return out
+
+    async def workflow(
+        self, cred: Credential, entity: str, record_id: str | None = None
+    ) -> WorkflowInfo | None:
+        emap = self.map(entity)
+        meta_cred = self.service or cred
+        found = await self.client.get_list(
+            meta_cred,
+            "Workflow",
+            filters=[["document_type", "=", emap.doctype], ["is_active", "=", 1]],
+            page_length=1,
+        )
+        if not found:
+            return None
+        definition = await self.client.get_doc(meta_cred, "Workflow", str(found[0]["name"]))
+        transitions = [_transition(t) for t in definition.get("transitions") or []]
+        info = WorkflowInfo(
+            name=str(definition["name"]),
+            entity=entity,
+            state_field=str(definition.get("workflow_state_field") or "workflow_state"),
+            states=[
+                {
+                    "state": s.get("state"),
+                    "doc_status": s.get("doc_status"),
+                    "allow_edit": s.get("allow_edit"),
+                }
+                for s in definition.get("states") or []
+            ],
+            transitions=transitions,
+        )
+        if record_id:
+            doc = await self.client.get_doc(cred, emap.doctype, record_id)
+            info.document = record_id
+            info.current_state = doc.get(info.state_field)
+            allowed = await self.client.get_transitions(cred, doc)
+            info.available_actions = [_transition(t) for t in allowed]
+        return info
+
+    async def apply_workflow_action(
+        self, cred: Credential, entity: str, record_id: str, action: str
+    ) -> Record:
+        emap = self.map(entity)
+        doc = await self.client.get_doc(cred, emap.doctype, record_id)
+        return emap.to_canonical(await self.client.apply_workflow(cred, doc, action))
+
+    # ------------------------------------------------------------ delta sync
+
+    async def changes_since(
+        self, cred: Credential, entity: str, watermark: str | None, *, limit: int = 1000
+    ) -> ChangeSet:
+        """Records modified at or after ``watermark`` (oldest first) and deletions since it.
+
+        Ties on ``modified`` are re-read rather than skipped: upserts downstream are idempotent.
+        """
+        emap = self.map(entity)
+        filters = [["modified", ">=", watermark]] if watermark else []
+        natives = ["name", "modified", *self._scalar_natives(emap, None)]
+        rows = await self.client.get_list(
+            cred, emap.doctype, fields=sorted(set(natives)), filters=filters,
+            order_by="modified asc, name asc", page_length=limit + 1,
+        )  # fmt: skip
+        complete = len(rows) <= limit
+        rows = rows[:limit]
+        deleted_filters: builtins.list[builtins.list[Any]] = [
+            ["deleted_doctype", "=", emap.doctype]
+        ]
+        if watermark:
+            deleted_filters.append(["creation", ">=", watermark])
+        tombstones = await self.client.get_list(
+            cred, "Deleted Document", fields=["deleted_name", "creation"], filters=deleted_filters,
+            order_by="creation asc", page_length=0,
+        )  # fmt: skip
+        marks = [str(r["modified"]) for r in rows] + [str(t["creation"]) for t in tombstones]
+        new_mark = max(marks) if marks else watermark
+        if not complete and rows:
+            new_mark = str(rows[-1]["modified"])
+        records = [{**emap.to_canonical(r), "_modified": r["modified"]} for r in rows]
+        return ChangeSet(records, [str(t["deleted_name"]) for t in tombstones], new_mark, complete)
+
+    async def access(self, cred: Credential, entity: str) -> dict[str, bool]:
+        emap = self.map(entity)
+        rights = {
+            op: ptype
+            for op, ptype in _PTYPES.items()
+            if op == "read" or self.catalog.entity(entity).allows(op)
+        }
+        answers = await asyncio.gather(
+            *(self.client.has_permission(cred, emap.doctype, ptype) for ptype in rights.values())
+        )
+        return dict(zip(rights, answers, strict=True))
+
+    async def report_access(self, cred: Credential, report: str) -> bool:
+        return await self.client.report_access(
+            cred, self.catalog.native_report(self.name, report).native
+        )
+
+    def link(self, entity: str, record: Mapping[str, Any]) -> str | None:
+        return self.map(entity).link_for(self.base_url, record)
+
+
+def _transition(raw: Mapping[str, Any]) -> Transition:
+    return Transition(
+        state=str(raw.get("state")),
+        action=str(raw.get("action")),
+        next_state=str(raw.get("next_state")),
+        allowed_role=str(raw.get("allowed")),
+        allow_self_approval=bool(raw.get("allow_self_approval")),
+        condition=raw.get("condition") or None,
+    )
+
+
+__all__ = ["ERPNextConnector", "base"]
