@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,32 @@ def empty_db(tmp_path: Path) -> Iterator[tuple[Settings, Ctx]]:
     settings = Settings(db_path=str(path), today=TEST_TODAY)
     yield settings, as_user(conn, settings, ADMINISTRATOR)
     conn.close()
+
+
+@dataclass(frozen=True)
+class DemoERP:
+    """A seeded demo ERP served over real HTTP, imitating Frappe v15 and v16."""
+
+    url: str
+    v16_url: str
+    path: Path
+
+
+@pytest.fixture(scope="session")
+def demo_erp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoERP]:
+    """The demo data set at a tenth of its volume (fast), with the business date pinned."""
+    from demo_erp.seed import seed
+    from demo_erp.server import start_in_thread
+
+    path = tmp_path_factory.mktemp("demo-erp") / "demo.sqlite"
+    seed(path, today=TEST_TODAY, scale=0.1)
+    v15 = start_in_thread(Settings(db_path=str(path), version=15, today=TEST_TODAY))
+    v16 = start_in_thread(Settings(db_path=str(path), version=16, today=TEST_TODAY))
+    yield DemoERP(v15.url, v16.url, path)
+    v15.stop()
+    v16.stop()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -105,6 +105,19 @@ class EntityMap(Frozen):
         """A native row in canonical names; native fields the catalog does not know are dropped."""
         return _rename(row, self.fields, to_native=False)
 
+    def rows_to_canonical(self, rows: list[dict[str, object]]) -> list[dict[str, object]]:
+        """Many flat rows (a list page) in canonical names; the name index is built once."""
+        index = {fmap.native: (name, fmap) for name, fmap in self.fields.items() if not fmap.fields}
+        out = []
+        for row in rows:
+            record: dict[str, object] = {}
+            for native, value in row.items():
+                hit = index.get(native)
+                if hit is not None:
+                    record[hit[0]] = hit[1].canonical_value(value) if hit[1].values else value
+            out.append(record)
+        return out
+
     def matches_id(self, text: str) -> bool:
         """Whether ``text`` is exactly a document id of this entity."""
         return any(re.fullmatch(p, text.strip()) for p in self.id_patterns)

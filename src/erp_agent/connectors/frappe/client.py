@@ -8,8 +8,10 @@ a write that timed out may have happened.
 from __future__ import annotations
 
 import asyncio
+import http.cookiejar
 import json
 import random
+import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,6 +40,11 @@ def _encode(params: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+class _NoCookies(http.cookiejar.DefaultCookiePolicy):
+    def set_ok(self, cookie: http.cookiejar.Cookie, request: urllib.request.Request) -> bool:
+        return False
+
+
 class FrappeClient:
     """Native Frappe calls. One instance per ERP site; share it across users and requests."""
 
@@ -60,6 +67,8 @@ class FrappeClient:
             transport=transport,
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=20),
         )
+        # One client serves many users: it must never remember a session cookie.
+        self._http.cookies.jar.set_policy(_NoCookies())
         self._version: int | None = None
 
     async def aclose(self) -> None:
@@ -67,10 +76,10 @@ class FrappeClient:
 
     # ------------------------------------------------------------ transport
 
-    def _auth(self, cred: Credential) -> tuple[dict[str, str], dict[str, str]]:
+    def _auth(self, cred: Credential) -> dict[str, str]:
         if cred.sid:
-            return {}, {"sid": cred.sid}
-        return {"Authorization": f"token {cred.api_key}:{cred.api_secret}"}, {}
+            return {"Cookie": f"sid={cred.sid}"}
+        return {"Authorization": f"token {cred.api_key}:{cred.api_secret}"}
 
     async def request(
         self,
@@ -83,19 +92,13 @@ class FrappeClient:
         write: bool = False,
     ) -> Any:
         """One call. Returns the decoded body; raises ErpRefusal with the ERP's own words."""
-        headers, cookies = self._auth(cred) if cred else ({}, {})
+        headers = self._auth(cred) if cred else {}
         attempts = 1 if write else self.read_retries + 1
         last_error = ""
         for attempt in range(attempts):
             try:
-                self._http.cookies.clear()
                 response = await self._http.request(
-                    method,
-                    path,
-                    params=_encode(params or {}),
-                    json=json_body,
-                    headers=headers,
-                    cookies=cookies or None,
+                    method, path, params=_encode(params or {}), json=json_body, headers=headers
                 )
             except httpx.TimeoutException:
                 last_error = f"The ERP did not answer within {self._http.timeout.read} s"
@@ -141,7 +144,7 @@ class FrappeClient:
     async def _session_ended(self, cred: Credential) -> bool:
         """A stale sid makes Frappe treat the caller as Guest (403), not 401: ask who we are."""
         response = await self._http.get(
-            "/api/method/frappe.auth.get_logged_user", cookies={"sid": cred.sid or ""}
+            "/api/method/frappe.auth.get_logged_user", headers=self._auth(cred)
         )
         return response.status_code != 200
 

@@ -134,7 +134,7 @@ class ERPNextConnector(Connector):
             page_length=limit + 1 if limit else 0,
         )
         has_more = bool(limit) and len(rows) > limit
-        records = [emap.to_canonical(r) for r in rows[: limit or None]]
+        records = emap.rows_to_canonical(rows[: limit or None])
         return Page(records, start, limit, has_more)
 
     async def get(self, cred: Credential, entity: str, record_id: str) -> Record:
@@ -194,7 +194,12 @@ class ERPNextConnector(Connector):
         self, cred: Credential, report: str, params: Mapping[str, Any]
     ) -> ReportResult:
         rmap = self.catalog.native_report(self.name, report)
-        reply = await self.client.run_report(cred, rmap.native, rmap.native_filters(params))
+        given = dict(params)
+        for name, param in self.catalog.report(report).params.items():
+            # "today" is left for the ERP to resolve in its own business date and timezone.
+            if given.get(name) is None and param.default not in (None, "today"):
+                given[name] = param.default
+        reply = await self.client.run_report(cred, rmap.native, rmap.native_filters(given))
         if reply.get("prepared_report") and "result" not in reply:
             return ReportResult(
                 report, [], [], prepared=True,
