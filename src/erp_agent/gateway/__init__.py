@@ -1,0 +1,1 @@
+"""The gateway: the ONE place a tool runs. Permission, validation, proposals, audit."""

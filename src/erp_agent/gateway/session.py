@@ -1,0 +1,27 @@
+"""A signed-in user's session, as the gateway sees it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from erp_agent.connectors.credentials import Credential
+
+
+@dataclass
+class Session:
+    """Who is asking, with which ERP credential, and which tools they were granted at sign-in.
+
+    ``allowed_tools`` is resolved once at sign-in from the role policy intersected with what the
+    ERP grants this user; the gateway refuses any other tool, whoever names it.
+    """
+
+    id: str
+    user: str
+    credential: Credential = field(repr=False)
+    roles: frozenset[str]
+    org: str = "default"
+    allowed_tools: frozenset[str] = frozenset()
+    read_only: bool = False
+    company: str | None = None
+    currency: str | None = None
+    timezone: str = "UTC"

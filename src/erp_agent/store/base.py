@@ -1,0 +1,91 @@
+"""The Store interface. Implementations: ``sqlite`` (embedded default), PostgreSQL later."""
+
+from __future__ import annotations
+
+import datetime as dt
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from erp_agent.store.models import (
+    AuditEvent,
+    Conversation,
+    Decision,
+    Proposal,
+    ProposalStatus,
+    Turn,
+)
+
+
+class Store(ABC):
+    """Async persistence. Every method is one transaction."""
+
+    @abstractmethod
+    async def migrate(self) -> None:
+        """Bring the schema to the latest version (idempotent)."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    # proposals
+    @abstractmethod
+    async def add_proposal(self, proposal: Proposal) -> None: ...
+
+    @abstractmethod
+    async def get_proposal(self, proposal_id: str) -> Proposal | None: ...
+
+    @abstractmethod
+    async def claim_proposal(self, proposal_id: str) -> bool:
+        """Atomically move a PENDING proposal to EXECUTING. False if it was not pending:
+        this is what makes a proposal single-use even with two confirms racing."""
+
+    @abstractmethod
+    async def finish_proposal(
+        self,
+        proposal_id: str,
+        status: ProposalStatus,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        decided_at: dt.datetime | None = None,
+    ) -> None: ...
+
+    @abstractmethod
+    async def list_proposals(
+        self, *, user: str | None = None, status: ProposalStatus | None = None, limit: int = 100
+    ) -> list[Proposal]: ...
+
+    # audit
+    @abstractmethod
+    async def record_event(self, event: AuditEvent) -> None: ...
+
+    @abstractmethod
+    async def events(
+        self,
+        *,
+        user: str | None = None,
+        tool: str | None = None,
+        decision: Decision | None = None,
+        since: dt.datetime | None = None,
+        limit: int = 100,
+    ) -> list[AuditEvent]: ...
+
+    # conversations and turns
+    @abstractmethod
+    async def create_conversation(self, conversation: Conversation) -> None: ...
+
+    @abstractmethod
+    async def get_conversation(self, conversation_id: str) -> Conversation | None: ...
+
+    @abstractmethod
+    async def list_conversations(self, user: str, *, limit: int = 50) -> list[Conversation]: ...
+
+    @abstractmethod
+    async def save_turn(self, turn: Turn) -> None:
+        """Insert or update a turn (its state is saved after every engine step)."""
+
+    @abstractmethod
+    async def get_turn(self, turn_id: str) -> Turn | None: ...
+
+    @abstractmethod
+    async def turns(self, conversation_id: str) -> Sequence[Turn]: ...

@@ -1,0 +1,96 @@
+"""What the store holds. Plain dataclasses: the store maps them to tables."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class ProposalStatus(StrEnum):
+    PENDING = "pending"
+    EXECUTING = "executing"  # claimed by a confirm; no second confirm can claim it
+    EXECUTED = "executed"
+    FAILED = "failed"  # the ERP refused at execution; the refusal is kept verbatim
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+
+
+@dataclass
+class Proposal:
+    """A write the model asked for, held until the user confirms exactly this payload."""
+
+    id: str
+    user: str
+    session_id: str
+    org: str
+    tool: str
+    payload: dict[str, Any]  # the exact arguments the tool will execute with
+    payload_hash: str  # sha256 of the canonical JSON of tool + payload
+    summary: str  # one line for the user: what will be written
+    diff: list[dict[str, Any]] = field(default_factory=list)  # field, before, after (updates)
+    document: dict[str, Any] | None = None  # the whole document to be created
+    status: ProposalStatus = ProposalStatus.PENDING
+    created_at: dt.datetime = field(default_factory=utcnow)
+    expires_at: dt.datetime = field(default_factory=utcnow)
+    decided_at: dt.datetime | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    conversation_id: str | None = None
+
+
+class Decision(StrEnum):
+    ALLOWED = "allowed"
+    REFUSED = "refused"  # not allowed for this session
+    INVALID = "invalid"  # arguments failed validation
+    PROPOSED = "proposed"  # a write became a proposal
+    CONFIRMED = "confirmed"
+    REJECTED = "rejected"
+    ERP_REFUSED = "erp_refused"  # the ERP said no
+    FAILED = "failed"  # something else went wrong
+
+
+@dataclass
+class AuditEvent:
+    """One gateway decision: who, which tool, what arguments (digest), what, why, how long."""
+
+    user: str
+    session_id: str
+    org: str
+    tool: str
+    args_digest: str
+    decision: Decision
+    reason: str
+    latency_ms: float
+    proposal_id: str | None = None
+    at: dt.datetime = field(default_factory=utcnow)
+    id: int | None = None
+
+
+@dataclass
+class Conversation:
+    id: str
+    user: str
+    org: str
+    title: str = ""
+    created_at: dt.datetime = field(default_factory=utcnow)
+    updated_at: dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass
+class Turn:
+    """One request/response cycle; ``state`` is the engine's resumable state after each step."""
+
+    id: str
+    conversation_id: str
+    seq: int
+    user_message: str
+    status: str = "running"  # running | done | failed
+    state: dict[str, Any] = field(default_factory=dict)
+    created_at: dt.datetime = field(default_factory=utcnow)
+    updated_at: dt.datetime = field(default_factory=utcnow)

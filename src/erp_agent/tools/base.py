@@ -1,0 +1,145 @@
+"""The Tool model and the registry the gateway looks tools up in."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from erp_agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from erp_agent.catalog import Catalog
+    from erp_agent.connectors.base import Connector
+    from erp_agent.gateway.session import Session
+
+Args = dict[str, Any]
+
+
+class Effect(StrEnum):
+    READ = "read"
+    WRITE = "write"
+
+
+@dataclass
+class ToolContext:
+    """What a handler may use. ``session.credential`` is the user's: every ERP call is theirs."""
+
+    session: Session
+    connector: Connector
+    catalog: Catalog
+
+
+@dataclass
+class Change:
+    """What a write tool will do, prepared (reading as the user) before the user confirms.
+
+    ``payload`` is exactly what ``execute`` receives after the confirm; ``summary`` is one line
+    for the user; ``diff`` lists field/before/after for an update; ``document`` is the whole
+    record for a create.
+    """
+
+    payload: Args
+    summary: str
+    diff: list[dict[str, Any]] = field(default_factory=list)
+    document: dict[str, Any] | None = None
+
+
+ReadHandler = Callable[[ToolContext, Args], Awaitable[Any]]
+PrepareHandler = Callable[[ToolContext, Args], Awaitable[Change]]
+ExecuteHandler = Callable[[ToolContext, Args], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """The ERP right a tool depends on: the tool is offered only if the ERP grants it."""
+
+    entity: str | None = None  # a catalog entity, checked with connector.access
+    right: str = "read"  # read/create/update/submit/cancel/delete
+    report: str | None = None  # a catalog report, checked with connector.report_access
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool named ``<entity|module>.<action>``.
+
+    A read tool has ``run``; a write tool has ``prepare`` (builds the exact change, reading as
+    the user) and ``execute`` (performs exactly the confirmed payload). Handlers never check
+    permissions or effects: the gateway does.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    effect: Effect
+    module: str
+    run: ReadHandler | None = None
+    prepare: PrepareHandler | None = None
+    execute: ExecuteHandler | None = None
+    prompt_rules: str = ""
+    requires: tuple[Requirement, ...] = ()
+    entity: str | None = None
+    action: str = ""
+
+    def __post_init__(self) -> None:
+        if "." not in self.name:
+            raise ConfigError(f"tool name {self.name!r} must be '<entity-or-module>.<action>'")
+        if self.effect is Effect.READ and (self.run is None or self.prepare or self.execute):
+            raise ConfigError(f"read tool {self.name} needs `run` and no prepare/execute")
+        if self.effect is Effect.WRITE and (
+            self.prepare is None or self.execute is None or self.run
+        ):
+            raise ConfigError(f"write tool {self.name} needs `prepare` and `execute`, not `run`")
+        if self.parameters.get("type") != "object":
+            raise ConfigError(f"tool {self.name}: parameters must be a JSON schema of type object")
+
+    def schema(self) -> dict[str, Any]:
+        """The definition sent to a model (OpenAI function-tool shape)."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+class ToolRegistry:
+    """All tools, by name. Modules register at start; lookups are by name."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ConfigError(f"two tools are named {tool.name!r}")
+        self._tools[tool.name] = tool
+
+    def extend(self, tools: Iterable[Tool]) -> None:
+        for tool in tools:
+            self.add(tool)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def by_module(self) -> Mapping[str, list[Tool]]:
+        grouped: dict[str, list[Tool]] = {}
+        for tool in self._tools.values():
+            grouped.setdefault(tool.module, []).append(tool)
+        return grouped
