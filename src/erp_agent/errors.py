@@ -1,11 +1,13 @@
 """The one exception hierarchy of erp-agent.
 
-Two branches under one root:
+Three branches under one root:
 
 - ``ConfigError``: the package was misused or misconfigured (bad settings, a broken catalog, an
   unknown name asked for by code). Retrying will not help; the message says what to fix.
 - runtime errors (``ErpError``, ``ModelError``, ``StoreError``): something outside our code failed
   while serving a request. Layers add their own subclasses under these branches.
+- ``ToolError``: a tool could not do what was asked; its message is shown to the model, which
+  can correct its arguments and try again.
 
 Catch ``ErpAgentError`` to catch everything the package raises on purpose.
 """
@@ -52,6 +54,15 @@ class ModelError(ErpAgentError):
 
 class StoreError(ErpAgentError):
     """Persistence failed: the conversation/proposal/result store or a search index."""
+
+
+class ToolError(ErpAgentError):
+    """A tool could not do what was asked; the message is shown to the model."""
+
+
+class ToolInputError(ToolError):
+    """The arguments were valid JSON but cannot be acted on (a no-op update, an action that is
+    not available now); the message says what to change."""
 
 
 class ErpRefusal(ErpError):

@@ -143,6 +143,9 @@ class Connector(ABC):
     async def cancel(self, cred: Credential, entity: str, record_id: str) -> Record: ...
 
     @abstractmethod
+    async def delete(self, cred: Credential, entity: str, record_id: str) -> None: ...
+
+    @abstractmethod
     async def run_report(
         self, cred: Credential, report: str, params: Mapping[str, Any]
     ) -> ReportResult: ...

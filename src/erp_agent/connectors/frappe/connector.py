@@ -188,6 +188,9 @@ class ERPNextConnector(Connector):
             await self.client.run_doc_method(cred, emap.doctype, record_id, "cancel")
         )
 
+    async def delete(self, cred: Credential, entity: str, record_id: str) -> None:
+        await self.client.delete(cred, self.map(entity).doctype, record_id)
+
     # ------------------------------------------------------------ reports, metadata, workflow
 
     async def run_report(

@@ -1,0 +1,44 @@
+"""What the gateway answers: one shape for every path, with a model-visible rendering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    OK = "ok"
+    REFUSED = "refused"  # the session may not use this tool (or this proposal)
+    INVALID = "invalid"  # the arguments are wrong: the errors say how
+    PROPOSAL = "proposal"  # a write was prepared; it runs only after the user confirms
+    ERP_REFUSED = "erp_refused"  # the ERP said no: its own words in ``refusal``
+    ERROR = "error"  # something failed that the model cannot fix
+
+
+@dataclass
+class Outcome:
+    status: Status
+    tool: str
+    data: Any = None
+    message: str = ""
+    errors: list[str] = field(default_factory=list)
+    refusal: dict[str, Any] | None = None
+    proposal: dict[str, Any] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    def for_model(self) -> dict[str, Any]:
+        """The tool message content: results pass through unchanged; failures say what to do."""
+        if self.status is Status.OK:
+            return {"status": "ok", "result": self.data}
+        out: dict[str, Any] = {"status": str(self.status), "message": self.message}
+        if self.errors:
+            out["errors"] = self.errors
+        if self.refusal:
+            out["erp_refusal"] = self.refusal
+        if self.proposal:
+            out["proposal"] = self.proposal
+        return out

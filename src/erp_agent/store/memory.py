@@ -1,0 +1,122 @@
+"""An in-memory Store: for tests and throwaway sessions. Same contract as the SQL store."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+from erp_agent.store.base import Store
+from erp_agent.store.models import (
+    AuditEvent,
+    Conversation,
+    Decision,
+    Proposal,
+    ProposalStatus,
+    Turn,
+)
+
+
+class MemoryStore(Store):
+    def __init__(self) -> None:
+        self._proposals: dict[str, Proposal] = {}
+        self._events: list[AuditEvent] = []
+        self._conversations: dict[str, Conversation] = {}
+        self._turns: dict[str, Turn] = {}
+        self._lock = asyncio.Lock()
+
+    async def migrate(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def add_proposal(self, proposal: Proposal) -> None:
+        self._proposals[proposal.id] = copy.deepcopy(proposal)
+
+    async def get_proposal(self, proposal_id: str) -> Proposal | None:
+        found = self._proposals.get(proposal_id)
+        return copy.deepcopy(found) if found else None
+
+    async def claim_proposal(self, proposal_id: str) -> bool:
+        async with self._lock:
+            found = self._proposals.get(proposal_id)
+            if found is None or found.status is not ProposalStatus.PENDING:
+                return False
+            found.status = ProposalStatus.EXECUTING
+            return True
+
+    async def finish_proposal(
+        self,
+        proposal_id: str,
+        status: ProposalStatus,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        decided_at: dt.datetime | None = None,
+    ) -> None:
+        found = self._proposals[proposal_id]
+        found.status = status
+        found.result = copy.deepcopy(result)
+        found.error = copy.deepcopy(error)
+        found.decided_at = decided_at or dt.datetime.now(dt.UTC)
+
+    async def list_proposals(
+        self, *, user: str | None = None, status: ProposalStatus | None = None, limit: int = 100
+    ) -> list[Proposal]:
+        found = [
+            copy.deepcopy(p)
+            for p in self._proposals.values()
+            if (user is None or p.user == user) and (status is None or p.status is status)
+        ]
+        return sorted(found, key=lambda p: p.created_at, reverse=True)[:limit]
+
+    async def record_event(self, event: AuditEvent) -> None:
+        stored = copy.deepcopy(event)
+        stored.id = len(self._events) + 1
+        self._events.append(stored)
+
+    async def events(
+        self,
+        *,
+        user: str | None = None,
+        tool: str | None = None,
+        decision: Decision | None = None,
+        since: dt.datetime | None = None,
+        limit: int = 100,
+    ) -> list[AuditEvent]:
+        found = [
+            e
+            for e in self._events
+            if (user is None or e.user == user)
+            and (tool is None or e.tool == tool)
+            and (decision is None or e.decision is decision)
+            and (since is None or e.at >= since)
+        ]
+        return [copy.deepcopy(e) for e in reversed(found)][:limit]
+
+    async def create_conversation(self, conversation: Conversation) -> None:
+        self._conversations[conversation.id] = copy.deepcopy(conversation)
+
+    async def get_conversation(self, conversation_id: str) -> Conversation | None:
+        found = self._conversations.get(conversation_id)
+        return copy.deepcopy(found) if found else None
+
+    async def list_conversations(self, user: str, *, limit: int = 50) -> list[Conversation]:
+        found = [c for c in self._conversations.values() if c.user == user]
+        return [copy.deepcopy(c) for c in sorted(found, key=lambda c: c.updated_at, reverse=True)][
+            :limit
+        ]
+
+    async def save_turn(self, turn: Turn) -> None:
+        self._turns[turn.id] = copy.deepcopy(turn)
+
+    async def get_turn(self, turn_id: str) -> Turn | None:
+        found = self._turns.get(turn_id)
+        return copy.deepcopy(found) if found else None
+
+    async def turns(self, conversation_id: str) -> Sequence[Turn]:
+        found = [t for t in self._turns.values() if t.conversation_id == conversation_id]
+        return [copy.deepcopy(t) for t in sorted(found, key=lambda t: t.seq)]

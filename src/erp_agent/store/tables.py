@@ -1,0 +1,105 @@
+"""The store's tables (SQLAlchemy Core). Migrations must produce exactly this schema.
+
+Dialect-neutral on purpose: JSON via the generic ``JSON`` type, datetimes via ``UTCDateTime``,
+enums as plain strings (no CHECK constraints or PostgreSQL enum types to migrate later).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Column,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from erp_agent.store.column_types import UTCDateTime
+
+# Named constraints, so that later migrations (SQLite batch mode in particular) can address them.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+conversations = Table(
+    "conversations",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("user", String, nullable=False),
+    Column("org", String, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index(None, "user", "updated_at"),
+)
+
+turns = Table(
+    "turns",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column(
+        "conversation_id",
+        String,
+        ForeignKey("conversations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("seq", Integer, nullable=False),
+    Column("user_message", Text, nullable=False),
+    Column("status", String, nullable=False),
+    Column("state", JSON, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    UniqueConstraint("conversation_id", "seq"),
+)
+
+proposals = Table(
+    "proposals",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("user", String, nullable=False, index=True),
+    Column("session_id", String, nullable=False),
+    Column("org", String, nullable=False),
+    Column("tool", String, nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("payload_hash", String, nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("diff", JSON, nullable=False),
+    # none_as_null: a missing document/result/error is SQL NULL, not the JSON text 'null'.
+    Column("document", JSON(none_as_null=True), nullable=True),
+    Column("status", String, nullable=False, index=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+    Column("decided_at", UTCDateTime, nullable=True),
+    Column("result", JSON(none_as_null=True), nullable=True),
+    Column("error", JSON(none_as_null=True), nullable=True),
+    # No foreign key: proposals also come from the API and MCP, outside any conversation.
+    Column("conversation_id", String, nullable=True),
+)
+
+audit_events = Table(
+    "audit_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user", String, nullable=False, index=True),
+    Column("session_id", String, nullable=False),
+    Column("org", String, nullable=False),
+    Column("tool", String, nullable=False, index=True),
+    Column("args_digest", String, nullable=False),
+    Column("decision", String, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("latency_ms", Double, nullable=False),
+    # No foreign key: refusals name proposal ids that may not exist.
+    Column("proposal_id", String, nullable=True),
+    Column("at", UTCDateTime, nullable=False, index=True),
+)

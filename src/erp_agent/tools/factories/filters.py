@@ -1,0 +1,189 @@
+"""The filter, sort and grouping grammar of entity tools: schemas, and arguments -> query types.
+
+A filter is ``{field, op, value}`` on a canonical field, or on a row field of a table as
+``items.item``. The gateway has checked the shape against the schema; what a schema cannot say
+(an ``in`` needs a list, ``between`` two values) is checked here and reported as
+``ToolInputError`` so the model can correct the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from erp_agent.catalog import Entity, Field, FieldType
+from erp_agent.catalog.fields import DATE_TYPES, NUMERIC_TYPES
+from erp_agent.connectors.query import DatePart, Filter, Func, GroupKey, Measure, Op
+from erp_agent.errors import ToolInputError
+from erp_agent.tools.factories.schemas import Schema, obj
+
+_LIST_OPS = frozenset({Op.IN, Op.NOT_IN, Op.BETWEEN})
+_NO_VALUE_OPS = frozenset({Op.IS_SET, Op.IS_NOT_SET})
+_MEASURE_TYPES = NUMERIC_TYPES | {FieldType.PERCENT}
+
+
+# ------------------------------------------------------------------ which fields go where
+
+
+def filterable(entity: Entity) -> list[str]:
+    """Filterable fields, and filterable row fields of tables as ``table.field``."""
+    names: list[str] = []
+    for name, field in entity.fields.items():
+        if field.type is FieldType.TABLE:
+            names += [f"{name}.{child}" for child, f in field.fields.items() if f.filterable]
+        elif field.filterable:
+            names.append(name)
+    return names
+
+
+def scalar_fields(entity: Entity) -> list[str]:
+    return [n for n, f in entity.fields.items() if f.is_scalar]
+
+
+def sortable(entity: Entity) -> list[str]:
+    return [n for n, f in entity.fields.items() if f.sortable]
+
+
+def measurable(entity: Entity) -> list[str]:
+    """Fields a sum/avg/min/max may take: summable ones, and any other number."""
+    return [n for n, f in entity.fields.items() if f.summable or f.type in _MEASURE_TYPES]
+
+
+def groupable(entity: Entity) -> list[str]:
+    """Fields to group by: groupable ones, and dates (by year, quarter or month)."""
+    return [n for n, f in entity.fields.items() if f.groupable or f.type in DATE_TYPES]
+
+
+def _field_of(entity: Entity, name: str) -> Field | None:
+    head, _, rest = name.partition(".")
+    field = entity.fields.get(head)
+    if field is not None and rest:
+        return field.fields.get(rest)
+    return field
+
+
+# ------------------------------------------------------------------ schemas
+
+
+def _enum(values: Iterable[str]) -> Schema:
+    return {"type": "string", "enum": list(values)}
+
+
+def filters_schema(entity: Entity) -> Schema:
+    value: Schema = {
+        "type": ["string", "number", "boolean", "array"],
+        "items": {"type": ["string", "number", "boolean"]},
+        "description": "One value; a list for 'in'/'not in'; [from, to] for 'between'; "
+        "leave out for 'is set'/'is not set'. Dates as YYYY-MM-DD.",
+    }
+    item = obj(
+        {"field": _enum(filterable(entity)), "op": _enum(o.value for o in Op), "value": value},
+        ["field", "op"],
+    )
+    hints = [
+        f"{n} is one of {', '.join(f.values)}"
+        for n, f in entity.fields.items()
+        if f.filterable and f.type is FieldType.ENUM
+    ]
+    text = f"Conditions on {entity.plural}, all of which must hold."
+    if hints:
+        text += " Values: " + "; ".join(hints) + "."
+    return {"type": "array", "items": item, "description": text}
+
+
+def order_by_schema(entity: Entity) -> Schema:
+    item = obj(
+        {"field": _enum(sortable(entity)), "direction": _enum(["asc", "desc"])},
+        ["field"],
+    )
+    return {
+        "type": "array",
+        "items": item,
+        "description": "Sort keys, first one first; direction defaults to asc.",
+    }
+
+
+def measures_schema(entity: Entity) -> Schema:
+    properties: dict[str, Schema] = {"func": _enum(f.value for f in Func)}
+    fields = measurable(entity)
+    if fields:
+        properties["field"] = _enum(fields)
+    return {
+        "type": "array",
+        "minItems": 1,
+        "items": obj(properties, ["func"]),
+        "description": "What to compute: count needs no field; sum/avg/min/max need one.",
+    }
+
+
+def group_by_schema(entity: Entity) -> Schema:
+    item = obj(
+        {"field": _enum(groupable(entity)), "part": _enum(p.value for p in DatePart)},
+        ["field"],
+    )
+    return {
+        "type": "array",
+        "maxItems": 3,
+        "items": item,
+        "description": "Group rows by these fields; for a date give part (year, quarter, month).",
+    }
+
+
+# ------------------------------------------------------------------ arguments -> query types
+
+
+def parse_filters(entity: Entity, raw: Iterable[Mapping[str, Any]]) -> list[Filter]:
+    out: list[Filter] = []
+    for item in raw:
+        name, op = str(item["field"]), Op(item["op"])
+        value = item.get("value")
+        if _field_of(entity, name) is None or name not in filterable(entity):
+            raise ToolInputError(
+                f"{entity.name} cannot be filtered on {name!r}; "
+                f"filterable fields: {', '.join(filterable(entity))}"
+            )
+        if op in _NO_VALUE_OPS:
+            value = None
+        elif value is None:
+            raise ToolInputError(f"filter on {name} with {op.value!r} needs a value")
+        elif op in _LIST_OPS and not isinstance(value, list):
+            raise ToolInputError(f"filter on {name} with {op.value!r} needs a list as value")
+        elif op is Op.BETWEEN and len(value) != 2:
+            raise ToolInputError(f"filter on {name} with 'between' needs [from, to]")
+        elif op not in _LIST_OPS and isinstance(value, list):
+            raise ToolInputError(
+                f"filter on {name} with {op.value!r} takes one value; use 'in' for a list"
+            )
+        out.append(Filter(name, op, value))
+    return out
+
+
+def parse_order_by(raw: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    return [(str(o["field"]), str(o.get("direction") or "asc")) for o in raw]
+
+
+def parse_measures(entity: Entity, raw: Iterable[Mapping[str, Any]]) -> tuple[Measure, ...]:
+    out: list[Measure] = []
+    for item in raw:
+        func, field = Func(item["func"]), item.get("field")
+        if field is None and func is not Func.COUNT:
+            raise ToolInputError(
+                f"{func.value} needs a field; numeric fields of {entity.name}: "
+                f"{', '.join(measurable(entity)) or 'none'}"
+            )
+        out.append(Measure(func, field))
+    return tuple(out)
+
+
+def parse_group_by(entity: Entity, raw: Iterable[Mapping[str, Any]]) -> tuple[GroupKey, ...]:
+    out: list[GroupKey] = []
+    for item in raw:
+        name, part = str(item["field"]), item.get("part")
+        field = entity.field(name)
+        is_date = field.type in DATE_TYPES
+        if part is not None and not is_date:
+            raise ToolInputError(f"{name} is not a date; 'part' is only for date fields")
+        if part is None and is_date and not field.groupable:
+            raise ToolInputError(f"group {name} by a part: year, quarter or month")
+        out.append(GroupKey(name, DatePart(part) if part else None))
+    return tuple(out)
