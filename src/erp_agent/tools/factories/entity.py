@@ -1,0 +1,267 @@
+"""Entity tools, ``<entity>.<operation>``, generated from the catalog for each allowed operation.
+
+Reads call the connector as the user and return JSON-ready results. Writes are two steps: the
+gateway calls ``prepare`` (which reads as the user and builds the exact ``Change``) and, once the
+user confirms, ``execute`` with exactly the stored payload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from erp_agent.catalog import Catalog, Entity, Operation
+from erp_agent.connectors.query import AggregateRequest
+from erp_agent.errors import ToolInputError
+from erp_agent.tools.base import (
+    Args,
+    Change,
+    Effect,
+    ExecuteHandler,
+    PrepareHandler,
+    ReadHandler,
+    Requirement,
+    Tool,
+    ToolContext,
+)
+from erp_agent.tools.factories import _records, _text
+from erp_agent.tools.factories import filters as grammar
+from erp_agent.tools.factories.schemas import (
+    Schema,
+    create_schema,
+    id_only_schema,
+    id_schema,
+    obj,
+    update_schema,
+)
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 500
+
+# The ERP right each operation needs (Requirement.right).
+_RIGHTS = {
+    Operation.LIST: "read",
+    Operation.GET: "read",
+    Operation.COUNT: "read",
+    Operation.AGGREGATE: "read",
+    Operation.CREATE: "create",
+    Operation.UPDATE: "update",
+    Operation.SUBMIT: "submit",
+    Operation.CANCEL: "cancel",
+    Operation.DELETE: "delete",
+}
+
+
+# ------------------------------------------------------------------ schemas per operation
+
+
+def _list_schema(entity: Entity) -> Schema:
+    return obj(
+        {
+            "fields": {
+                "type": "array",
+                "uniqueItems": True,
+                "items": {"type": "string", "enum": grammar.scalar_fields(entity)},
+                "description": "Columns to return (the id always comes back). Default: all.",
+            },
+            "filters": grammar.filters_schema(entity),
+            "order_by": grammar.order_by_schema(entity),
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIMIT,
+                "default": DEFAULT_LIMIT,
+                "description": f"Rows per page (default {DEFAULT_LIMIT}).",
+            },
+            "start": {
+                "type": "integer",
+                "minimum": 0,
+                "default": 0,
+                "description": "Rows to skip: the next page starts at start + limit.",
+            },
+        }
+    )
+
+
+def _aggregate_schema(entity: Entity) -> Schema:
+    properties = {
+        "measures": grammar.measures_schema(entity),
+        "group_by": grammar.group_by_schema(entity),
+        "filters": grammar.filters_schema(entity),
+    }
+    return obj(properties, ["measures"])
+
+
+def schema_for(entity: Entity, op: Operation, catalog: Catalog) -> Schema:
+    """The argument schema of ``<entity>.<op>``."""
+    if op is Operation.LIST:
+        return _list_schema(entity)
+    if op is Operation.GET:
+        return obj({"id": id_schema(entity)}, ["id"])
+    if op is Operation.COUNT:
+        return obj({"filters": grammar.filters_schema(entity)})
+    if op is Operation.AGGREGATE:
+        return _aggregate_schema(entity)
+    if op is Operation.CREATE:
+        return create_schema(entity, catalog)
+    if op is Operation.UPDATE:
+        return update_schema(entity, catalog)
+    return id_only_schema(entity)
+
+
+# ------------------------------------------------------------------ read handlers
+
+
+def _list(entity: Entity) -> ReadHandler:
+    async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
+        page = await ctx.connector.list(
+            ctx.session.credential,
+            entity.name,
+            fields=args.get("fields") or None,
+            filters=grammar.parse_filters(entity, args.get("filters") or ()),
+            order_by=grammar.parse_order_by(args.get("order_by") or ()),
+            start=int(args.get("start") or 0),
+            limit=int(args.get("limit") or DEFAULT_LIMIT),
+        )
+        return asdict(page)
+
+    return run
+
+
+def _get(entity: Entity) -> ReadHandler:
+    async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
+        return await ctx.connector.get(ctx.session.credential, entity.name, str(args["id"]))
+
+    return run
+
+
+def _count(entity: Entity) -> ReadHandler:
+    async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
+        flts = grammar.parse_filters(entity, args.get("filters") or ())
+        return {"count": await ctx.connector.count(ctx.session.credential, entity.name, flts)}
+
+    return run
+
+
+def _aggregate(entity: Entity) -> ReadHandler:
+    async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
+        request = AggregateRequest(
+            measures=grammar.parse_measures(entity, args["measures"]),
+            group_by=grammar.parse_group_by(entity, args.get("group_by") or ()),
+            filters=tuple(grammar.parse_filters(entity, args.get("filters") or ())),
+        )
+        result = await ctx.connector.aggregate(ctx.session.credential, entity.name, request)
+        return {
+            "rows": result.rows,
+            "record_count": result.record_count,
+            "method": result.method,
+            "detail": result.detail,
+        }
+
+    return run
+
+
+# ------------------------------------------------------------------ write handlers
+
+
+def _create(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
+    async def prepare(ctx: ToolContext, args: Args) -> Change:
+        values = dict(args)
+        return Change(
+            payload=values,
+            summary=_records.creation_summary(entity, values),
+            document=dict(values),
+        )
+
+    async def execute(ctx: ToolContext, payload: Args) -> dict[str, Any]:
+        return await ctx.connector.create(ctx.session.credential, entity.name, payload)
+
+    return prepare, execute
+
+
+def _update(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
+    async def prepare(ctx: ToolContext, args: Args) -> Change:
+        record_id, values = str(args["id"]), dict(args["values"])
+        current = await ctx.connector.get(ctx.session.credential, entity.name, record_id)
+        changes = _records.diff(entity, current, values)
+        if not changes:
+            given = ", ".join(f"{k}={v!r}" for k, v in values.items())
+            raise ToolInputError(
+                f"{entity.label} {record_id} already has {given}: nothing would change. "
+                f"Read it with {entity.name}.get and give only values that differ."
+            )
+        changed = {c["field"]: c["after"] for c in changes}
+        labels = ", ".join(c["label"] for c in changes)
+        return Change(
+            payload={"id": record_id, "values": changed},
+            summary=f"Update {entity.label} {_records.key_figures(entity, current)}: {labels}",
+            diff=changes,
+        )
+
+    async def execute(ctx: ToolContext, payload: Args) -> dict[str, Any]:
+        return await ctx.connector.update(
+            ctx.session.credential, entity.name, str(payload["id"]), payload["values"]
+        )
+
+    return prepare, execute
+
+
+def _by_id(entity: Entity, op: Operation) -> tuple[PrepareHandler, ExecuteHandler]:
+    """submit, cancel and delete: read the document as the user, name it and its figures."""
+    verb = op.value.capitalize()
+
+    async def prepare(ctx: ToolContext, args: Args) -> Change:
+        record_id = str(args["id"])
+        current = await ctx.connector.get(ctx.session.credential, entity.name, record_id)
+        return Change(
+            payload={"id": record_id},
+            summary=f"{verb} {entity.label} {_records.key_figures(entity, current)}",
+            document=current,
+        )
+
+    async def execute(ctx: ToolContext, payload: Args) -> dict[str, Any] | None:
+        cred, record_id = ctx.session.credential, str(payload["id"])
+        if op is Operation.SUBMIT:
+            return await ctx.connector.submit(cred, entity.name, record_id)
+        if op is Operation.CANCEL:
+            return await ctx.connector.cancel(cred, entity.name, record_id)
+        await ctx.connector.delete(cred, entity.name, record_id)
+        return {"deleted": record_id}
+
+    return prepare, execute
+
+
+_READS = {
+    Operation.LIST: _list,
+    Operation.GET: _get,
+    Operation.COUNT: _count,
+    Operation.AGGREGATE: _aggregate,
+}
+
+
+def entity_tool(entity: Entity, op: Operation, catalog: Catalog) -> Tool:
+    """The tool ``<entity>.<op>``."""
+    common: dict[str, Any] = {
+        "name": f"{entity.name}.{op.value}",
+        "description": _text.describe(entity, op),
+        "parameters": schema_for(entity, op, catalog),
+        "module": entity.modules[0],
+        "prompt_rules": _text.rules(entity, op),
+        "requires": (Requirement(entity=entity.name, right=_RIGHTS[op]),),
+        "entity": entity.name,
+        "action": op.value,
+    }
+    if op in _READS:
+        return Tool(effect=Effect.READ, run=_READS[op](entity), **common)
+    if op is Operation.CREATE:
+        prepare, execute = _create(entity)
+    elif op is Operation.UPDATE:
+        prepare, execute = _update(entity)
+    else:
+        prepare, execute = _by_id(entity, op)
+    return Tool(effect=Effect.WRITE, prepare=prepare, execute=execute, **common)
+
+
+def entity_tools(catalog: Catalog) -> list[Tool]:
+    """One tool per entity and operation the catalog allows, in catalog order."""
+    return [entity_tool(e, op, catalog) for e in catalog.entities.values() for op in e.operations]
