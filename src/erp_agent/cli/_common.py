@@ -39,16 +39,13 @@ def connector_from(settings: Settings) -> Connector:
     )
 
 
-def run_as_user(user: str, work: Callable[[Connector, Credential], Awaitable[T]]) -> T:
-    """Sign in as ``user`` and run ``work``; errors become one clear line and exit code 1."""
-    settings = load_settings()
-    password = password_for(user, settings)
+def run_async(settings: Settings, work: Callable[[Connector], Awaitable[T]]) -> T:
+    """Run ``work`` with a connector; errors become one clear line and exit code 1."""
 
     async def main() -> T:
         connector = connector_from(settings)
         try:
-            cred = await connector.login(user, password)
-            return await work(connector, cred)
+            return await work(connector)
         finally:
             await connector.aclose()
 
@@ -59,4 +56,15 @@ def run_as_user(user: str, work: Callable[[Connector, Credential], Awaitable[T]]
         raise typer.Exit(1) from exc
 
 
-__all__ = ["console", "load_settings", "run_as_user"]
+def run_as_user(user: str, work: Callable[[Connector, Credential], Awaitable[T]]) -> T:
+    """Sign in as ``user`` and run ``work``; errors become one clear line and exit code 1."""
+    settings = load_settings()
+    password = password_for(user, settings)
+
+    async def signed_in(connector: Connector) -> T:
+        return await work(connector, await connector.login(user, password))
+
+    return run_async(settings, signed_in)
+
+
+__all__ = ["console", "load_settings", "password_for", "run_as_user", "run_async"]

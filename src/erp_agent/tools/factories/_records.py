@@ -32,7 +32,9 @@ def _rows_text(entity: Entity, record: Mapping[str, Any]) -> list[str]:
         rows = record.get(name)
         if field.type is FieldType.TABLE and isinstance(rows, list) and rows:
             label = field.label.lower()
-            out.append(f"{len(rows)} {label[:-1] if len(rows) == 1 and label.endswith('s') else label}")
+            out.append(
+                f"{len(rows)} {label[:-1] if len(rows) == 1 and label.endswith('s') else label}"
+            )
     return out
 
 
@@ -86,7 +88,9 @@ def _same(field: Field, before: object, after: object) -> bool:
     return before == after
 
 
-def diff(entity: Entity, current: Mapping[str, Any], values: Mapping[str, Any]) -> list[dict[str, Any]]:
+def diff(
+    entity: Entity, current: Mapping[str, Any], values: Mapping[str, Any]
+) -> list[dict[str, Any]]:
     """``[{field, label, before, after}]`` for each value that differs from the record."""
     out = []
     for name, after in values.items():

@@ -9,7 +9,7 @@ WRITE_RULE = (
     "This prepares a proposal; the user must confirm it before anything changes in the ERP. "
     "Tell the user what will change and do not say it is done until they confirm."
 )
-LIST_RULE = "Rows from list are one page: never add up, average or count them. "
+LIST_RULE = "Rows from list are one page of records, not the whole set. "
 COUNT_RULE = "Counts come from this tool, not from counting listed rows."
 AGGREGATE_RULE = (
     "Totals, counts and averages come from this tool; never add up rows from list. "
@@ -64,7 +64,7 @@ def describe(entity: Entity, op: Operation) -> str:
             "Returns the record."
         ),
         Operation.COUNT: (
-            f"Count {plural} matching filters: the exact number, as {{count}}. Use for "
+            f"Count {plural} matching filters. Returns the exact number as count. Use for "
             f"'how many'. {_hints(entity)}"
         ),
         Operation.AGGREGATE: (

@@ -52,8 +52,9 @@ def id_schema(entity: Entity) -> Schema:
 def link_text(catalog: Catalog, target: str) -> str:
     """How a link is described to the model: whose id it holds and where to find one."""
     linked = catalog.entities.get(target)
-    label = linked.label if linked else target.replace("_", " ")
-    return f"Id of a {label} (find it with {target}.list)."
+    if linked is None:
+        return f"The id of a linked {target.replace('_', ' ')}."
+    return f"The id of a linked {linked.label} (find one with {target}.list)."
 
 
 def value_schema(field: Field, catalog: Catalog) -> Schema:

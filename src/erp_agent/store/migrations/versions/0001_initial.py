@@ -9,7 +9,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-
+# Written out in full rather than from tables.py, so this file keeps describing revision 0001
+# when the tables change; datetimes are tables.UTCDateTime, whose DDL is DateTime(timezone=True).
 revision = "0001"
 down_revision: str | None = None
 branch_labels: str | None = None
@@ -27,9 +28,7 @@ def upgrade() -> None:
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_conversations"),
     )
-    op.create_index(
-        "ix_conversations_user_updated_at", "conversations", ["user", "updated_at"]
-    )
+    op.create_index("ix_conversations_user_updated_at", "conversations", ["user", "updated_at"])
 
     op.create_table(
         "turns",

@@ -1,0 +1,37 @@
+"""Sign-in: an ERP login becomes a Session with the tools this user may be offered."""
+
+from __future__ import annotations
+
+import secrets
+
+from erp_agent.connectors.base import Connector
+from erp_agent.gateway.policy import RolePolicy, resolve_allowed_tools
+from erp_agent.gateway.session import Session
+from erp_agent.tools.base import ToolRegistry
+
+
+async def sign_in(
+    connector: Connector,
+    registry: ToolRegistry,
+    policy: RolePolicy,
+    user: str,
+    password: str,
+    *,
+    org: str = "default",
+    read_only: bool = False,
+) -> Session:
+    """Log in to the ERP as ``user`` and resolve the session's tools (policy ∩ ERP grants)."""
+    cred = await connector.login(user, password)
+    roles = frozenset(await connector.roles(cred))
+    allowed = await resolve_allowed_tools(
+        connector, cred, roles, registry, policy, read_only=read_only
+    )
+    return Session(
+        id=f"sess_{secrets.token_urlsafe(12)}",
+        user=user,
+        credential=cred,
+        roles=roles,
+        org=org,
+        allowed_tools=allowed,
+        read_only=read_only,
+    )

@@ -1,0 +1,1 @@
+"""Chat model providers behind one interface (``ChatModel``), and the test doubles."""

@@ -1,0 +1,287 @@
+"""``SQLStore``: the Store on SQLAlchemy Core with an async engine (SQLite now, PostgreSQL later).
+
+The queries are dialect-neutral; what differs per database lives in the engine set-up. Every
+method is one transaction, and every database failure leaves as a ``StoreError``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import insert, select, update
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from erp_agent.errors import ConfigError, StoreError
+from erp_agent.store import rows, schema
+from erp_agent.store.base import Store
+from erp_agent.store.models import (
+    AuditEvent,
+    Conversation,
+    Decision,
+    Proposal,
+    ProposalStatus,
+    Turn,
+    utcnow,
+)
+from erp_agent.store.sql_errors import store_error
+from erp_agent.store.sqlite_setup import WRITE_OPTION, configure_sqlite, sqlite_directory
+from erp_agent.store.tables import audit_events, conversations, proposals, turns
+
+# Strict JSON: NaN/Infinity are not JSON and PostgreSQL would refuse them.
+_json_dumps = functools.partial(json.dumps, ensure_ascii=False, allow_nan=False)
+
+
+def open_store(url: str) -> Store:
+    """The store at ``url``, e.g. ``sqlite+aiosqlite:///path/store.sqlite``.
+
+    Opening connects to nothing; call ``migrate()`` before first use.
+    """
+    return SQLStore(url)
+
+
+def _parse_url(url: str) -> URL:
+    try:
+        parsed = make_url(url)
+    except sa_exc.ArgumentError as error:
+        # The URL is not echoed: unparsed, its password could not be masked.
+        raise ConfigError(
+            "The store URL is not a database URL. "
+            "Use, for example, sqlite+aiosqlite:///path/store.sqlite."
+        ) from error
+    if parsed.drivername == "sqlite":
+        # aiosqlite is the one async SQLite driver, so a plain sqlite:// URL can only mean it.
+        parsed = parsed.set(drivername="sqlite+aiosqlite")
+    return parsed
+
+
+class SQLStore(Store):
+    """The store in a SQL database reached through an async SQLAlchemy engine.
+
+    ``lock_timeout`` (SQLite only) is how long a write waits for another writer's lock before
+    failing with ``StoreError``.
+    """
+
+    def __init__(self, url: str, *, lock_timeout: float = 5.0) -> None:
+        parsed = _parse_url(url)
+        is_sqlite = parsed.get_backend_name() == "sqlite"
+        try:
+            self._engine: AsyncEngine = create_async_engine(
+                parsed,
+                json_serializer=_json_dumps,
+                connect_args={"timeout": lock_timeout} if is_sqlite else {},
+            )
+        except (sa_exc.ArgumentError, sa_exc.InvalidRequestError, ImportError) as error:
+            raise ConfigError(
+                f"Cannot open the store {parsed.render_as_string(hide_password=True)}: "
+                f"{str(error).rstrip('. ')}. "
+                "Use an async driver, for example sqlite+aiosqlite:///path/store.sqlite."
+            ) from error
+        self._directory: Path | None = None
+        if is_sqlite:
+            configure_sqlite(self._engine.sync_engine)
+            self._directory = sqlite_directory(parsed)
+
+    @property
+    def url(self) -> URL:
+        return self._engine.url
+
+    @asynccontextmanager
+    async def _transaction(self, action: str, *, write: bool) -> AsyncIterator[AsyncConnection]:
+        if self._directory is not None and not self._directory.is_dir():
+            # Checked first: the commonest set-up mistake, and a failed aiosqlite connect leaves
+            # a worker thread that can outlive (and trip over) a closing event loop.
+            where = self._engine.url.render_as_string(hide_password=True)
+            raise StoreError(
+                f"Could not {action} in the store {where}: the directory {self._directory} "
+                "does not exist (create it, or point the store at another path)."
+            )
+        try:
+            async with self._engine.connect() as connection:
+                if write:
+                    await connection.execution_options(**{WRITE_OPTION: True})
+                async with connection.begin():
+                    yield connection
+        except StoreError:
+            raise
+        except (sa_exc.SQLAlchemyError, OSError) as error:
+            raise store_error(action, error, self._engine.url) from error
+
+    # schema
+
+    async def migrate(self) -> None:
+        async with self._transaction("migrate the schema", write=True) as connection:
+            await connection.run_sync(schema.upgrade_to_head)
+
+    async def schema_version(self) -> str | None:
+        """The applied migration revision, or None on a database never migrated."""
+        async with self._transaction("read the schema version", write=False) as connection:
+            return await connection.run_sync(schema.current_revision)
+
+    async def close(self) -> None:
+        await self._engine.dispose()
+
+    # proposals
+
+    async def add_proposal(self, proposal: Proposal) -> None:
+        async with self._transaction(f"add proposal {proposal.id}", write=True) as connection:
+            await connection.execute(insert(proposals).values(rows.proposal_values(proposal)))
+
+    async def get_proposal(self, proposal_id: str) -> Proposal | None:
+        query = select(proposals).where(proposals.c.id == proposal_id)
+        async with self._transaction(f"read proposal {proposal_id}", write=False) as connection:
+            row = (await connection.execute(query)).mappings().first()
+        return None if row is None else rows.proposal_from_row(row)
+
+    async def claim_proposal(self, proposal_id: str) -> bool:
+        # One conditional UPDATE: the database decides which of two racing confirms wins.
+        claim = (
+            update(proposals)
+            .where(proposals.c.id == proposal_id)
+            .where(proposals.c.status == ProposalStatus.PENDING.value)
+            .values(status=ProposalStatus.EXECUTING.value)
+        )
+        async with self._transaction(f"claim proposal {proposal_id}", write=True) as connection:
+            result = await connection.execute(claim)
+        return result.rowcount == 1
+
+    async def finish_proposal(
+        self,
+        proposal_id: str,
+        status: ProposalStatus,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        decided_at: dt.datetime | None = None,
+    ) -> None:
+        """Set the final status, result and error; ``decided_at`` defaults to now. Raises
+        ``StoreError`` if there is no such proposal."""
+        finish = (
+            update(proposals)
+            .where(proposals.c.id == proposal_id)
+            .values(
+                status=status.value,
+                result=result,
+                error=error,
+                decided_at=decided_at or utcnow(),
+            )
+        )
+        async with self._transaction(f"finish proposal {proposal_id}", write=True) as connection:
+            changed = await connection.execute(finish)
+            if changed.rowcount != 1:
+                raise StoreError(f"There is no proposal {proposal_id} to finish.")
+
+    async def list_proposals(
+        self, *, user: str | None = None, status: ProposalStatus | None = None, limit: int = 100
+    ) -> list[Proposal]:
+        """Newest first."""
+        query = select(proposals)
+        if user is not None:
+            query = query.where(proposals.c.user == user)
+        if status is not None:
+            query = query.where(proposals.c.status == status.value)
+        query = query.order_by(proposals.c.created_at.desc(), proposals.c.id.desc()).limit(limit)
+        async with self._transaction("list proposals", write=False) as connection:
+            found = (await connection.execute(query)).mappings().all()
+        return [rows.proposal_from_row(row) for row in found]
+
+    # audit
+
+    async def record_event(self, event: AuditEvent) -> None:
+        """Store the event; an event without an id gets the one the database assigned."""
+        async with self._transaction(f"record a {event.tool} event", write=True) as connection:
+            added = await connection.execute(insert(audit_events).values(rows.event_values(event)))
+            if event.id is None and added.inserted_primary_key is not None:
+                event.id = added.inserted_primary_key[0]
+
+    async def events(
+        self,
+        *,
+        user: str | None = None,
+        tool: str | None = None,
+        decision: Decision | None = None,
+        since: dt.datetime | None = None,
+        limit: int = 100,
+    ) -> list[AuditEvent]:
+        """Newest first; ``since`` is inclusive."""
+        query = select(audit_events)
+        if user is not None:
+            query = query.where(audit_events.c.user == user)
+        if tool is not None:
+            query = query.where(audit_events.c.tool == tool)
+        if decision is not None:
+            query = query.where(audit_events.c.decision == decision.value)
+        if since is not None:
+            query = query.where(audit_events.c.at >= since)
+        query = query.order_by(audit_events.c.at.desc(), audit_events.c.id.desc()).limit(limit)
+        async with self._transaction("read audit events", write=False) as connection:
+            found = (await connection.execute(query)).mappings().all()
+        return [rows.event_from_row(row) for row in found]
+
+    # conversations and turns
+
+    async def create_conversation(self, conversation: Conversation) -> None:
+        values = rows.conversation_values(conversation)
+        action = f"create conversation {conversation.id}"
+        async with self._transaction(action, write=True) as connection:
+            await connection.execute(insert(conversations).values(values))
+
+    async def get_conversation(self, conversation_id: str) -> Conversation | None:
+        query = select(conversations).where(conversations.c.id == conversation_id)
+        action = f"read conversation {conversation_id}"
+        async with self._transaction(action, write=False) as connection:
+            row = (await connection.execute(query)).mappings().first()
+        return None if row is None else rows.conversation_from_row(row)
+
+    async def list_conversations(self, user: str, *, limit: int = 50) -> list[Conversation]:
+        """The user's conversations, most recently active (``updated_at``) first."""
+        query = (
+            select(conversations)
+            .where(conversations.c.user == user)
+            .order_by(conversations.c.updated_at.desc(), conversations.c.id.desc())
+            .limit(limit)
+        )
+        async with self._transaction("list conversations", write=False) as connection:
+            found = (await connection.execute(query)).mappings().all()
+        return [rows.conversation_from_row(row) for row in found]
+
+    async def save_turn(self, turn: Turn) -> None:
+        """Insert or update the turn, and move its conversation's ``updated_at`` up to the
+        turn's, so that ``list_conversations`` orders by latest activity."""
+        values = rows.turn_values(turn)
+        async with self._transaction(f"save turn {turn.id}", write=True) as connection:
+            # UPDATE, then INSERT if nothing matched: portable, unlike each dialect's upsert.
+            changed = await connection.execute(
+                update(turns).where(turns.c.id == turn.id).values(values)
+            )
+            if changed.rowcount == 0:
+                await connection.execute(insert(turns).values(values))
+            await connection.execute(
+                update(conversations)
+                .where(conversations.c.id == turn.conversation_id)
+                .where(conversations.c.updated_at < turn.updated_at)
+                .values(updated_at=turn.updated_at)
+            )
+
+    async def get_turn(self, turn_id: str) -> Turn | None:
+        query = select(turns).where(turns.c.id == turn_id)
+        async with self._transaction(f"read turn {turn_id}", write=False) as connection:
+            row = (await connection.execute(query)).mappings().first()
+        return None if row is None else rows.turn_from_row(row)
+
+    async def turns(self, conversation_id: str) -> list[Turn]:
+        """The conversation's turns in order (``seq`` ascending)."""
+        query = (
+            select(turns).where(turns.c.conversation_id == conversation_id).order_by(turns.c.seq)
+        )
+        action = f"read the turns of conversation {conversation_id}"
+        async with self._transaction(action, write=False) as connection:
+            found = (await connection.execute(query)).mappings().all()
+        return [rows.turn_from_row(row) for row in found]

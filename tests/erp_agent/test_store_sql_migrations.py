@@ -1,0 +1,105 @@
+"""Migrations: idempotent, and they build exactly the schema that tables.py describes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import Engine, create_engine, inspect
+
+from erp_agent.store import schema
+from erp_agent.store.sql_store import SQLStore
+from erp_agent.store.tables import metadata
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "store.sqlite"
+
+
+@pytest.fixture
+def inspector_engine(path: Path) -> Iterator[Engine]:
+    """A plain synchronous engine on the same file, to look at the schema from outside."""
+    engine = create_engine(f"sqlite:///{path}")
+    yield engine
+    engine.dispose()
+
+
+async def test_migrating_twice_leaves_the_schema_at_head(path: Path) -> None:
+    store = SQLStore(f"sqlite+aiosqlite:///{path}")
+    try:
+        assert await store.schema_version() is None
+        await store.migrate()
+        await store.migrate()
+        assert await store.schema_version() == schema.head_revision() == "0001"
+    finally:
+        await store.close()
+
+
+async def test_workers_migrating_at_once_all_succeed(path: Path) -> None:
+    stores = [SQLStore(f"sqlite+aiosqlite:///{path}") for _ in range(3)]
+    try:
+        await asyncio.gather(*(store.migrate() for store in stores))
+        assert await stores[0].schema_version() == "0001"
+    finally:
+        for store in stores:
+            await store.close()
+
+
+async def test_migrated_schema_matches_the_table_definitions(
+    path: Path, inspector_engine: Engine
+) -> None:
+    store = SQLStore(f"sqlite+aiosqlite:///{path}")
+    await store.migrate()
+    await store.close()
+
+    with inspector_engine.connect() as connection:
+        context = MigrationContext.configure(
+            connection, opts={"compare_type": True, "version_table": schema.VERSION_TABLE}
+        )
+        diff: list[Any] = compare_metadata(context, metadata)
+    assert diff == []
+
+    inspector = inspect(inspector_engine)
+    assert set(inspector.get_table_names()) == {
+        "conversations",
+        "turns",
+        "proposals",
+        "audit_events",
+        schema.VERSION_TABLE,
+    }
+    assert inspector.get_unique_constraints("turns") == [
+        {"name": "uq_turns_conversation_id_seq", "column_names": ["conversation_id", "seq"]}
+    ]
+    indexed = {
+        table: sorted(tuple(ix["column_names"]) for ix in inspector.get_indexes(table))
+        for table in ("proposals", "audit_events", "conversations")
+    }
+    assert indexed == {
+        "proposals": [("status",), ("user",)],
+        "audit_events": [("at",), ("tool",), ("user",)],
+        "conversations": [("user", "updated_at")],
+    }
+
+
+def test_downgrade_and_upgrade_again(path: Path, inspector_engine: Engine) -> None:
+    with inspector_engine.begin() as connection:
+        command.upgrade(schema.alembic_config(connection), "head")
+        command.downgrade(schema.alembic_config(connection), "base")
+        assert schema.current_revision(connection) is None
+        assert inspect(connection).get_table_names() == [schema.VERSION_TABLE]
+        command.upgrade(schema.alembic_config(connection), "head")
+        assert schema.current_revision(connection) == "0001"
+
+
+def test_alembic_cli_style_use_without_a_connection_explains_itself() -> None:
+    with pytest.raises(RuntimeError, match=r"Store\.migrate\(\)"):
+        command.upgrade(schema.alembic_config(), "head")
