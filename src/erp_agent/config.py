@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -18,9 +19,53 @@ from erp_agent.errors import ConfigError
 
 DEFAULT_ERP_URL = "http://127.0.0.1:8000"
 
+ModelProvider = Literal["openai", "azure", "anthropic"]
+
+
+class ModelSettings(BaseModel):
+    """One model endpoint. ``provider`` picks the wire protocol: ``openai`` covers every
+    OpenAI-compatible server (OpenAI, OpenRouter, DeepSeek, vLLM, Ollama, llama.cpp).
+    See docs/configuration.md for each provider's values."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
+
+    provider: ModelProvider = "openai"
+    model: str = Field(description="Model name; for Azure, the deployment's model name.")
+    base_url: str | None = Field(None, description="Endpoint; None means the provider default.")
+    api_key: SecretStr | None = None
+    api_key_env: str | None = Field(
+        None, description="Name of the environment variable holding the key (secret by reference)."
+    )
+    api_version: str | None = Field(None, description="Azure only: the api-version query value.")
+    deployment: str | None = Field(None, description="Azure only: the deployment in the path.")
+    timeout: float = Field(60.0, gt=0, description="Seconds for one attempt.")
+    max_retries: int = Field(3, ge=0, description="Retries on 429, 5xx and timeouts.")
+    context_window: int = Field(128_000, gt=0)
+    stream_usage: bool = Field(
+        True, description="Ask for a final usage chunk when streaming (stream_options)."
+    )
+    strict_tools: bool = Field(False, description="Send tool schemas in strict mode.")
+    headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers.")
+
+    def key(self) -> str | None:
+        """The API key: given directly, or read from the variable ``api_key_env`` names."""
+        if self.api_key is not None:
+            return self.api_key.get_secret_value()
+        if self.api_key_env:
+            value = os.environ.get(self.api_key_env)
+            if not value:
+                raise ConfigError(
+                    f"The model key is read from ${self.api_key_env}, which is not set. "
+                    f"Set {self.api_key_env} or give api_key in the model settings."
+                )
+            return value
+        return None
+
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ERP_AGENT_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix="ERP_AGENT_", env_nested_delimiter="__", extra="ignore", frozen=True
+    )
 
     erp_url: str = Field(
         DEFAULT_ERP_URL, description="Base URL of the ERP (default: the local demo ERP)."
@@ -33,6 +78,17 @@ class Settings(BaseSettings):
     )
     service_api_key: SecretStr | None = None
     service_api_secret: SecretStr | None = None
+    reasoning_model: ModelSettings | None = Field(
+        None, description="Chat model for the agent loop (JSON, or REASONING_MODEL__FIELD vars)."
+    )
+    vision_model: ModelSettings | None = Field(None, description="Model for images and scans.")
+    embeddings_model: ModelSettings | None = Field(None, description="Embedding model.")
+    tokens_per_minute: int | None = Field(
+        None, gt=0, description="Tokens per minute shared by every model call in the process."
+    )
+    monthly_token_budget: int | None = Field(
+        None, gt=0, description="Tokens each organisation may use per calendar month."
+    )
 
     @classmethod
     def settings_customise_sources(

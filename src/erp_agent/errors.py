@@ -49,7 +49,109 @@ class ErpError(ErpAgentError):
 
 
 class ModelError(ErpAgentError):
-    """A chat or embedding model provider failed (providers extend this branch)."""
+    """A chat or embedding model provider failed (providers extend this branch).
+
+    ``str(error)`` is the message for the user: what happened and what to do next. ``detail``
+    keeps the provider's own words for the log; ``status`` its HTTP status, when there was one.
+    """
+
+    default_message = "The AI model failed. Try again; if it keeps failing, tell an administrator."
+    retryable = False  # whether another attempt may succeed (ResilientModel reads this)
+
+    def __init__(
+        self, message: str | None = None, *, detail: str = "", status: int | None = None
+    ) -> None:
+        self.detail = detail
+        self.status = status
+        super().__init__(message or self.default_message)
+
+
+class ModelAuthError(ModelError):
+    """The provider rejected our key (401/403). Only an administrator can fix it."""
+
+    default_message = (
+        "The AI model provider rejected this installation's credentials. "
+        "Please tell an administrator to check the model's API key in the settings."
+    )
+
+
+class ModelRateLimited(ModelError):
+    """The provider asked us to slow down (429), and the allowed retries were spent."""
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        retry_after: float | None = None,
+        detail: str = "",
+        status: int | None = 429,
+    ) -> None:
+        self.retry_after = retry_after
+        if message is None:
+            wait = f"in about {max(1, round(retry_after))} seconds" if retry_after else "shortly"
+            message = (
+                "The AI model provider is limiting how fast we can send requests. "
+                f"Please try again {wait}."
+            )
+        super().__init__(message, detail=detail, status=status)
+
+
+class ModelTimeout(ModelError):
+    """The provider did not answer in time."""
+
+    retryable = True
+    default_message = (
+        "The AI model did not answer in time. Please try again; "
+        "if it keeps happening, ask a smaller question or tell an administrator."
+    )
+
+
+class ModelContextTooLong(ModelError):
+    """The prompt does not fit the model's context window; retrying the same prompt will not help."""
+
+    default_message = (
+        "This conversation is too long for the AI model to read at once. "
+        "Start a new conversation, or ask about fewer records at a time."
+    )
+
+
+class ModelUnavailable(ModelError):
+    """The provider could not be reached, or answered with a server error (5xx)."""
+
+    retryable = True
+    default_message = (
+        "The AI model provider is not responding right now. Please try again in a few minutes; "
+        "if it persists, tell an administrator."
+    )
+
+
+class ModelBadRequest(ModelError):
+    """The provider rejected the request as malformed (400): a bug or an unsupported setting."""
+
+    default_message = (
+        "The AI model provider rejected the request. This is a problem in the setup, "
+        "not in your question: please tell an administrator."
+    )
+
+
+class TokenBudgetExceeded(ModelError):
+    """The organisation has spent its monthly token budget; no call is made until it resets."""
+
+    def __init__(self, org: str, used: int, budget: int) -> None:
+        self.org = org
+        self.used = used
+        self.budget = budget
+        super().__init__(
+            f"Your organisation has used its monthly AI budget ({used:,} of {budget:,} tokens). "
+            "It resets on the first day of next month; an administrator can raise it with "
+            "ERP_AGENT_MONTHLY_TOKEN_BUDGET."
+        )
+
+
+class ModelRequestBlocked(ConfigError):
+    """A test tried to reach a real model provider (see ``models.testing.block_real_providers``)."""
 
 
 class StoreError(ErpAgentError):

@@ -25,7 +25,7 @@ from erp_agent.gateway.proposals import args_digest, new_proposal_id, payload_ha
 from erp_agent.gateway.session import Session
 from erp_agent.store.base import Store
 from erp_agent.store.models import AuditEvent, Decision, Proposal, ProposalStatus
-from erp_agent.tools.base import Effect, Tool, ToolContext, ToolRegistry
+from erp_agent.tools.base import Effect, ResultAccess, Tool, ToolContext, ToolRegistry
 
 Clock = Callable[[], dt.datetime]
 Listener = Callable[[AuditEvent], None]
@@ -46,6 +46,7 @@ class Gateway:
         *,
         proposal_ttl: dt.timedelta = DEFAULT_PROPOSAL_TTL,
         clock: Clock = _utcnow,
+        results: ResultAccess | None = None,
     ) -> None:
         self.registry = registry
         self.store = store
@@ -53,6 +54,7 @@ class Gateway:
         self.catalog = catalog
         self.proposal_ttl = proposal_ttl
         self.clock = clock
+        self.results = results
         self.listeners: list[Listener] = []
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
 
@@ -93,7 +95,7 @@ class Gateway:
                 message=f"The arguments for {name} are not valid; fix them and call it again.",
             )  # fmt: skip
             return await self._done(session, name, digest, started, Decision.INVALID, outcome)
-        ctx = ToolContext(session, self.connector, self.catalog)
+        ctx = ToolContext(session, self.connector, self.catalog, self.results)
         try:
             if tool.effect is Effect.READ:
                 assert tool.run is not None
@@ -234,7 +236,7 @@ class Gateway:
             return await refuse(
                 "This proposal is already being confirmed; nothing more was written."
             )
-        ctx = ToolContext(session, self.connector, self.catalog)
+        ctx = ToolContext(session, self.connector, self.catalog, self.results)
         try:
             result = await tool.execute(ctx, dict(proposal.payload))
         except ErpRefusal as exc:

@@ -52,12 +52,14 @@ class Usage:
     prompt_tokens: int = 0
     cached_tokens: int = 0
     completion_tokens: int = 0
+    cache_write_tokens: int = 0  # prompt tokens written to the provider's cache (Anthropic)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.cached_tokens + other.cached_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
     @property

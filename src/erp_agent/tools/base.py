@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from erp_agent.errors import ConfigError
 
@@ -22,6 +22,12 @@ class Effect(StrEnum):
     WRITE = "write"
 
 
+class ResultAccess(Protocol):
+    """Stored tool results, readable by their owner only (display and export tools use this)."""
+
+    async def fetch(self, result_id: str, user: str) -> Any | None: ...
+
+
 @dataclass
 class ToolContext:
     """What a handler may use. ``session.credential`` is the user's: every ERP call is theirs."""
@@ -29,6 +35,7 @@ class ToolContext:
     session: Session
     connector: Connector
     catalog: Catalog
+    results: ResultAccess | None = None
 
 
 @dataclass

@@ -1,0 +1,107 @@
+"""Conversation history trimmed to a token budget without ever separating an assistant
+``tool_calls`` message from the tool messages that answer it (providers reject that)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from erp_agent.models.base import Message
+
+
+def estimate_tokens(message: Message) -> int:
+    """A cheap, conservative estimate (≈ 4 characters a token, plus per-message overhead)."""
+    size = len(message.content or "")
+    for call in message.tool_calls:
+        size += len(call.name) + len(call.arguments) + 16
+    return size // 4 + 6
+
+
+def units(messages: Sequence[Message]) -> list[list[Message]]:
+    """Group messages into atoms: a tool-calling assistant message with all its answers is one.
+
+    Tool messages that answer nothing before them, and tool calls left unanswered, are dropped:
+    a provider would reject either.
+    """
+    out: list[list[Message]] = []
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        if message.role == "tool":
+            i += 1  # orphan answer
+            continue
+        if message.role == "assistant" and message.tool_calls:
+            wanted = {c.id for c in message.tool_calls}
+            answers: list[Message] = []
+            j = i + 1
+            while j < len(messages) and messages[j].role == "tool":
+                if messages[j].tool_call_id in wanted and messages[j].tool_call_id not in {
+                    a.tool_call_id for a in answers
+                }:
+                    answers.append(messages[j])
+                j += 1
+            if {a.tool_call_id for a in answers} == wanted:
+                out.append([message, *answers])
+            i = j
+            continue
+        out.append([message])
+        i += 1
+    return out
+
+
+def trim(messages: Sequence[Message], budget_tokens: int) -> list[Message]:
+    """The newest whole units that fit the budget; the newest unit is always kept."""
+    groups = units([m for m in messages if m.role != "system"])
+    kept: list[list[Message]] = []
+    used = 0
+    for group in reversed(groups):
+        cost = sum(estimate_tokens(m) for m in group)
+        if kept and used + cost > budget_tokens:
+            break
+        kept.append(group)
+        used += cost
+    kept.reverse()
+    # A history must not start with a bare tool exchange's answer or an assistant turn.
+    while len(kept) > 1 and kept[0][0].role != "user":
+        kept.pop(0)
+    return [m for group in kept for m in group]
+
+
+def to_state(messages: Sequence[Message]) -> list[dict[str, object]]:
+    return [
+        {
+            "role": m.role,
+            "content": m.content,
+            "tool_calls": [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls
+            ],
+            "tool_call_id": m.tool_call_id,
+            "name": m.name,
+        }
+        for m in messages
+    ]
+
+
+def from_state(raw: Sequence[dict[str, object]]) -> list[Message]:
+    from erp_agent.models.base import ToolCall
+
+    out = []
+    for item in raw:
+        calls = item.get("tool_calls") or []
+        assert isinstance(calls, list)
+        out.append(
+            Message(
+                role=str(item["role"]),  # type: ignore[arg-type]
+                content=item.get("content") if isinstance(item.get("content"), str) else None,  # type: ignore[arg-type]
+                tool_calls=tuple(
+                    ToolCall(str(c["id"]), str(c["name"]), str(c["arguments"])) for c in calls
+                ),
+                tool_call_id=str(item["tool_call_id"]) if item.get("tool_call_id") else None,
+                name=str(item["name"]) if item.get("name") else None,
+            )
+        )
+    return out
+
+
+def dumps(messages: Sequence[Message]) -> str:
+    return json.dumps(to_state(messages))

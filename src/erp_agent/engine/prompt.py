@@ -1,0 +1,79 @@
+"""The layered system prompt, stable bytes first so providers can cache the prefix:
+
+core → write rules (if the user can write) → module sections (matched modules) → tool rules
+(once per conversation, when a tool is first offered) → the session block (date, user, roles).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from erp_agent.gateway.session import Session
+from erp_agent.tools.base import Tool
+
+
+@cache
+def prompt_file(name: str) -> str:
+    """A prompt text shipped in ``engine/prompts`` ('' if the file does not exist)."""
+    path = resources.files("erp_agent.engine") / "prompts" / name
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    stable: str  # core + write rules + modules: identical across turns of similar requests
+    tool_rules: str
+    session: str
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(p for p in (self.stable, self.tool_rules, self.session) if p)
+
+
+def session_block(session: Session, today: dt.date) -> str:
+    lines = [
+        "Session:",
+        f"- Today: {today.isoformat()} ({today:%A})",
+        f"- User: {session.user}",
+        f"- Roles: {', '.join(sorted(r for r in session.roles if r not in ('All', 'Guest', 'Desk User')))}",
+    ]
+    if session.company:
+        lines.append(f"- Company: {session.company}")
+    if session.currency:
+        lines.append(f"- Currency: {session.currency}")
+    lines.append(f"- Timezone: {session.timezone}")
+    if session.read_only:
+        lines.append("- This workspace is read-only: you cannot prepare changes.")
+    return "\n".join(lines)
+
+
+def build(
+    session: Session,
+    modules: Sequence[str],
+    offered: Iterable[Tool],
+    rules_already_sent: set[str],
+    today: dt.date,
+    can_write: bool,
+) -> tuple[PromptParts, list[str]]:
+    """The prompt, and the tools whose rules were sent now (remember them for the conversation)."""
+    parts = [prompt_file("core.md")]
+    if can_write:
+        parts.append(prompt_file("write_rules.md"))
+    for module in sorted(set(modules)):
+        text = prompt_file(f"modules/{module}.md")
+        if text:
+            parts.append(text)
+    sent_now: list[str] = []
+    rules: list[str] = []
+    for tool in offered:
+        if tool.prompt_rules and tool.name not in rules_already_sent:
+            rules.append(f"- {tool.name}: {tool.prompt_rules}")
+            sent_now.append(tool.name)
+    tool_rules = ("Tool rules:\n" + "\n".join(rules)) if rules else ""
+    return PromptParts(
+        "\n\n".join(p for p in parts if p), tool_rules, session_block(session, today)
+    ), sent_now

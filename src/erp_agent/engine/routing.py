@@ -1,0 +1,178 @@
+"""Deterministic tool routing: the request's words → business modules → the tools to offer.
+
+Cheap and predictable: no model call. Role filter first (the session's allowed tools), then the
+catalog's keywords pick modules (widened to related modules), then only those modules' read
+tools — writes only when the request asks to change something — plus an always-offered spine,
+under a hard cap. ``tools.search`` lets the model enable any other permitted tool.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from erp_agent.catalog import Catalog
+from erp_agent.gateway.session import Session
+from erp_agent.tools.base import Effect, Tool, ToolRegistry
+
+SPINE = (
+    "tools.search",
+    "calculator.evaluate",
+    "display.table",
+    "display.chart",
+    "display.cards",
+    "knowledge.search",
+    "records.search",
+    "results.page",
+    "results.export",
+    "analytics.aggregate",
+    "workflow.describe",
+)
+WRITE_WORDS = frozenset(
+    [
+        "create",
+        "make",
+        "add",
+        "new",
+        "raise",
+        "draft",
+        "prepare",
+        "update",
+        "change",
+        "edit",
+        "set",
+        "mark",
+        "approve",
+        "reject",
+        "submit",
+        "cancel",
+        "delete",
+        "remove",
+        "record",
+        "book",
+        "post",
+        "amend",
+        "assign",
+        "convert",
+    ]
+)
+# Words that ask for an analysis rather than records: offer the analysis tool beside the data.
+ANALYSIS_WORDS = {
+    "trend": "analytics.trend", "trending": "analytics.trend", "growth": "analytics.trend",
+    "compare": "analytics.comparison", "comparison": "analytics.comparison", "versus": "analytics.comparison",
+    "ageing": "analytics.ageing", "aging": "analytics.ageing", "overdue": "analytics.ageing",
+    "dependent": "analytics.concentration", "concentration": "analytics.concentration",
+    "top": "analytics.concentration", "pareto": "analytics.concentration",
+    "forecast": "analytics.forecast", "projected": "analytics.forecast", "projection": "analytics.forecast",
+    "predict": "analytics.forecast", "unusual": "analytics.anomalies", "anomaly": "analytics.anomalies",
+    "anomalies": "analytics.anomalies", "outlier": "analytics.anomalies", "suspicious": "analytics.anomalies",
+}  # fmt: skip
+DEFAULT_CAP = 24
+_WORD = re.compile(r"[a-z0-9][a-z0-9\-]*")
+
+
+def normalise(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _contains(haystack: str, words: set[str], phrase: str) -> bool:
+    phrase = normalise(phrase)
+    if not phrase:
+        return False
+    if " " in phrase or "-" in phrase:
+        return f" {phrase} " in f" {haystack} "
+    return _stem(phrase) in words
+
+
+@dataclass
+class Route:
+    modules: list[str] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    reports: list[str] = field(default_factory=list)
+    document_ids: list[tuple[str, str]] = field(default_factory=list)  # (entity, id)
+    wants_write: bool = False
+    offered: list[str] = field(default_factory=list)
+
+
+class Router:
+    def __init__(
+        self, catalog: Catalog, registry: ToolRegistry, connector_name: str, cap: int = DEFAULT_CAP
+    ) -> None:
+        self.catalog = catalog
+        self.registry = registry
+        self.connector_name = connector_name
+        self.cap = cap
+
+    def route(self, text: str, session: Session, extra: Iterable[str] = ()) -> Route:
+        haystack = normalise(text)
+        words = {_stem(w) for w in haystack.split()}
+        route = Route(wants_write=bool(words & WRITE_WORDS))
+        for entity, doc_id in self.catalog.find_document_ids(self.connector_name, text):
+            route.document_ids.append((entity.name, doc_id))
+            route.entities.append(entity.name)
+        for entity in self.catalog.entities.values():
+            terms = (
+                entity.name.replace("_", " "),
+                entity.label,
+                entity.plural,
+                *entity.keywords,
+                *entity.synonyms,
+            )
+            if entity.name not in route.entities and any(
+                _contains(haystack, words, t) for t in terms
+            ):
+                route.entities.append(entity.name)
+        for report in self.catalog.reports.values():
+            if any(_contains(haystack, words, t) for t in (report.label, *report.keywords)):
+                route.reports.append(report.name)
+        modules: list[str] = []
+        for module in self.catalog.modules.values():
+            if any(_contains(haystack, words, t) for t in module.keywords):
+                modules.append(module.name)
+        for name in route.entities:
+            modules.extend(self.catalog.entity(name).modules[:1])
+        for name in route.reports:
+            modules.append(self.catalog.report(name).module)
+        route.modules = list(dict.fromkeys(self.catalog.with_related(dict.fromkeys(modules))))
+        analyses = [tool for word, tool in ANALYSIS_WORDS.items() if word in words]
+        route.offered = self._offer(route, session, [*analyses, *extra])
+        return route
+
+    def _offer(self, route: Route, session: Session, extra: Iterable[str]) -> list[str]:
+        allowed = session.allowed_tools
+        chosen: list[str] = []
+
+        def add(names: Iterable[str]) -> None:
+            for name in names:
+                if name in allowed and name in self.registry and name not in chosen:
+                    chosen.append(name)
+
+        add(n for n in SPINE)
+        add(extra)
+        by_entity: dict[str, list[Tool]] = {}
+        for tool in self.registry:
+            if tool.entity:
+                by_entity.setdefault(tool.entity, []).append(tool)
+        # Directly named entities and reports first; the rest of a module only when nothing
+        # more specific matched (every extra schema costs hundreds of prompt tokens).
+        for name in route.entities:
+            add(t.name for t in by_entity.get(name, []) if t.effect is Effect.READ)
+            if route.wants_write and not session.read_only:
+                add(t.name for t in by_entity.get(name, []) if t.effect is Effect.WRITE)
+        add(f"report.{r}" for r in route.reports)
+        if not route.entities and not route.reports:
+            for module in route.modules:
+                add(f"report.{r.name}" for r in self.catalog.reports_for_module(module))
+            for module in route.modules:
+                for entity in self.catalog.entities_for_module(module):
+                    add(
+                        t.name
+                        for t in by_entity.get(entity.name, [])
+                        if t.action in ("list", "aggregate")
+                    )
+        return chosen[: self.cap]

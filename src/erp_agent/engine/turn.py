@@ -1,0 +1,454 @@
+"""One turn, readable as the request lifecycle:
+
+    authenticate → load history (trimmed) → select tools → assemble the prompt → add context
+    → call the model → guards → gateway → append results → loop → render → log
+
+The turn's state is saved in the store after every step, so another process can continue it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from erp_agent.catalog import Catalog
+from erp_agent.connectors.base import Connector
+from erp_agent.engine import guards, history, prompt
+from erp_agent.engine.events import (
+    Calculating,
+    EventBus,
+    GuardTriggered,
+    PreparingProposal,
+    RunningTool,
+    Thinking,
+    ToolFinished,
+    TurnFinished,
+)
+from erp_agent.engine.render import citations_block, link_ids, materialise, proposal_block
+from erp_agent.engine.response import TurnResponse
+from erp_agent.engine.results import MemoryResults, for_model
+from erp_agent.engine.routing import Router
+from erp_agent.errors import (
+    ModelAuthError,
+    ModelContextTooLong,
+    ModelError,
+    ModelRateLimited,
+    ModelTimeout,
+    TokenBudgetExceeded,
+)
+from erp_agent.gateway.gateway import Gateway
+from erp_agent.gateway.outcome import Outcome, Status
+from erp_agent.gateway.session import Session
+from erp_agent.models.base import ChatModel, Message, ToolCall, Usage
+from erp_agent.store.base import Store
+from erp_agent.store.models import Conversation, Turn
+from erp_agent.tools.base import Effect
+
+ContextProvider = Callable[[str, Session, int], Awaitable[str]]
+MAX_ROUNDS = 10
+
+
+@dataclass
+class EngineSettings:
+    history_budget_tokens: int = 6000
+    context_budget_tokens: int = 1200
+    max_rounds: int = MAX_ROUNDS
+    wall_time_seconds: float = 120.0
+    today: dt.date | None = None
+
+
+@dataclass
+class _Run:
+    """Mutable state of one turn; ``save`` persists what another process needs to continue."""
+
+    turn: Turn
+    session: Session
+    messages: list[Message]  # history + this turn (without the system prompt)
+    offered: list[str]
+    modules: list[str]
+    usage: Usage = field(default_factory=Usage)
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    tools_called: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[Any] = field(default_factory=list)  # every tool result of this turn
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    log_steps: list[dict[str, Any]] = field(default_factory=list)
+    guard: guards.GuardState = field(default_factory=guards.GuardState)
+    provenance_retry_done: bool = False
+    model_name: str = ""
+
+
+class Engine:
+    def __init__(
+        self,
+        *,
+        gateway: Gateway,
+        model: ChatModel,
+        router: Router,
+        catalog: Catalog,
+        store: Store,
+        connector: Connector,
+        results: MemoryResults,
+        settings: EngineSettings | None = None,
+        context_providers: Sequence[ContextProvider] = (),
+    ) -> None:
+        self.gateway = gateway
+        self.model = model
+        self.router = router
+        self.catalog = catalog
+        self.store = store
+        self.connector = connector
+        self.results = results
+        self.settings = settings or EngineSettings()
+        self.context_providers = list(context_providers)
+        gateway.results = results
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def run_turn(
+        self,
+        session: Session,
+        message: str,
+        *,
+        conversation_id: str | None = None,
+        bus: EventBus | None = None,
+    ) -> TurnResponse:
+        bus = bus or EventBus()
+        conversation = await self._conversation(session, conversation_id, message)
+        past = await self.store.turns(conversation.id)
+        earlier = [m for t in past for m in history.from_state(t.state.get("messages", []))]
+        rules_sent = {name for t in past for name in t.state.get("rules_sent", [])}
+        trimmed = history.trim(earlier, self.settings.history_budget_tokens)
+        turn = Turn(
+            id=f"turn_{secrets.token_urlsafe(10)}",
+            conversation_id=conversation.id,
+            seq=len(past) + 1,
+            user_message=message,
+        )
+        route = self.router.route(message, session)
+        run = _Run(
+            turn, session, [*trimmed, Message("user", message)], route.offered, route.modules
+        )
+        run.turn.state.update(
+            history_len=len(trimmed), rules_sent=sorted(rules_sent), modules=route.modules,
+            entities=route.entities, document_ids=route.document_ids,
+        )  # fmt: skip
+        await self._save(run)
+        return await self._loop(run, bus, rules_sent)
+
+    async def _loop(self, run: _Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
+        started = time.monotonic()
+        context = await self._context(run)
+        for round_no in range(1, self.settings.max_rounds + 1):
+            if time.monotonic() - started > self.settings.wall_time_seconds:
+                return await self._finish(
+                    run,
+                    bus,
+                    "I ran out of time for this request. Ask a narrower question.",
+                    "stopped",
+                )
+            offered_tools = [
+                t for t in (self.gateway.registry.get(n) for n in run.offered) if t is not None
+            ]
+            parts, sent_now = prompt.build(
+                run.session, run.modules, offered_tools, rules_sent, self.settings.today or dt.date.today(),
+                can_write=not run.session.read_only and any(t.effect is Effect.WRITE for t in offered_tools),
+            )  # fmt: skip
+            rules_sent.update(sent_now)
+            run.turn.state["rules_sent"] = sorted(rules_sent)
+            run.turn.state["prompt_hash"] = hashlib.sha256(parts.stable.encode()).hexdigest()[:16]
+            system = [
+                Message("system", parts.stable, cache_breakpoint=True),
+                Message(
+                    "system",
+                    "\n\n".join(p for p in (parts.tool_rules, context, parts.session) if p),
+                ),
+            ]
+            bus.emit(Thinking(run.turn.id, round=round_no))
+            step_started = time.perf_counter()
+            try:
+                completion = await self._complete(run, system, [t.schema() for t in offered_tools])
+            except ModelError as exc:
+                return await self._finish(run, bus, _model_error_text(exc), "error")
+            run.usage = run.usage + completion.usage
+            run.model_name = completion.model or run.model_name
+            run.log_steps.append(
+                {
+                    "step": "model",
+                    "round": round_no,
+                    "ms": _ms(step_started),
+                    "tool_calls": len(completion.tool_calls),
+                }
+            )
+            if completion.tool_calls:
+                run.messages.append(completion.as_message())
+                stop = await self._run_calls(run, bus, completion.tool_calls)
+                await self._save(run)
+                if stop:
+                    return await self._finish(run, bus, stop, "stopped")
+                continue
+            answer = completion.content or ""
+            missing = guards.unsupported_figures(
+                answer,
+                guards.numbers_in(run.sources + _history_sources(run)),
+                run.turn.user_message,
+            )
+            if missing and not run.provenance_retry_done:
+                run.provenance_retry_done = True
+                bus.emit(GuardTriggered(run.turn.id, guard="provenance", detail=", ".join(missing)))
+                run.messages.append(Message("assistant", answer))
+                run.messages.append(Message("user", (
+                    "Check your answer: these figures do not appear in any tool result: "
+                    f"{', '.join(missing)}. Correct them using tool results (or the calculator), or remove them."
+                )))  # fmt: skip
+                await self._save(run)
+                continue
+            if missing:
+                answer += "\n\n⚠ Not verified against ERP data: " + ", ".join(missing)
+            run.messages.append(Message("assistant", answer))
+            return await self._finish(
+                run,
+                bus,
+                answer,
+                "proposal" if any(b["type"] == "proposal" for b in run.blocks) else "answered",
+            )
+        return await self._finish(
+            run,
+            bus,
+            "I could not finish this within the allowed number of steps. Try a more specific question.",
+            "stopped",
+        )
+
+    async def _complete(self, run: _Run, system: list[Message], tools: list[dict[str, Any]]) -> Any:
+        try:
+            return await self.model.complete([*system, *run.messages], tools)
+        except ModelContextTooLong:
+            # Trim harder once: keep only the newest whole units within half the budget.
+            run.messages = history.trim(run.messages, self.settings.history_budget_tokens // 2)
+            try:
+                return await self.model.complete([*system, *run.messages], tools)
+            except ModelContextTooLong as exc:
+                raise ModelContextTooLong(
+                    "This conversation is too long for the model. Start a new conversation."
+                ) from exc
+
+    # ------------------------------------------------------------ tools
+
+    async def _run_calls(self, run: _Run, bus: EventBus, calls: Sequence[ToolCall]) -> str | None:
+        """Run the model's tool calls through the guards and the gateway; a reason to stop, or None."""
+        for call in calls:
+            step_started = time.perf_counter()
+            try:
+                arguments = json.loads(call.arguments or "{}")
+            except json.JSONDecodeError as exc:
+                self._answer(
+                    run,
+                    call,
+                    {
+                        "status": "invalid",
+                        "message": f"The arguments are not valid JSON ({exc.msg} at {exc.pos}); send a JSON object.",
+                    },
+                )
+                if guards.record_result(run.guard, ok=False):
+                    return _too_many_failures()
+                continue
+            refusal = guards.check_call(run.guard, call.name, arguments, run.offered)
+            run.tools_called.append({"name": call.name, "arguments": arguments})
+            if refusal:
+                bus.emit(GuardTriggered(run.turn.id, guard="call", detail=refusal))
+                self._answer(run, call, {"status": "refused", "message": refusal})
+                if guards.record_result(run.guard, ok=False):
+                    return _too_many_failures()
+                continue
+            bus.emit(self._progress_event(run, call.name, arguments))
+            outcome = await self.gateway.call(run.session, call.name, arguments)
+            content = await self._after_call(run, call.name, arguments, outcome)
+            self._answer(run, call, content)
+            bus.emit(
+                ToolFinished(
+                    run.turn.id,
+                    tool=call.name,
+                    status=str(outcome.status),
+                    latency_ms=_ms(step_started),
+                )
+            )
+            run.log_steps.append(
+                {
+                    "step": "tool",
+                    "tool": call.name,
+                    "status": str(outcome.status),
+                    "ms": _ms(step_started),
+                }
+            )
+            ok = outcome.status in (Status.OK, Status.PROPOSAL)
+            if guards.record_result(run.guard, ok=ok):
+                return _too_many_failures()
+        return None
+
+    async def _after_call(
+        self, run: _Run, name: str, arguments: Any, outcome: Outcome
+    ) -> dict[str, Any]:
+        if outcome.status is Status.PROPOSAL and outcome.proposal:
+            run.blocks.append(proposal_block(outcome.proposal))
+            return outcome.for_model()
+        if outcome.status is not Status.OK:
+            return outcome.for_model()
+        data = outcome.data
+        tool = self.gateway.registry.get(name)
+        if isinstance(data, dict) and isinstance(data.get("block"), dict):
+            run.blocks.append(data["block"])
+            return {"status": "ok", "result": "Shown to the user."}
+        if name == "tools.search" and isinstance(data, dict):
+            for hit in data.get("tools", []):
+                if hit.get("name") in run.session.allowed_tools and hit["name"] not in run.offered:
+                    run.offered.append(hit["name"])
+        if name == "knowledge.search" and isinstance(data, dict):
+            run.citations.extend(p for p in data.get("passages", []) if isinstance(p, dict))
+        run.sources.append(data)
+        result_id = await self.results.put(
+            run.session.user, name, data, tool.entity if tool else None
+        )
+        return {"status": "ok", **for_model(result_id, data)}
+
+    def _answer(self, run: _Run, call: ToolCall, content: dict[str, Any]) -> None:
+        run.messages.append(
+            Message("tool", json.dumps(content, default=str), tool_call_id=call.id, name=call.name)
+        )
+
+    def _progress_event(self, run: _Run, name: str, arguments: Any) -> Any:
+        tool = self.gateway.registry.get(name)
+        if tool is not None and tool.effect is Effect.WRITE:
+            return PreparingProposal(run.turn.id, tool=name)
+        if name.startswith(("calculator.", "analytics.")):
+            return Calculating(run.turn.id)
+        if name.startswith("report."):
+            report = self.catalog.reports.get(name.split(".", 1)[1])
+            return RunningTool(
+                run.turn.id, tool=name, description=f"Running {report.label if report else name}…"
+            )
+        if (
+            name.endswith(".get")
+            and isinstance(arguments, dict)
+            and tool is not None
+            and tool.entity
+        ):
+            label = self.catalog.entity(tool.entity).label
+            return RunningTool(
+                run.turn.id, tool=name, description=f"Fetching {label} {arguments.get('id', '')}…"
+            )
+        return RunningTool(run.turn.id, tool=name)
+
+    # ------------------------------------------------------------ context, render, persistence
+
+    async def _context(self, run: _Run) -> str:
+        parts = []
+        mentioned = run.turn.state.get("document_ids") or []
+        if mentioned:
+            parts.append(
+                "Documents mentioned: "
+                + ", ".join(f"{doc_id} ({entity})" for entity, doc_id in mentioned)
+            )
+        for provider in self.context_providers:
+            text = await provider(
+                run.turn.user_message, run.session, self.settings.context_budget_tokens
+            )
+            if text:
+                parts.append(text)
+        return "\n\n".join(parts)
+
+    async def _finish(self, run: _Run, bus: EventBus, text: str, outcome: str) -> TurnResponse:
+        linker = self.connector.link
+        blocks = [
+            {"type": "text", "markdown": link_ids(text, self.catalog, self.connector.name, linker)}
+        ]
+        for block in run.blocks:
+            blocks.append(await materialise(block, self.results, run.session.user, linker))
+        if run.citations:
+            blocks.append(citations_block(run.citations))
+        response = TurnResponse(
+            run.turn.id,
+            run.turn.conversation_id,
+            blocks,
+            run.tools_called,
+            run.usage,
+            run.model_name,
+            outcome,
+        )
+        run.turn.status = "done" if outcome != "error" else "failed"
+        run.turn.state["response"] = response.as_dict()
+        run.turn.state["log"] = {
+            "prompt_hash": run.turn.state.get("prompt_hash"),
+            "modules": run.modules,
+            "tools_offered": run.offered,
+            "tools_called": [c["name"] for c in run.tools_called],
+            "response_types": [b["type"] for b in blocks],
+            "steps": run.log_steps,
+            "tokens": response.as_dict()["usage"],
+            "outcome": outcome,
+        }
+        await self._save(run)
+        bus.emit(TurnFinished(run.turn.id, outcome=outcome))
+        return response
+
+    async def _save(self, run: _Run) -> None:
+        start = run.turn.state.get("history_len", 0)
+        run.turn.state["messages"] = history.to_state(run.messages[start:])
+        run.turn.state["offered"] = run.offered
+        run.turn.updated_at = dt.datetime.now(dt.UTC)
+        await self.store.save_turn(run.turn)
+
+    async def _conversation(
+        self, session: Session, conversation_id: str | None, message: str
+    ) -> Conversation:
+        if conversation_id:
+            found = await self.store.get_conversation(conversation_id)
+            if found is not None and found.user == session.user:
+                return found
+        conversation = Conversation(
+            id=f"conv_{secrets.token_urlsafe(10)}",
+            user=session.user,
+            org=session.org,
+            title=message[:80],
+        )
+        await self.store.create_conversation(conversation)
+        return conversation
+
+
+def _history_sources(run: _Run) -> list[Any]:
+    """Figures from earlier turns' tool results still in the history may be quoted again."""
+    out: list[Any] = []
+    for message in run.messages:
+        if message.role == "tool" and message.content:
+            try:
+                out.append(json.loads(message.content))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def _too_many_failures() -> str:
+    return (
+        f"I stopped after {guards.MAX_CONSECUTIVE_FAILURES} failed tool calls in a row. The ERP or "
+        "the request may need attention; try rephrasing, or ask an administrator if it persists."
+    )
+
+
+def _model_error_text(exc: ModelError) -> str:
+    if isinstance(exc, ModelAuthError):
+        return "The AI provider rejected this service's credentials. An administrator must update the model settings."
+    if isinstance(exc, (ModelRateLimited, ModelTimeout)):
+        return "The AI service is busy or slow right now and did not answer after several tries. Please try again shortly."
+    if isinstance(exc, ModelContextTooLong):
+        return "This conversation has grown too long for the model. Start a new conversation."
+    if isinstance(exc, TokenBudgetExceeded):
+        return str(exc)
+    return f"The AI service failed: {exc}"
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)

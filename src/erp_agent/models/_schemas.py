@@ -1,0 +1,56 @@
+"""Tool definitions: our OpenAI function-tool shape, encoded names, optional strict mode."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from erp_agent.errors import ConfigError
+from erp_agent.models._names import encode
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str  # ours, e.g. "customer.list"
+    wire_name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+def tool_specs(tools: Sequence[dict[str, Any]], *, strict: bool = False) -> list[ToolSpec]:
+    """Read tool definitions in the OpenAI function shape (``Tool.schema()``)."""
+    specs = []
+    for tool in tools:
+        function = tool.get("function")
+        if tool.get("type") != "function" or not isinstance(function, dict):
+            raise ConfigError(f"tool definition must be an OpenAI function tool, got {tool!r}")
+        parameters = function.get("parameters") or {"type": "object", "properties": {}}
+        specs.append(
+            ToolSpec(
+                name=function["name"],
+                wire_name=encode(function["name"]),
+                description=function.get("description", ""),
+                parameters=strict_schema(parameters) if strict else parameters,
+            )
+        )
+    return specs
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy where every object forbids unknown keys, as strict tool modes require."""
+    out = copy.deepcopy(schema)
+    _close_objects(out)
+    return out
+
+
+def _close_objects(node: Any) -> None:
+    if isinstance(node, dict):
+        if node.get("type") == "object":
+            node.setdefault("additionalProperties", False)
+        for value in node.values():
+            _close_objects(value)
+    elif isinstance(node, list):
+        for item in node:
+            _close_objects(item)

@@ -1,0 +1,197 @@
+"""Exports of a stored result — CSV, XLSX, PDF — written as files and described by a file block.
+
+Numbers stay numbers (XLSX cells are numeric, CSV has no thousands separators); the PDF holds the
+title, the table and, when the result has one, its chart drawn with reportlab.graphics.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from openpyxl import Workbook
+from openpyxl.styles import Font
+from reportlab.graphics.charts.barcharts import VerticalBarChart
+from reportlab.graphics.charts.linecharts import HorizontalLineChart
+from reportlab.graphics.charts.piecharts import Pie
+from reportlab.graphics.shapes import Drawing
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import A4, landscape
+from reportlab.lib.styles import getSampleStyleSheet
+from reportlab.lib.units import mm
+from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+
+from erp_agent.errors import ToolInputError
+from erp_agent.results.store import ResultRecord
+from erp_agent.results.summary import is_number
+
+FORMATS = {
+    "csv": "text/csv",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "pdf": "application/pdf",
+}
+# A PDF of a whole large result is unreadable and slow to build; CSV/XLSX carry every row.
+PDF_MAX_ROWS = 2000
+_PALETTE = [colors.HexColor(c) for c in ("#3366cc", "#dc3912", "#ff9900", "#109618", "#990099")]
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, dict | list):
+        return str(value)
+    return value
+
+
+def to_csv(record: ResultRecord) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(record.columns)
+    for row in record.rows:
+        writer.writerow(["" if row.get(c) is None else _cell(row.get(c)) for c in record.columns])
+    return out.getvalue().encode("utf-8")
+
+
+def to_xlsx(record: ResultRecord) -> bytes:
+    book = Workbook()
+    sheet = book.active
+    assert sheet is not None  # a new workbook always has its first sheet
+    sheet.title = _sheet_title(record.title)
+    sheet.append(record.columns)
+    for cell in sheet[1]:
+        cell.font = Font(bold=True)
+    for row in record.rows:
+        sheet.append([_cell(row.get(c)) for c in record.columns])
+    sheet.freeze_panes = "A2"
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def _sheet_title(title: str) -> str:
+    return re.sub(r"[\[\]:*?/\\]", " ", title)[:31] or "Result"
+
+
+# ------------------------------------------------------------------ PDF
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if is_number(value):
+        return f"{value:,.2f}" if isinstance(value, float | Decimal) else f"{value:,}"
+    return str(value)
+
+
+def chart_drawing(
+    spec: dict[str, Any], width: float = 240 * mm, height: float = 80 * mm
+) -> Drawing | None:
+    """A reportlab drawing of a Chart.js-shaped spec (bar, line, pie, doughnut), or None."""
+    data = spec.get("data") or {}
+    labels = [str(x) for x in data.get("labels") or []]
+    sets = [d for d in data.get("datasets") or [] if d.get("data")]
+    if not labels or not sets:
+        return None
+    series = [[float(v) if is_number(v) else 0.0 for v in d["data"]] for d in sets]
+    drawing = Drawing(width, height)
+    kind = spec.get("type")
+    if kind in ("pie", "doughnut"):
+        pie = Pie()
+        pie.x, pie.y, pie.width, pie.height = 20, 10, height - 20, height - 20
+        pie.data = [max(v, 0.0) for v in series[0]]
+        pie.labels = labels
+        for i in range(len(labels)):
+            pie.slices[i].fillColor = _PALETTE[i % len(_PALETTE)]
+        drawing.add(pie)
+        return drawing
+    plot: VerticalBarChart | HorizontalLineChart = (
+        HorizontalLineChart() if kind == "line" else VerticalBarChart()
+    )
+    plot.x, plot.y, plot.width, plot.height = 50, 30, width - 70, height - 45
+    plot.data = [tuple(s) for s in series]
+    plot.categoryAxis.categoryNames = labels
+    plot.categoryAxis.labels.angle = 45 if len(labels) > 8 else 0
+    plot.categoryAxis.labels.boxAnchor = "ne" if len(labels) > 8 else "n"
+    plot.categoryAxis.labels.fontSize = 6
+    for i in range(len(series)):
+        if isinstance(plot, VerticalBarChart):
+            plot.bars[i].fillColor = _PALETTE[i % len(_PALETTE)]
+        else:
+            plot.lines[i].strokeColor = _PALETTE[i % len(_PALETTE)]
+    drawing.add(plot)
+    return drawing
+
+
+def to_pdf(record: ResultRecord) -> bytes:
+    styles = getSampleStyleSheet()
+    out = io.BytesIO()
+    doc = SimpleDocTemplate(out, pagesize=landscape(A4), title=record.title)
+    story: list[Any] = [Paragraph(record.title, styles["Title"])]
+    shown = record.rows[:PDF_MAX_ROWS]
+    story.append(
+        Paragraph(
+            f"{record.total_rows:,} rows"
+            + (
+                f"; the first {len(shown):,} are shown here — export CSV or XLSX for all"
+                if len(shown) < record.total_rows
+                else ""
+            ),
+            styles["Normal"],
+        )
+    )
+    drawing = chart_drawing(record.chart) if record.chart else None
+    if drawing is not None:
+        story += [Spacer(1, 4 * mm), drawing]
+    story.append(Spacer(1, 4 * mm))
+    body = [[_text(row.get(c)) for c in record.columns] for row in shown]
+    table = Table([list(record.columns), *body], repeatRows=1)
+    numeric = {i for i, c in enumerate(record.columns) if any(is_number(r.get(c)) for r in shown)}
+    style = [
+        ("FONTNAME", (0, 0), (-1, 0), "Helvetica-Bold"),
+        ("FONTSIZE", (0, 0), (-1, -1), 7),
+        ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.black),
+        ("ROWBACKGROUNDS", (0, 1), (-1, -1), [colors.white, colors.HexColor("#f3f3f3")]),
+    ]
+    style += [("ALIGN", (i, 1), (i, -1), "RIGHT") for i in numeric]
+    table.setStyle(TableStyle(style))
+    story.append(table)
+    doc.build(story)
+    return out.getvalue()
+
+
+_WRITERS = {"csv": to_csv, "xlsx": to_xlsx, "pdf": to_pdf}
+
+
+def _file_name(record: ResultRecord, fmt: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", record.title).strip("-") or "result"
+    return f"{stem}.{fmt}"
+
+
+def export_result(record: ResultRecord, fmt: str, directory: Path) -> dict[str, Any]:
+    """Write the export into ``directory`` and return its file block
+    ``{type: "file", name, mime, path, size, rows}``."""
+    if fmt not in _WRITERS:
+        raise ToolInputError(f"format must be one of {', '.join(_WRITERS)}")
+    content = _WRITERS[fmt](record)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{record.id}.{fmt}"
+    path.write_bytes(content)
+    rows = min(record.total_rows, PDF_MAX_ROWS) if fmt == "pdf" else record.total_rows
+    return {
+        "type": "file",
+        "name": _file_name(record, fmt),
+        "mime": FORMATS[fmt],
+        "path": str(path),
+        "size": len(content),
+        "rows": rows,
+        "total_rows": record.total_rows,
+    }
+
+
+def columns_text(columns: Sequence[str]) -> str:
+    return ", ".join(columns)

@@ -1,0 +1,70 @@
+"""``SQLResultStore``: results in the store's database (SQLAlchemy Core, async engine).
+
+Rows are one JSON document per result: a result is written once and read whole for paging,
+sorting and export, so a row-per-row table would only add writes.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from erp_agent.errors import StoreError
+from erp_agent.results.store import ResultRecord, ResultStore
+from erp_agent.results.tables import results
+
+# Strict JSON, as the store writes it: NaN is not JSON and PostgreSQL refuses it.
+json_dumps = functools.partial(json.dumps, ensure_ascii=False, allow_nan=False, default=str)
+
+
+class SQLResultStore(ResultStore):
+    """Results in the ``results`` table of ``engine``'s database (create the engine with
+    ``json_serializer=json_dumps`` so Decimals and dates serialise)."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def save(self, record: ResultRecord) -> None:
+        values: dict[str, Any] = {
+            "id": record.id,
+            "user": record.user,
+            "tool": record.tool,
+            "title": record.title,
+            "columns": record.columns,
+            "rows": record.rows,
+            "total_rows": record.total_rows,
+            "chart": record.chart,
+            "extra": record.extra,
+            "created_at": record.created_at,
+        }
+        try:
+            async with self._engine.begin() as connection:
+                await connection.execute(insert(results).values(values))
+        except (sa_exc.SQLAlchemyError, ValueError, TypeError) as error:
+            raise StoreError(f"Could not save result {record.id}: {error}") from error
+
+    async def load(self, result_id: str) -> ResultRecord | None:
+        query = select(results).where(results.c.id == result_id)
+        try:
+            async with self._engine.connect() as connection:
+                row = (await connection.execute(query)).mappings().first()
+        except sa_exc.SQLAlchemyError as error:
+            raise StoreError(f"Could not read result {result_id}: {error}") from error
+        if row is None:
+            return None
+        return ResultRecord(
+            id=row["id"],
+            user=row["user"],
+            tool=row["tool"],
+            title=row["title"],
+            columns=list(row["columns"]),
+            rows=list(row["rows"]),
+            chart=row["chart"],
+            extra=dict(row["extra"]),
+            created_at=row["created_at"],
+        )

@@ -1,0 +1,103 @@
+"""The Index interface: store documents, search them with scope applied inside both legs.
+
+Backends implement the two legs (``dense`` and ``keyword``) and storage; fusion by reciprocal
+rank happens here, once, so every backend ranks the same way.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from erp_agent.retrieval.documents import Batch, Document, Hit, Scope
+from erp_agent.retrieval.embeddings import Vectors
+from erp_agent.retrieval.hybrid import LEG_K, RRF_K, fuse
+from erp_agent.retrieval.text import identifier_tokens
+
+Ranked = list[tuple[str, float]]  # (key, leg score), best first
+
+
+class Index(ABC):
+    """A tenant-aware document index (fact cards and knowledge chunks)."""
+
+    dim: int
+
+    @abstractmethod
+    def commit(self, batch: Batch) -> None:
+        """Apply deletes, parent replacements, upserts and state entries atomically."""
+
+    @abstractmethod
+    def state(self, tenant: str, name: str) -> str | None:
+        """A state entry written by ``commit`` (a sync watermark, a document checksum)."""
+
+    @abstractmethod
+    def fetch(self, tenant: str, keys: Sequence[str]) -> list[Document]:
+        """Documents by key, in the order asked (missing keys skipped; no embeddings)."""
+
+    @abstractmethod
+    def keys(self, tenant: str, *, parent: str | None = None) -> list[str]:
+        """Every key of a tenant (optionally of one parent), sorted."""
+
+    @abstractmethod
+    def dense(self, vector: Vectors, scope: Scope, k: int) -> Ranked:
+        """Top-k by cosine similarity among documents inside ``scope``."""
+
+    @abstractmethod
+    def keyword(self, query: str, scope: Scope, k: int) -> Ranked:
+        """Top-k by keyword relevance inside ``scope``: AND of the terms first, OR when fewer
+        than k documents match them all."""
+
+    @abstractmethod
+    def exact(self, identifiers: Sequence[str], scope: Scope) -> list[str]:
+        """Keys of documents inside ``scope`` whose record id, compacted (see
+        ``text.identifier_tokens``), is one of ``identifiers``."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    # ---------------------------------------------------------------- conveniences
+
+    def upsert(self, docs: Sequence[Document]) -> None:
+        for tenant in sorted({d.tenant for d in docs}):
+            self.commit(Batch(tenant, upserts=[d for d in docs if d.tenant == tenant]))
+
+    def delete(self, tenant: str, keys: Sequence[str]) -> None:
+        self.commit(Batch(tenant, deletes=list(keys)))
+
+    def search(
+        self,
+        query: str,
+        vector: Vectors | None,
+        scope: Scope,
+        *,
+        limit: int = 10,
+        leg_k: int = LEG_K,
+        rrf_k: int = RRF_K,
+    ) -> list[Hit]:
+        """Hybrid search: dense top-``leg_k`` and keyword top-``leg_k`` fused by RRF. With no
+        vector (no embedder), keyword only. A record named by its exact id in the query comes
+        first: someone who types ACC-SINV-2026-00123 wants that invoice, not its neighbours."""
+        dense = self.dense(vector, scope, leg_k) if vector is not None else []
+        keyword = self.keyword(query, scope, leg_k) if query.strip() else []
+        fused = fuse([dense, keyword], k=rrf_k)
+        identifiers = identifier_tokens(query)
+        pinned = self.exact(identifiers, scope) if identifiers else []
+        if pinned:
+            top = fused[0][1] if fused else 0.0
+            others = [(key, score) for key, score in fused if key not in pinned]
+            fused = [(key, top + 1.0) for key in pinned] + others
+        fused = fused[:limit]
+        docs = {d.key: d for d in self.fetch(scope.tenant, [key for key, _ in fused])}
+        dense_rank = {key: i for i, (key, _) in enumerate(dense, 1)}
+        keyword_rank = {key: i for i, (key, _) in enumerate(keyword, 1)}
+        return [
+            Hit(docs[key], score, dense_rank.get(key), keyword_rank.get(key))
+            for key, score in fused
+            if key in docs
+        ]
+
+    def __enter__(self) -> Index:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

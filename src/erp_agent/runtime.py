@@ -1,0 +1,86 @@
+"""Assembly: settings → connector, catalog, tools, policy, store, gateway, router, engine.
+
+Channels (CLI, HTTP API, MCP) build one Runtime and share it; nothing here holds per-user state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from erp_agent.catalog import Catalog, load_catalog
+from erp_agent.config import Settings
+from erp_agent.connectors import registry as connectors
+from erp_agent.connectors.base import Connector
+from erp_agent.connectors.credentials import Credential
+from erp_agent.engine.results import MemoryResults
+from erp_agent.engine.routing import Router
+from erp_agent.engine.turn import Engine, EngineSettings
+from erp_agent.gateway.gateway import Gateway
+from erp_agent.gateway.policy import RolePolicy, load_policy
+from erp_agent.gateway.session import Session
+from erp_agent.gateway.signin import sign_in
+from erp_agent.models.base import ChatModel
+from erp_agent.store.base import Store
+from erp_agent.store.sql_store import open_store
+from erp_agent.tools.base import Tool, ToolRegistry
+from erp_agent.tools.factories import catalog_tools
+from erp_agent.tools.modules import display
+from erp_agent.tools.modules.discovery import search_tool
+
+
+def build_registry(catalog: Catalog) -> ToolRegistry:
+    """Catalog-generated tools plus the hand-written modules, registered once at start."""
+    registry = ToolRegistry(catalog_tools(catalog))
+    modules: list[Tool] = [*display.tools(catalog)]
+    registry.extend(modules)
+    registry.add(search_tool(registry))
+    return registry
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    catalog: Catalog
+    connector: Connector
+    registry: ToolRegistry
+    policy: RolePolicy
+    store: Store
+    gateway: Gateway
+    router: Router
+    results: MemoryResults
+
+    @classmethod
+    async def create(cls, settings: Settings, *, store: Store | None = None) -> Runtime:
+        catalog = load_catalog()
+        service = None
+        if settings.service_user and settings.service_api_key and settings.service_api_secret:
+            service = Credential.token(
+                settings.service_user,
+                settings.service_api_key.get_secret_value(),
+                settings.service_api_secret.get_secret_value(),
+            )
+        connector = connectors.create(settings.connector, base_url=settings.erp_url, service=service, timeout=settings.erp_timeout)
+        registry = build_registry(catalog)
+        if store is None:
+            path = Path(settings.data_dir) / "erp-agent.sqlite"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            store = open_store(f"sqlite+aiosqlite:///{path}")
+        await store.migrate()
+        results = MemoryResults()
+        gateway = Gateway(registry, store, connector, catalog, results=results)
+        router = Router(catalog, registry, connector.name)
+        return cls(settings, catalog, connector, registry, load_policy(), store, gateway, router, results)
+
+    async def sign_in(self, user: str, password: str) -> Session:
+        return await sign_in(self.connector, self.registry, self.policy, user, password, read_only=self.settings.read_only)
+
+    def engine(self, model: ChatModel, settings: EngineSettings | None = None) -> Engine:
+        return Engine(
+            gateway=self.gateway, model=model, router=self.router, catalog=self.catalog,
+            store=self.store, connector=self.connector, results=self.results, settings=settings,
+        )  # fmt: skip
+
+    async def aclose(self) -> None:
+        await self.connector.aclose()
+        await self.store.close()

@@ -1,0 +1,72 @@
+"""Deterministic routing: the request's words pick modules and tools, under a hard cap."""
+
+from __future__ import annotations
+
+import pytest
+
+from erp_agent.catalog import load_catalog
+from erp_agent.connectors.credentials import Credential
+from erp_agent.engine.routing import DEFAULT_CAP, Router
+from erp_agent.gateway.session import Session
+from erp_agent.runtime import build_registry
+from erp_agent.tools.base import Effect
+
+CATALOG = load_catalog()
+REGISTRY = build_registry(CATALOG)
+ROUTER = Router(CATALOG, REGISTRY, "erpnext")
+
+
+def session(allowed: set[str] | None = None, read_only: bool = False) -> Session:
+    return Session(
+        "s", "u@x", Credential.token("u@x", "k", "s"), frozenset({"System Manager"}),
+        allowed_tools=frozenset(allowed if allowed is not None else REGISTRY.names()), read_only=read_only,
+    )  # fmt: skip
+
+
+def test_revenue_question_offers_invoice_reads_not_writes() -> None:
+    route = ROUTER.route("Show me the top 5 customers by revenue this quarter as a chart", session())
+    assert "selling" in route.modules or "accounting" in route.modules
+    assert "sales_invoice.aggregate" in route.offered
+    assert "display.chart" in route.offered
+    assert not route.wants_write
+    assert all(REGISTRY.get(n).effect is Effect.READ for n in route.offered)  # type: ignore[union-attr]
+    assert not any(n.startswith("salary_slip.") for n in route.offered)
+    assert len(route.offered) <= DEFAULT_CAP
+
+
+def test_hr_question_routes_to_hr() -> None:
+    route = ROUTER.route("How many leave applications are pending?", session())
+    assert "hr" in route.modules
+    assert "leave_application.count" in route.offered
+
+
+def test_writes_only_when_asked_and_tenant_can_write() -> None:
+    asked = ROUTER.route("Create a quotation for Acme Ltd for 20 units of SKU-4410-BLK", session())
+    assert asked.wants_write
+    assert "quotation.create" in asked.offered
+    read_only = ROUTER.route("Create a quotation for Acme Ltd", session(read_only=True))
+    assert "quotation.create" not in read_only.offered
+
+
+def test_document_id_is_recognised() -> None:
+    route = ROUTER.route("Approve PO PUR-ORD-2026-00087", session())
+    assert ("purchase_order", "PUR-ORD-2026-00087") in route.document_ids
+    assert "purchase_order.get" in route.offered
+    assert "purchase_order.workflow_action" in route.offered
+
+
+def test_related_modules_widen_together() -> None:
+    route = ROUTER.route("Which leads turned into invoices last month?", session())
+    assert {"crm", "selling"} <= set(route.modules)
+
+
+def test_role_filter_comes_first() -> None:
+    narrow = session({"sales_invoice.list", "tools.search"})
+    route = ROUTER.route("total revenue by month", narrow)
+    assert set(route.offered) <= {"sales_invoice.list", "tools.search"}
+
+
+@pytest.mark.parametrize("question", ["What will the weather be?", "hello"])
+def test_out_of_scope_gets_only_the_spine(question: str) -> None:
+    route = ROUTER.route(question, session())
+    assert all("." in n and n.split(".")[0] in {"tools", "calculator", "display", "knowledge", "records", "results", "analytics", "workflow"} for n in route.offered)
