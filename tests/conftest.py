@@ -54,3 +54,13 @@ def demo_erp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoERP]:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _no_real_model_providers() -> Iterator[None]:
+    """Any real HTTP request to a non-loopback host fails the test."""
+    from erp_agent.models.testing import block_real_providers
+
+    with block_real_providers() as blocked:
+        yield
+    assert not blocked.urls, f"a test reached real hosts: {blocked.urls}"

@@ -41,6 +41,9 @@ class ModelSettings(BaseModel):
     timeout: float = Field(60.0, gt=0, description="Seconds for one attempt.")
     max_retries: int = Field(3, ge=0, description="Retries on 429, 5xx and timeouts.")
     context_window: int = Field(128_000, gt=0)
+    max_output_tokens: int = Field(
+        4096, gt=0, description="Answer length limit when a call sets none (Anthropic needs one)."
+    )
     stream_usage: bool = Field(
         True, description="Ask for a final usage chunk when streaming (stream_options)."
     )
@@ -88,6 +91,14 @@ class Settings(BaseSettings):
     )
     monthly_token_budget: int | None = Field(
         None, gt=0, description="Tokens each organisation may use per calendar month."
+    )
+    # Fields below: the HTTP server and `erp-agent demo` (runtime.py reads the first two).
+    data_dir: str = Field("data", description="Folder for the store and the server's tables.")
+    read_only: bool = Field(False, description="Read-only tenant: no write is ever offered.")
+    session_key: SecretStr | None = Field(
+        None,
+        description="Fernet key encrypting ERP credentials of web sessions at rest; unset, a "
+        "key is made per process (sessions end on restart).",
     )
 
     @classmethod

@@ -90,7 +90,8 @@ class ModelRateLimited(ModelError):
     ) -> None:
         self.retry_after = retry_after
         if message is None:
-            wait = f"in about {max(1, round(retry_after))} seconds" if retry_after else "shortly"
+            seconds = max(1, round(retry_after or 0))
+            wait = f"in about {seconds} second{'s' * (seconds != 1)}" if retry_after else "shortly"
             message = (
                 "The AI model provider is limiting how fast we can send requests. "
                 f"Please try again {wait}."

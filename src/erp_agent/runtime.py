@@ -60,7 +60,12 @@ class Runtime:
                 settings.service_api_key.get_secret_value(),
                 settings.service_api_secret.get_secret_value(),
             )
-        connector = connectors.create(settings.connector, base_url=settings.erp_url, service=service, timeout=settings.erp_timeout)
+        connector = connectors.create(
+            settings.connector,
+            base_url=settings.erp_url,
+            service=service,
+            timeout=settings.erp_timeout,
+        )
         registry = build_registry(catalog)
         if store is None:
             path = Path(settings.data_dir) / "erp-agent.sqlite"
@@ -70,10 +75,19 @@ class Runtime:
         results = MemoryResults()
         gateway = Gateway(registry, store, connector, catalog, results=results)
         router = Router(catalog, registry, connector.name)
-        return cls(settings, catalog, connector, registry, load_policy(), store, gateway, router, results)
+        return cls(
+            settings, catalog, connector, registry, load_policy(), store, gateway, router, results
+        )
 
     async def sign_in(self, user: str, password: str) -> Session:
-        return await sign_in(self.connector, self.registry, self.policy, user, password, read_only=self.settings.read_only)
+        return await sign_in(
+            self.connector,
+            self.registry,
+            self.policy,
+            user,
+            password,
+            read_only=self.settings.read_only,
+        )
 
     def engine(self, model: ChatModel, settings: EngineSettings | None = None) -> Engine:
         return Engine(

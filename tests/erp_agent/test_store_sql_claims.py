@@ -65,3 +65,16 @@ async def test_a_finished_proposal_cannot_be_claimed(two_stores: tuple[SQLStore,
     await first.add_proposal(pending("p1"))
     await first.finish_proposal("p1", ProposalStatus.REJECTED)
     assert await second.claim_proposal("p1") is False
+
+
+async def test_an_in_memory_store_serves_concurrent_callers() -> None:
+    # In memory there is one shared connection; the store must not interleave transactions.
+    store = SQLStore("sqlite+aiosqlite://")
+    try:
+        await store.migrate()
+        await asyncio.gather(*(store.add_proposal(pending(f"p{n}")) for n in range(5)))
+        assert len(await store.list_proposals()) == 5
+        won = await asyncio.gather(*(store.claim_proposal("p1") for _ in range(4)))
+        assert sorted(won) == [False, False, False, True]
+    finally:
+        await store.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from erp_agent.errors import ConfigError, StoreError
+from erp_agent.store import schema
 from erp_agent.store.models import Conversation, Proposal, ProposalStatus, Turn
 from erp_agent.store.sql_store import SQLStore, open_store
 
@@ -144,5 +145,5 @@ async def test_a_plain_sqlite_url_means_aiosqlite(tmp_path: Path) -> None:
     store = SQLStore(f"sqlite:///{tmp_path / 'store.sqlite'}")
     assert store.url.drivername == "sqlite+aiosqlite"
     await store.migrate()
-    assert await store.schema_version() == "0001"
+    assert await store.schema_version() == schema.head_revision()
     await store.close()

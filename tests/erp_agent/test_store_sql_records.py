@@ -25,9 +25,10 @@ T0 = dt.datetime(2026, 11, 30, 9, 0, 0, 123456, tzinfo=dt.UTC)
 PLUS_TWO = dt.timezone(dt.timedelta(hours=2))
 
 
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SQLStore]:
-    store = SQLStore(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}")
+@pytest.fixture(params=["file", "memory"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SQLStore]:
+    in_file = f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}"
+    store = SQLStore(in_file if request.param == "file" else "sqlite+aiosqlite://")
     await store.migrate()
     yield store
     await store.close()

@@ -101,6 +101,15 @@ def frame(rows: Iterable[Row], columns: Sequence[str]) -> pd.DataFrame:
     return df[list(columns)]
 
 
+def dates(values: pd.Series) -> pd.Series:
+    """ISO dates (or datetimes) as datetime64, vectorised; an unparsable one is an error."""
+    parsed = pd.to_datetime(values.astype(str).str[:10], format="%Y-%m-%d", errors="coerce")
+    bad = values[parsed.isna()]
+    if len(bad):
+        raise ToolInputError(f"{bad.iloc[0]!r} is not a date (YYYY-MM-DD)")
+    return parsed
+
+
 def monthly(rows: Iterable[Row], date: str = "date", amount: str = "amount") -> pd.Series:
     """Totals per calendar month (a PeriodIndex), months with no rows filled with 0.
 
@@ -109,7 +118,7 @@ def monthly(rows: Iterable[Row], date: str = "date", amount: str = "amount") -> 
     df = frame(rows, [date, amount])
     if df.empty:
         return pd.Series(dtype=float, index=pd.PeriodIndex([], freq="M"))
-    months = pd.PeriodIndex([to_date(v) for v in df[date]], freq="M")
+    months = dates(df[date]).dt.to_period("M")
     values = pd.to_numeric(df[amount], errors="coerce").fillna(0.0).astype(float)
     totals = values.groupby(months).sum().sort_index()
     full = pd.period_range(totals.index.min(), totals.index.max(), freq="M")

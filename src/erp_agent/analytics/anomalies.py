@@ -14,7 +14,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erp_agent.analytics._result import AnalysisResult, Row, chart, fmt, frame, num, to_date
+from erp_agent.analytics._result import (
+    AnalysisResult,
+    Row,
+    chart,
+    dates,
+    fmt,
+    frame,
+    num,
+    to_date,
+)
 
 THRESHOLD = 3.5
 _K = 0.6745
@@ -55,11 +64,12 @@ def anomalies(
     flagged = docs[np.abs(docs["_z"]) > threshold].sort_values(
         "_z", key=lambda s: -np.abs(s), kind="stable"
     )
-    days = pd.Series([to_date(v) for v in df[date]], dtype=object, index=df.index)
-    daily = amounts.groupby(days).sum().sort_index() if len(df) else pd.Series(dtype=float)
+    daily = (
+        amounts.groupby(dates(df[date])).sum().sort_index() if len(df) else pd.Series(dtype=float)
+    )
     dz = robust_z(daily.to_numpy())
     flagged_days = [
-        (d, float(v), float(s))
+        (d.date(), float(v), float(s))
         for d, v, s in zip(daily.index, daily.to_numpy(), dz, strict=True)
         if abs(s) > threshold
     ]

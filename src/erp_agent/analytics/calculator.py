@@ -160,9 +160,10 @@ class _Evaluator:
         func, low, high = FUNCTIONS[node.func.id]
         if not low <= len(node.args) <= high:
             raise CalculatorError(
-                f"{node.func.id}() takes {low}" + (f" to {high}" if high != low else "")
+                f"{node.func.id}() takes {low}"
+                + (f" to {high}" if high != low else "")
                 + f" argument(s), {len(node.args)} given"
-            )  # fmt: skip
+            )
         args = [self.eval(arg) for arg in node.args]
         return _check_size(func(*args))
 

@@ -48,13 +48,26 @@ class Fit:
 # ------------------------------------------------------------------ Holt–Winters (additive)
 
 
+def _hw_start(y: Floats) -> tuple[float, float, Floats]:
+    """Initial state from the first two seasons (classical decomposition): the trend from the
+    change in seasonal means, each season's deviation from its own detrended mean, and the
+    level one step before the first month, so the first prediction is on the data."""
+    means = np.array([y[:SEASON].mean(), y[SEASON : 2 * SEASON].mean()])
+    trend = float((means[1] - means[0]) / SEASON)
+    offsets = np.arange(SEASON) - (SEASON - 1) / 2
+    season = np.mean(
+        [y[k * SEASON : (k + 1) * SEASON] - means[k] - trend * offsets for k in (0, 1)], axis=0
+    )
+    season = season - season.mean()
+    level = float(means[0] - trend * ((SEASON - 1) / 2 + 1))
+    return level, trend, season.astype(float)
+
+
 def _hw_run(
     y: Floats, alpha: float, beta: float, gamma: float
 ) -> tuple[float, Floats, float, Floats]:
     """One pass: returns (level, seasonals, trend, one-step errors)."""
-    level = float(y[:SEASON].mean())
-    trend = float((y[SEASON : 2 * SEASON].mean() - y[:SEASON].mean()) / SEASON)
-    season = (y[:SEASON] - level).astype(float)
+    level, trend, season = _hw_start(y)
     errors = np.empty(len(y))
     for t, value in enumerate(y):
         s = season[t % SEASON]

@@ -14,6 +14,7 @@ from erp_agent.analytics._result import (
     AnalysisResult,
     Row,
     chart,
+    dates,
     fmt,
     frame,
     money,
@@ -21,7 +22,6 @@ from erp_agent.analytics._result import (
     monthly,
     num,
     pct,
-    to_date,
 )
 from erp_agent.errors import ToolInputError
 
@@ -168,11 +168,11 @@ def period_comparison(
         as_of, period, year_on_year=year_on_year
     )
     df = frame(rows, [date, amount])
-    days = pd.Series([to_date(v) for v in df[date]], dtype=object)
-    amounts = [money(v) for v in df[amount]]
+    days = dates(df[date])
 
     def window(lo: dt.date, hi: dt.date) -> tuple[int, Decimal]:
-        picked = [a for d, a in zip(days, amounts, strict=True) if lo <= d <= hi]
+        inside = (days >= pd.Timestamp(lo)) & (days <= pd.Timestamp(hi))
+        picked = [money(v) for v in df[amount][inside]]
         return len(picked), sum(picked, start=Decimal(0))
 
     cur_n, current = window(cur_from, cur_to)

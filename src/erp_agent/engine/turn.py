@@ -40,6 +40,7 @@ from erp_agent.errors import (
     ModelError,
     ModelRateLimited,
     ModelTimeout,
+    StoreError,
     TokenBudgetExceeded,
 )
 from erp_agent.gateway.gateway import Gateway
@@ -140,6 +141,42 @@ class Engine:
         )  # fmt: skip
         await self._save(run)
         return await self._loop(run, bus, rules_sent)
+
+    async def continue_turn(
+        self, session: Session, turn_id: str, *, bus: EventBus | None = None
+    ) -> TurnResponse:
+        """Pick up a turn another process left running (it crashed or was stopped mid-turn).
+
+        Everything needed is in the stored turn: its messages so far, the tools offered, the
+        modules matched. Tool calls already answered are not run again.
+        """
+        turn = await self.store.get_turn(turn_id)
+        if turn is None or turn.status != "running":
+            raise StoreError(f"Turn {turn_id} is not a running turn that can be continued.")
+        conversation = await self.store.get_conversation(turn.conversation_id)
+        if conversation is None or conversation.user != session.user:
+            raise StoreError(f"Turn {turn_id} does not belong to {session.user}.")
+        past = [t for t in await self.store.turns(turn.conversation_id) if t.seq < turn.seq]
+        earlier = [m for t in past for m in history.from_state(t.state.get("messages", []))]
+        trimmed = history.trim(earlier, self.settings.history_budget_tokens)
+        turn.state["history_len"] = len(trimmed)
+        this_turn = history.from_state(turn.state.get("messages", []))
+        run = _Run(
+            turn,
+            session,
+            [*trimmed, *this_turn],
+            list(turn.state.get("offered", [])),
+            list(turn.state.get("modules", [])),
+        )
+        # An assistant message whose tool calls were not all answered is dropped and asked again.
+        run.messages = [*trimmed, *[m for unit in history.units(this_turn) for m in unit]]
+        for message in this_turn:
+            if message.role == "tool" and message.content:
+                try:
+                    run.sources.append(json.loads(message.content))
+                except json.JSONDecodeError:
+                    continue
+        return await self._loop(run, bus or EventBus(), set(turn.state.get("rules_sent", [])))
 
     async def _loop(self, run: _Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
         started = time.monotonic()

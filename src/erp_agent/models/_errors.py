@@ -40,8 +40,8 @@ _CONNECTION = (openai.APIConnectionError, anthropic.APIConnectionError)
 _STATUS = (openai.APIStatusError, anthropic.APIStatusError)
 
 
-def map_sdk_error(exc: Exception) -> Exception:
-    """The ModelError to raise for an SDK exception (or the exception itself if unknown)."""
+def map_sdk_error(exc: Exception) -> ModelError | ModelRequestBlocked:
+    """The error to raise for an SDK exception."""
     blocked = _blocked_cause(exc)
     if blocked is not None:
         return blocked
@@ -51,7 +51,7 @@ def map_sdk_error(exc: Exception) -> Exception:
         return ModelUnavailable(detail=f"could not connect: {exc}")
     if isinstance(exc, _STATUS):
         return from_status(exc.status_code, exc.message, exc.response.headers, exc.body)
-    return exc
+    return ModelError(detail=f"{type(exc).__name__}: {exc}")  # e.g. an unreadable response
 
 
 def from_status(

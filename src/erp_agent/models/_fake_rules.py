@@ -86,7 +86,7 @@ def check_messages(messages: list[Any]) -> dict[str, Any] | None:
         if unanswered:
             return _missing_results(pending[unanswered[0]], unanswered)
         pending, answered = {}, set()
-        for call in message.get("tool_calls") or () if role == "assistant" else ():
+        for call in (message.get("tool_calls") or ()) if role == "assistant" else ():
             pending[call.get("id")] = i
     unanswered = [c for c in pending if c not in answered]
     return _missing_results(pending[unanswered[0]], unanswered) if unanswered else None

@@ -95,6 +95,7 @@ class ModelProfile:
     supports_tools: bool = True
     supports_streaming: bool = True
     supports_prompt_cache: bool = False
+    supports_temperature: bool = True  # False: a temperature passed to complete() is ignored
     context_window: int = 128_000
     strict_tool_schemas: bool = False
 

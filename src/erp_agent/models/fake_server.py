@@ -128,6 +128,12 @@ class FakeOpenAIServer:
         with self._lock:
             self._script.extend(replies)
 
+    def reset(self) -> None:
+        """Forget the script and the recorded requests (one server can serve many tests)."""
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+
     @property
     def remaining(self) -> int:
         with self._lock:
@@ -237,12 +243,13 @@ def _completion(reply: FakeReply, model: str, usage: dict[str, Any]) -> dict[str
     }
 
 
-async def _chunks(
-    reply: FakeReply, model: str, usage: dict[str, Any] | None
-) -> AsyncIterator[str]:
+async def _chunks(reply: FakeReply, model: str, usage: dict[str, Any] | None) -> AsyncIterator[str]:
     """SSE as OpenAI sends it: role first, text in pieces, each tool call's id and name then its
     arguments in fragments, the finish reason, then (if asked) a usage chunk with no choices."""
-    head = {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion.chunk"}
+    head: dict[str, Any] = {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion.chunk",
+    }
     head |= {"created": int(time.time()), "model": model}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:

@@ -22,6 +22,7 @@ from openai.types.chat import (
 from openai.types.completion_usage import CompletionUsage
 
 from erp_agent.config import ModelSettings
+from erp_agent.errors import ConfigError
 from erp_agent.models._errors import map_sdk_error
 from erp_agent.models._names import NameMap, encode
 from erp_agent.models._schemas import tool_specs
@@ -62,13 +63,15 @@ class OpenAICompatibleModel(ChatModel):
         max_tokens: int | None = None,
     ) -> Completion:
         names, wire_tools = self._tools(tools)
+        legacy_limit, limit = self._limits(max_tokens)
         try:
             response: ChatCompletion = await self._client.chat.completions.create(
                 model=self.settings.model,
                 messages=wire_messages(messages),
                 tools=wire_tools or openai.omit,
                 temperature=openai.omit if temperature is None else temperature,
-                max_tokens=openai.omit if max_tokens is None else max_tokens,
+                max_tokens=legacy_limit,
+                max_completion_tokens=limit,
             )
         except openai.OpenAIError as exc:
             raise map_sdk_error(exc) from exc
@@ -83,6 +86,7 @@ class OpenAICompatibleModel(ChatModel):
         max_tokens: int | None = None,
     ) -> AsyncIterator[StreamDelta]:
         names, wire_tools = self._tools(tools)
+        legacy_limit, limit = self._limits(max_tokens)
         assembler = _StreamAssembler(names, model=self.settings.model)
         try:
             chunks = await self._client.chat.completions.create(
@@ -90,7 +94,8 @@ class OpenAICompatibleModel(ChatModel):
                 messages=wire_messages(messages),
                 tools=wire_tools or openai.omit,
                 temperature=openai.omit if temperature is None else temperature,
-                max_tokens=openai.omit if max_tokens is None else max_tokens,
+                max_tokens=legacy_limit,
+                max_completion_tokens=limit,
                 stream=True,
                 stream_options=(
                     {"include_usage": True} if self.settings.stream_usage else openai.omit
@@ -106,6 +111,15 @@ class OpenAICompatibleModel(ChatModel):
 
     async def aclose(self) -> None:
         await self._client.close()
+
+    def _limits(self, max_tokens: int | None) -> tuple[int | openai.Omit, int | openai.Omit]:
+        """(max_tokens, max_completion_tokens): OpenAI's own API and Azure refuse the first for
+        reasoning models; other compatible servers know only the first."""
+        if max_tokens is None:
+            return openai.omit, openai.omit
+        if self.settings.provider == "azure" or self.settings.base_url is None:
+            return openai.omit, max_tokens
+        return max_tokens, openai.omit
 
     def _tools(self, tools: Sequence[dict[str, Any]]) -> tuple[NameMap, list[Any]]:
         specs = tool_specs(tools, strict=self.settings.strict_tools)
@@ -143,6 +157,11 @@ def _client(settings: ModelSettings, http_client: httpx2.AsyncClient | None) -> 
         "http_client": http_client,
     }
     if settings.provider == "azure":
+        if not settings.base_url or not settings.api_version:
+            raise ConfigError(
+                "An Azure OpenAI model needs base_url (https://RESOURCE.openai.azure.com) and "
+                "api_version (for example 2024-10-21); see docs/configuration.md."
+            )
         return openai.AsyncAzureOpenAI(
             azure_endpoint=settings.base_url,
             azure_deployment=settings.deployment,
@@ -155,10 +174,14 @@ def _client(settings: ModelSettings, http_client: httpx2.AsyncClient | None) -> 
 def _usage(usage: CompletionUsage | None) -> Usage:
     if usage is None:
         return Usage()
-    details = usage.prompt_tokens_details
+    # Servers other than OpenAI's omit the details or send null for the count; DeepSeek
+    # reports cache hits in a field of its own.
+    cached = getattr(usage.prompt_tokens_details, "cached_tokens", None) or 0
+    if not cached and usage.model_extra:
+        cached = int(usage.model_extra.get("prompt_cache_hit_tokens") or 0)
     return Usage(
         prompt_tokens=usage.prompt_tokens,
-        cached_tokens=(details.cached_tokens or 0) if details else 0,
+        cached_tokens=cached,
         completion_tokens=usage.completion_tokens,
     )
 
@@ -175,7 +198,8 @@ def _completion(response: ChatCompletion, names: NameMap) -> Completion:
         tool_calls=calls,
         usage=_usage(response.usage),
         model=response.model,
-        finish_reason=choice.finish_reason or "",
+        # Typed as always set, but compatible servers send null (the SDK does not validate).
+        finish_reason=cast("str | None", choice.finish_reason) or "",
     )
 
 

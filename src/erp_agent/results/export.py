@@ -1,3 +1,5 @@
+# mypy: disable-error-code="import-untyped"
+# (until types-openpyxl and types-reportlab join the dev dependencies)
 """Exports of a stored result — CSV, XLSX, PDF — written as files and described by a file block.
 
 Numbers stay numbers (XLSX cells are numeric, CSV has no thousands separators); the PDF holds the

@@ -1,14 +1,9 @@
-"""``SQLResultStore``: results in the store's database (SQLAlchemy Core, async engine).
-
-Rows are one JSON document per result: a result is written once and read whole for paging,
-sorting and export, so a row-per-row table would only add writes.
-"""
+"""``SQLResultStore``: results in the store's database (SQLAlchemy Core, async engine)."""
 
 from __future__ import annotations
 
 import functools
 import json
-from typing import Any
 
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import insert, select
@@ -18,28 +13,27 @@ from erp_agent.errors import StoreError
 from erp_agent.results.store import ResultRecord, ResultStore
 from erp_agent.results.tables import results
 
-# Strict JSON, as the store writes it: NaN is not JSON and PostgreSQL refuses it.
+# Strict JSON as the store writes it (NaN is not JSON; PostgreSQL refuses it); Decimals and
+# dates, which tool results may carry, as their text.
 json_dumps = functools.partial(json.dumps, ensure_ascii=False, allow_nan=False, default=str)
 
 
 class SQLResultStore(ResultStore):
-    """Results in the ``results`` table of ``engine``'s database (create the engine with
-    ``json_serializer=json_dumps`` so Decimals and dates serialise)."""
+    """Results in the ``results`` table of ``engine``'s database. Create the engine with
+    ``json_serializer=json_dumps``."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._engine = engine
 
     async def save(self, record: ResultRecord) -> None:
-        values: dict[str, Any] = {
+        values = {
             "id": record.id,
             "user": record.user,
             "tool": record.tool,
+            "entity": record.entity,
             "title": record.title,
-            "columns": record.columns,
-            "rows": record.rows,
+            "data": record.data,
             "total_rows": record.total_rows,
-            "chart": record.chart,
-            "extra": record.extra,
             "created_at": record.created_at,
         }
         try:
@@ -61,10 +55,8 @@ class SQLResultStore(ResultStore):
             id=row["id"],
             user=row["user"],
             tool=row["tool"],
+            data=row["data"],
+            entity=row["entity"],
             title=row["title"],
-            columns=list(row["columns"]),
-            rows=list(row["rows"]),
-            chart=row["chart"],
-            extra=dict(row["extra"]),
             created_at=row["created_at"],
         )

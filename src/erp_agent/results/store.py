@@ -1,5 +1,10 @@
 """Results too large for the model stay server-side under an id, owned by the user who made
-them; the model sees one page and a summary, and pages, sorts or exports by id."""
+them; the model sees one page and a summary, and pages, sorts or exports by id.
+
+A ``ResultStore`` is a drop-in for the engine's ``MemoryResults`` (``put``/``fetch``/
+``fetch_stored``) and satisfies ``tools.base.ResultAccess``; records keep the tool's data
+unchanged, so reports stay whole for display and export.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from erp_agent.errors import ToolInputError
@@ -16,25 +22,76 @@ from erp_agent.results.summary import columns_of, is_number, summarize_report, s
 
 PAGE_SIZE = 20
 MAX_PAGE = 200
+_ROW_KEYS = ("records", "rows", "result", "table")  # where tool results keep their table
+
+
+@dataclass(frozen=True)
+class Table:
+    """A result as a table: rows, their columns, its chart, and everything else it carried."""
+
+    rows: list[dict[str, Any]]
+    columns: list[str]
+    chart: dict[str, Any] | None
+    extra: dict[str, Any]
+
+    @property
+    def is_report(self) -> bool:
+        return "total_row" in self.extra
+
+
+def tabulate(data: Any) -> Table:
+    """The table in what a tool returned: rows, a page of records, a report, an aggregate, an
+    analysis (its small table and chart) — or one object as one row."""
+    rows: list[dict[str, Any]]
+    extra: dict[str, Any] = {}
+    chart = None
+    if isinstance(data, Sequence) and not isinstance(data, str | bytes):
+        rows = [dict(r) if isinstance(r, Mapping) else {"value": r} for r in data]
+    elif isinstance(data, Mapping):
+        raw_chart = data.get("chart")
+        chart = dict(raw_chart) if isinstance(raw_chart, Mapping) else None
+        key = next((k for k in _ROW_KEYS if isinstance(data.get(k), list)), None)
+        if key is None:
+            rows = [{k: v for k, v in data.items() if k != "chart"}]
+        else:
+            rows = [dict(r) for r in data[key] if isinstance(r, Mapping)]
+            extra = {k: v for k, v in data.items() if k not in (key, "chart")}
+    else:
+        rows = [{"value": data}]
+    return Table(rows, columns_of(rows), chart, extra)
 
 
 @dataclass
 class ResultRecord:
-    """A stored result, whole: rows for display and export; report parts kept as the ERP gave."""
+    """A stored result: the tool's data exactly as returned, and who owns it."""
 
     id: str
     user: str
     tool: str
-    title: str
-    columns: list[str]
-    rows: list[dict[str, Any]]
-    chart: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # total_row, report_summary, columns…
+    data: Any
+    entity: str | None = None
+    title: str = ""
     created_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+
+    @cached_property
+    def table(self) -> Table:
+        return tabulate(self.data)
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return self.table.rows
+
+    @property
+    def columns(self) -> list[str]:
+        return self.table.columns
+
+    @property
+    def chart(self) -> dict[str, Any] | None:
+        return self.table.chart
 
     @property
     def total_rows(self) -> int:
-        return len(self.rows)
+        return len(self.table.rows)
 
 
 @dataclass
@@ -55,7 +112,8 @@ class StoredResult:
             "summary": self.summary,
             "page": self.page,
             "has_more": len(self.page) < self.total_rows,
-            "note": "Only this page is shown; page with results.page, export with results.export.",
+            "note": "Only this page is shown; the totals in the summary are exact. Page or sort "
+            "with results.page; export with results.export.",
         }
 
 
@@ -63,23 +121,12 @@ def new_result_id() -> str:
     return "res_" + secrets.token_urlsafe(12)
 
 
-def _tabulate(data: Any) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any] | None]:
-    """(rows, extra, chart) from what a tool returned: rows, a page of records, a report, an
-    aggregate, an analysis (its table) — or one object as one row."""
-    if isinstance(data, Sequence) and not isinstance(data, str | bytes):
-        return [dict(r) if isinstance(r, Mapping) else {"value": r} for r in data], {}, None
-    if not isinstance(data, Mapping):
-        return [{"value": data}], {}, None
-    chart = data.get("chart") if isinstance(data.get("chart"), Mapping) else None
-    for key in ("rows", "records", "table"):
-        if isinstance(data.get(key), list):
-            extra = {k: v for k, v in data.items() if k not in (key, "chart")}
-            return [dict(r) for r in data[key] if isinstance(r, Mapping)], extra, chart
-    return [dict(data)], {}, None
-
-
-def is_report(record: ResultRecord) -> bool:
-    return "total_row" in record.extra or "report" in record.extra
+def summarize(table: Table) -> dict[str, Any]:
+    return (
+        summarize_report({**table.extra, "rows": table.rows})
+        if table.is_report
+        else (summarize_rows(table.rows))
+    )
 
 
 class ResultStore(ABC):
@@ -91,70 +138,70 @@ class ResultStore(ABC):
     @abstractmethod
     async def load(self, result_id: str) -> ResultRecord | None: ...
 
+    async def put(self, user: str, tool: str, data: Any, entity: str | None = None) -> str:
+        """Keep ``data`` for ``user``; its id. (The engine's ``MemoryResults`` interface.)"""
+        record = ResultRecord(new_result_id(), user, tool, data, entity, title=tool)
+        await self.save(record)
+        return record.id
+
+    async def fetch_stored(self, result_id: str, user: str) -> ResultRecord | None:
+        """The record if ``user`` owns it, else None — whether or not it exists."""
+        record = await self.load(result_id)
+        return record if record is not None and record.user == user else None
+
+    async def fetch(self, result_id: str, user: str) -> Any | None:
+        record = await self.fetch_stored(result_id, user)
+        return None if record is None else record.data
+
     async def store_result(
         self,
         user: str,
         tool: str,
         data: Any,
         *,
-        title: str | None = None,
+        entity: str | None = None,
         page_size: int = PAGE_SIZE,
     ) -> StoredResult:
-        """Keep ``data`` under a new id owned by ``user``; return its summary and first page."""
-        rows, extra, chart = _tabulate(data)
-        record = ResultRecord(
-            id=new_result_id(),
-            user=user,
-            tool=tool,
-            title=title or tool,
-            columns=columns_of(rows),
-            rows=rows,
-            chart=dict(chart) if chart else None,
-            extra=extra,
+        """Keep ``data`` under a new id owned by ``user``; its summary and first page."""
+        result_id = await self.put(user, tool, data, entity)
+        table = tabulate(data)
+        return StoredResult(
+            result_id, summarize(table), table.rows[:page_size], len(table.rows), table.columns
         )
-        await self.save(record)
-        summary = (
-            summarize_report({**extra, "rows": rows}) if is_report(record) else summarize_rows(rows)
-        )
-        return StoredResult(record.id, summary, rows[:page_size], len(rows), record.columns)
 
     async def get(self, user: str, result_id: str) -> ResultRecord:
-        """The result, if ``user`` owns it; otherwise the same refusal whether or not it exists,
-        so ids of other users' results reveal nothing."""
-        record = await self.load(result_id)
-        if record is None or record.user != user:
+        """The record, if ``user`` owns it; otherwise one refusal whether or not it exists,
+        so the ids of other users' results reveal nothing."""
+        record = await self.fetch_stored(result_id, user)
+        if record is None:
             raise ToolInputError(f"There is no result {result_id} of yours.")
         return record
 
-    async def page(
-        self,
-        user: str,
-        result_id: str,
-        *,
-        start: int = 0,
-        limit: int = PAGE_SIZE,
-        sort_by: str | None = None,
-        descending: bool = False,
-    ) -> dict[str, Any]:
-        record = await self.get(user, result_id)
-        rows = sort_rows(record.rows, sort_by, descending=descending, columns=record.columns)
-        limit = max(1, min(limit, MAX_PAGE))
-        return {
-            "result_id": record.id,
-            "total_rows": record.total_rows,
-            "start": start,
-            "limit": limit,
-            "sort_by": sort_by,
-            "descending": descending,
-            "rows": rows[start : start + limit],
-            "has_more": start + limit < record.total_rows,
-        }
+
+def page_of(
+    table: Table,
+    *,
+    start: int = 0,
+    limit: int = PAGE_SIZE,
+    sort_by: str | None = None,
+    descending: bool = False,
+) -> dict[str, Any]:
+    """One page of a result's rows, optionally sorted on a column."""
+    rows = sort_rows(table.rows, sort_by, descending=descending, columns=table.columns)
+    limit = max(1, min(limit, MAX_PAGE))
+    return {
+        "total_rows": len(rows),
+        "start": start,
+        "limit": limit,
+        "sort_by": sort_by,
+        "descending": descending,
+        "rows": rows[start : start + limit],
+        "has_more": start + limit < len(rows),
+    }
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:
-    # Numbers before text before empty, each ordered within its kind, so mixed columns sort.
-    if value is None or value == "":
-        return (2, "")
+    # Numbers before text, each ordered within its kind, so a mixed column still sorts.
     if is_number(value):
         return (0, Decimal(str(value)))
     return (1, str(value).casefold())
@@ -167,6 +214,7 @@ def sort_rows(
     descending: bool = False,
     columns: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
+    """Rows sorted on ``sort_by`` (stable); empty values last in either direction."""
     if sort_by is None:
         return rows
     if sort_by not in columns:
@@ -174,11 +222,11 @@ def sort_rows(
     present = [r for r in rows if r.get(sort_by) not in (None, "")]
     empty = [r for r in rows if r.get(sort_by) in (None, "")]
     ordered = sorted(present, key=lambda r: _sort_key(r.get(sort_by)), reverse=descending)
-    return ordered + empty  # empty values last either way
+    return ordered + empty
 
 
 class MemoryResultStore(ResultStore):
-    """Results in a dict: for tests and single-process use."""
+    """Results in a dict: for tests and a single process."""
 
     def __init__(self) -> None:
         self._records: dict[str, ResultRecord] = {}

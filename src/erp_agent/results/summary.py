@@ -117,8 +117,12 @@ def summarize_report(result: Any, *, top: int = TOP_ROWS) -> dict[str, Any]:
     numbers = amounts or [n for n, _, kind in columns if kind in _NUMERIC_TYPES]
     main = None
     if numbers:
-        main = max(numbers, key=lambda c: sum(abs(Decimal(str(r.get(c) or 0))) for r in rows
-                                              if is_number(r.get(c))))  # fmt: skip
+        main = max(
+            numbers,
+            key=lambda c: sum(
+                abs(Decimal(str(r.get(c) or 0))) for r in rows if is_number(r.get(c))
+            ),
+        )
     return {
         "report": _get(result, "report"),
         "columns": [{"name": n, "label": label, "type": kind} for n, label, kind in columns],

@@ -19,14 +19,13 @@ results = Table(
     Column("id", String, primary_key=True),
     Column("user", String, nullable=False),
     Column("tool", String, nullable=False),
+    Column("entity", String, nullable=True),
     Column("title", Text, nullable=False),
-    Column("columns", JSON, nullable=False),
-    Column("rows", JSON, nullable=False),
+    # The tool's data exactly as returned (one JSON document: written once, read whole).
+    Column("data", JSON, nullable=False),
     Column("total_rows", Integer, nullable=False),
-    Column("chart", JSON(none_as_null=True), nullable=True),
-    Column("extra", JSON, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
-    # Owner's results newest first; and expiry sweeps by age.
+    # The owner's results newest first; expiry sweeps by age.
     Index(None, "user", "created_at"),
     Index(None, "created_at"),
 )

@@ -75,7 +75,9 @@ def parse(doc_id: str, source: str) -> KnowledgeDoc:
     )
 
 
-def chunk(doc: KnowledgeDoc, *, max_words: int = MAX_WORDS, overlap: int = OVERLAP_WORDS) -> list[Chunk]:
+def chunk(
+    doc: KnowledgeDoc, *, max_words: int = MAX_WORDS, overlap: int = OVERLAP_WORDS
+) -> list[Chunk]:
     """Chunks of a document in reading order; text before the first ``##`` is "Overview"."""
     sections: list[tuple[str, str]] = []
     cuts = list(_H2.finditer(doc.body))

@@ -7,6 +7,7 @@ package, tokenizer shipped in ``assets/``), offline, with the pooling sentence-t
 
 from __future__ import annotations
 
+import functools
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ import numpy.typing as npt
 from erp_agent.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:
-    import onnxruntime as ort
+    import onnxruntime as ort  # type: ignore[import-untyped]
     from tokenizers import Tokenizer
 
 Vectors = npt.NDArray[np.float32]
@@ -34,7 +35,8 @@ def normalise(matrix: npt.NDArray[Any]) -> Vectors:
     """Rows scaled to unit length (zero rows stay zero), as float32."""
     out = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return (out / np.maximum(norms, 1e-12)).astype(np.float32)
+    scaled: Vectors = (out / np.maximum(norms, 1e-12)).astype(np.float32)
+    return scaled
 
 
 class Embedder(ABC):
@@ -49,7 +51,8 @@ class Embedder(ABC):
         """One row per text, float32, L2-normalised; shape ``(len(texts), dim)``."""
 
     def embed_one(self, text: str) -> Vectors:
-        return self.embed([text])[0]
+        row: Vectors = self.embed([text])[0]
+        return row
 
 
 class MiniLMEmbedder(Embedder):
@@ -170,14 +173,7 @@ class OpenAICompatibleEmbedder(Embedder):
         self._client.close()
 
 
-_default: MiniLMEmbedder | None = None
-_default_lock = threading.Lock()
-
-
+@functools.cache
 def default_embedder() -> MiniLMEmbedder:
     """One shared offline embedder per process: the ONNX session is heavy and thread-safe."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = MiniLMEmbedder()
-        return _default
+    return MiniLMEmbedder()

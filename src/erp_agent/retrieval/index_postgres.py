@@ -115,7 +115,9 @@ class PostgresIndex(Index):
                 )
             if batch.deletes:
                 cur.execute(
-                    sql.SQL("DELETE FROM {} WHERE tenant = %s AND key = ANY(%s)").format(self._docs),
+                    sql.SQL("DELETE FROM {} WHERE tenant = %s AND key = ANY(%s)").format(
+                        self._docs
+                    ),
                     (tenant, list(batch.deletes)),
                 )
             if batch.upserts:
@@ -187,9 +189,9 @@ class PostgresIndex(Index):
         tsquery = sql.SQL(" && " if op == "&" else " || ").join(parts)
         where, params = _where(scope)
         query = (
-            sql.SQL("SELECT d.key, ts_rank(d.tsv, q) AS score FROM {} d, ({}) AS t(q) WHERE ").format(
-                self._docs, sql.SQL("SELECT ") + tsquery
-            )
+            sql.SQL(
+                "SELECT d.key, ts_rank(d.tsv, q) AS score FROM {} d, ({}) AS t(q) WHERE "
+            ).format(self._docs, sql.SQL("SELECT ") + tsquery)
             + where
             + sql.SQL(" AND d.tsv @@ q ORDER BY score DESC, d.key LIMIT %s")
         )
@@ -251,4 +253,3 @@ def _where(scope: Scope) -> tuple[sql.Composed, list[Any]]:
     # The text is built only from fixed fragments; every value is a bound parameter.
     text = _sql.scope_where(scope, "d", param, in_list)
     return sql.SQL(text).format(), params
-

@@ -260,7 +260,9 @@ class SQLiteIndex(Index):
 
     def count(self, tenant: str) -> int:
         with self._lock:
-            row = self._db.execute("SELECT count(*) FROM docs WHERE tenant = ?", (tenant,)).fetchone()
+            row = self._db.execute(
+                "SELECT count(*) FROM docs WHERE tenant = ?", (tenant,)
+            ).fetchone()
         return int(row[0])
 
     def close(self) -> None:
@@ -270,7 +272,7 @@ class SQLiteIndex(Index):
 
 def _mask(columns: dict[str, npt.NDArray[Any]], scope: Scope) -> npt.NDArray[np.bool_]:
     """``Scope.matches`` over whole columns at once."""
-    mask = columns["tenant"] == scope.tenant
+    mask: npt.NDArray[np.bool_] = columns["tenant"] == scope.tenant
     if scope.kinds is not None:
         mask &= np.isin(columns["kind"], sorted(map(str, scope.kinds)))
     for name, allowed in (("company", scope.companies), ("branch", scope.branches)):

@@ -15,7 +15,7 @@ import numpy as np
 from erp_agent.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:
-    import onnxruntime as ort
+    import onnxruntime as ort  # type: ignore[import-untyped]
     from tokenizers import Tokenizer
 
 
@@ -70,7 +70,9 @@ class OnnxCrossEncoder(Reranker):
                 "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
                 "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
             }
-            logits = np.asarray(session.run(None, {k: v for k, v in feeds.items() if k in wanted})[0])
+            logits = np.asarray(
+                session.run(None, {k: v for k, v in feeds.items() if k in wanted})[0]
+            )
             scores += [float(x) for x in logits.reshape(len(pairs), -1)[:, 0]]
         return scores
 

@@ -8,6 +8,7 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
+from erp_agent.errors import StoreError
 from erp_agent.store.base import Store
 from erp_agent.store.models import (
     AuditEvent,
@@ -57,7 +58,9 @@ class MemoryStore(Store):
         error: dict[str, Any] | None = None,
         decided_at: dt.datetime | None = None,
     ) -> None:
-        found = self._proposals[proposal_id]
+        found = self._proposals.get(proposal_id)
+        if found is None:
+            raise StoreError(f"There is no proposal {proposal_id} to finish.")
         found.status = status
         found.result = copy.deepcopy(result)
         found.error = copy.deepcopy(error)
@@ -74,9 +77,8 @@ class MemoryStore(Store):
         return sorted(found, key=lambda p: p.created_at, reverse=True)[:limit]
 
     async def record_event(self, event: AuditEvent) -> None:
-        stored = copy.deepcopy(event)
-        stored.id = len(self._events) + 1
-        self._events.append(stored)
+        event.id = len(self._events) + 1
+        self._events.append(copy.deepcopy(event))
 
     async def events(
         self,
@@ -112,6 +114,9 @@ class MemoryStore(Store):
 
     async def save_turn(self, turn: Turn) -> None:
         self._turns[turn.id] = copy.deepcopy(turn)
+        conversation = self._conversations.get(turn.conversation_id)
+        if conversation is not None and turn.updated_at > conversation.updated_at:
+            conversation.updated_at = turn.updated_at
 
     async def get_turn(self, turn_id: str) -> Turn | None:
         found = self._turns.get(turn_id)

@@ -6,11 +6,12 @@ method is one transaction, and every database failure leaves as a ``StoreError``
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import functools
 import json
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from sqlalchemy import exc as sa_exc
 from sqlalchemy import insert, select, update
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import StaticPool
 
 from erp_agent.errors import ConfigError, StoreError
 from erp_agent.store import rows, schema
@@ -82,8 +84,11 @@ class SQLStore(Store):
             raise ConfigError(
                 f"Cannot open the store {parsed.render_as_string(hide_password=True)}: "
                 f"{str(error).rstrip('. ')}. "
-                "Use an async driver, for example sqlite+aiosqlite:///path/store.sqlite."
+                "Use an installed async driver, for example sqlite+aiosqlite:///path/store.sqlite."
             ) from error
+        # A StaticPool (SQLite in memory) hands every caller the same connection: transactions
+        # must then take turns, or two of them would interleave on it.
+        self._one_at_a_time = asyncio.Lock() if isinstance(self._engine.pool, StaticPool) else None
         self._directory: Path | None = None
         if is_sqlite:
             configure_sqlite(self._engine.sync_engine)
@@ -104,11 +109,14 @@ class SQLStore(Store):
                 "does not exist (create it, or point the store at another path)."
             )
         try:
-            async with self._engine.connect() as connection:
+            async with AsyncExitStack() as stack:
+                if self._one_at_a_time is not None:
+                    await stack.enter_async_context(self._one_at_a_time)
+                connection = await stack.enter_async_context(self._engine.connect())
                 if write:
                     await connection.execution_options(**{WRITE_OPTION: True})
-                async with connection.begin():
-                    yield connection
+                await stack.enter_async_context(connection.begin())
+                yield connection
         except StoreError:
             raise
         except (sa_exc.SQLAlchemyError, OSError) as error:
@@ -198,8 +206,8 @@ class SQLStore(Store):
         """Store the event; an event without an id gets the one the database assigned."""
         async with self._transaction(f"record a {event.tool} event", write=True) as connection:
             added = await connection.execute(insert(audit_events).values(rows.event_values(event)))
-            if event.id is None and added.inserted_primary_key is not None:
-                event.id = added.inserted_primary_key[0]
+        if event.id is None and added.inserted_primary_key is not None:
+            event.id = added.inserted_primary_key[0]
 
     async def events(
         self,

@@ -1,0 +1,257 @@
+"""Report requests: the ERP's own report with typed parameters filled from the request and the
+session; link parameters named loosely are resolved to ids through the offered list tools."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from erp_agent.planner.answer import capabilities, fmt, is_number, join
+from erp_agent.planner.context import Result
+from erp_agent.planner.intents import Kind, Request
+from erp_agent.planner.parse_dates import Period
+from erp_agent.planner.plan import Ctx, Step, _call, _display, _failed, _list, _rows, _text
+
+
+def company_step(ctx: Ctx) -> tuple[str | None, Step | None]:
+    """The company a report or new document belongs to: the session's, the only one the user
+    can see, or the one the request names; otherwise ask, never pick one."""
+    if ctx.view.company:
+        return ctx.view.company, None
+    r = ctx.result("company.list")
+    if r is None:
+        if ctx.has("company.list"):
+            return None, _call("company.list", {"fields": ["id"], "limit": 20})
+        if ctx.has("tools.search") and ctx.result("tools.search") is None:
+            return None, _call("tools.search", {"query": "company list"})
+        return None, _text("Which company should I use? Please name it.")
+    names = [str(row["id"]) for row in _rows(r) if row.get("id")]
+    if len(names) == 1:
+        return names[0], None
+    named = [n for n in names if n.lower() in ctx.req.text.lower()]
+    if len(named) == 1:
+        return named[0], None
+    if not names:
+        return None, _text("I can't see any company with your access.")
+    return None, _text(f"Which company: {join(names, 'or')}? Ask again naming one.")
+
+
+def report(ctx: Ctx) -> Step:
+    report = ctx.req.report
+    assert report is not None
+    name = f"report.{report.name}"
+    if not ctx.has(name):
+        if (
+            report.entity
+            and report.entity in ctx.catalog.entities
+            and ctx.has(f"{report.entity}.list")
+        ):
+            # The record plane answers what it can: the report's documents, filtered.
+            ctx.req.entity = ctx.catalog.entities[report.entity]
+            if any(w in ctx.req.text.lower() for w in ("overdue", "unpaid", "outstanding", "owe")):
+                e = ctx.req.entity
+                if (
+                    e.status_field
+                    and not ctx.req.statuses
+                    and "Overdue" in e.fields[e.status_field].values
+                ):
+                    ctx.req.statuses = ["Overdue"]
+            ctx.req.kind = Kind.LIST
+            return _list(ctx)
+        return _text(
+            f"I can't run the {report.label} report with your access. {capabilities(ctx.req.entity, ctx.tools)}"
+        )
+    schema = ctx.tools[name]
+    props: Mapping[str, Any] = schema.get("properties") or {}
+    args: dict[str, Any] = {}
+    if "company" in props:
+        company, step = company_step(ctx)
+        if step:
+            return step
+        args["company"] = company
+    req, today = ctx.req, ctx.view.today
+    period = req.period
+    compare = (
+        "compare" in req.text.lower() or " vs" in req.text.lower() or "versus" in req.text.lower()
+    )
+    if period is None and ("from_date" in props or "based_on" in props):
+
+        period = Period(dt.date(today.year, 1, 1), today, f"{today.year} to date")
+    if period is not None and compare and period.start.month == 1 and period.start.day == 1:
+        period = type(period)(
+            period.start.replace(year=period.start.year - 1), period.end, period.label
+        )
+    if (
+        "based_on" in props
+        and "date_range" in (props["based_on"].get("enum") or [])
+        and period is not None
+    ):
+        args["based_on"] = "date_range"
+    if period is not None and "from_date" in props:
+        args["from_date"], args["to_date"] = period.start.isoformat(), period.end.isoformat()
+    if req.as_of is not None:
+        if period is not None and "from_date" in props:
+            args["from_date"] = dt.date(req.as_of.year, 1, 1).isoformat()
+        if "as_of_date" in props:
+            args["as_of_date"] = req.as_of.isoformat()
+        elif "to_date" in props:
+            args["to_date"] = req.as_of.isoformat()
+            args.setdefault("from_date", dt.date(req.as_of.year, 1, 1).isoformat())
+            if "based_on" in props:
+                args["based_on"] = "date_range"
+    if "periodicity" in props:
+        part = req.date_part or ("yearly" if compare else None)
+        wanted = {"month": "monthly", "quarter": "quarterly", "year": "yearly"}.get(
+            part or "", part
+        )
+        if wanted and wanted in (props["periodicity"].get("enum") or []):
+            args["periodicity"] = wanted
+    if "group_by_party" in props and (req.amount is not None or req.text.lower().startswith("who")):
+        args["group_by_party"] = True
+    for pname, prop in props.items():
+        target = None
+        param = report.params.get(pname)
+        if param is not None:
+            target = param.target
+        for hint, value in req.names:
+            if hint == pname or (target and (hint == target or _mentions(req.text, target, value))):
+                args[pname] = [value] if prop.get("type") == "array" else value
+    missing = [p for p in schema.get("required") or () if p not in args]
+    if missing:
+        return _text(f"To run the {report.label} report I need: {join(missing)}. Please give them.")
+    # Link parameters named loosely ("account Debtors") are resolved to ids through list tools.
+    step = _resolve_links(ctx, report.name, args)
+    if step is not None:
+        return step
+    r = ctx.result(name, args)
+    if r is None:
+        return _call(name, args)
+    if not r.ok:
+        return _failed(r)
+    shown = _display(ctx, r, title=report.label)
+    if shown:
+        return shown
+    return _text(_report_text(report.label, r, args, req))
+
+
+def _party_lines(r: Result, rows: list[dict[str, Any]], req: Request) -> list[str]:
+    """Ageing reports: exact column totals the engine computed, then the largest balances
+    (filtered by the request's amount and age, never re-added here)."""
+    if not rows or "outstanding" not in rows[0]:
+        return []
+    lines: list[str] = []
+    data = r.data if isinstance(r.data, dict) else {}
+    labels = {c.get("fieldname"): c.get("label") for c in data.get("columns") or [] if isinstance(c, dict)}
+    numeric = (r.content.get("summary") or {}).get("numeric") or {}
+    for key in ("outstanding", "range1", "range2", "range3", "range4", "range5"):
+        if key in numeric:
+            lines.append(f"- {labels.get(key) or key}: {fmt(numeric[key]['sum'])} in total")
+    picked = rows
+    if req.amount is not None:
+        limit = float(req.amount.value)
+        picked = [row for row in picked if is_number(row.get("outstanding")) and (row["outstanding"] > limit if ">" in req.amount.op else row["outstanding"] < limit)]
+    if req.age_days is not None:
+        picked = [row for row in picked if any(is_number(row.get(k)) and row[k] > 0 and _lower_bound(labels.get(k)) > req.age_days for k in row if str(k).startswith("range"))]
+    picked = sorted(picked, key=lambda row: -(row.get("outstanding") or 0))[:8]
+    if (req.amount is not None or req.age_days is not None) and not picked:
+        return [*lines, "- No records found that match your amount and age conditions."]
+    for row in picked:
+        who = row.get("voucher_no") or row.get("party")
+        extra = f", {row['party']}" if row.get("voucher_no") and row.get("party") else ""
+        age = f", {fmt(row['age'])} days" if is_number(row.get("age")) else ""
+        lines.append(f"- {who}{extra}: outstanding {fmt(row['outstanding'])}{age}")
+    return lines
+
+
+def _lower_bound(label: Any) -> int:
+    found = re.search(r"\d+", str(label or ""))
+    return int(found.group(0)) if found else 0
+
+
+def _mentions(text: str, target: str, value: str) -> bool:
+    low = text.lower()
+    word = target.replace("_", " ")
+    return f"{word} {value.lower()}" in low or f"{value.lower()} {word}" in low
+
+
+def _resolve_links(ctx: Ctx, report: str, args: dict[str, Any]) -> Step | None:
+    params = ctx.catalog.reports[report].params
+    for pname, value in list(args.items()):
+        param = params.get(pname)
+        if param is None or not param.target or pname == "company":
+            continue
+        tool = f"{param.target}.list"
+        if not ctx.has(tool):
+            continue
+        raw = value[0] if isinstance(value, list) else value
+        lookup = {
+            "filters": [{"field": "id", "op": "like", "value": f"%{raw}%"}],
+            "fields": ["id"],
+            "limit": 5,
+        }
+        target = ctx.catalog.entities.get(param.target)
+        if target is None or "id" not in target.fields or not target.fields["id"].filterable:
+            continue
+        r = ctx.result(tool, lookup)
+        if r is None:
+            return _call(tool, lookup)
+        ids = [str(row["id"]) for row in _rows(r) if row.get("id")]
+        if args.get("company"):
+            ids = [i for i in ids if _company_suffix_ok(i, str(args["company"]))] or ids
+        if not ids:
+            return _text(
+                f"No records found: I can't find a {param.target.replace('_', ' ')} called {raw}."
+            )
+        args[pname] = ids[:1] if isinstance(value, list) else ids[0]
+    return None
+
+
+def _company_suffix_ok(account: str, company: str) -> bool:
+    """ERPNext suffixes accounts with the company's initials ('Debtors - ST')."""
+    abbr = "".join(w[0] for w in company.split() if w[:1].isupper())
+    return account.endswith(f" - {abbr}") or account.endswith(f" - {abbr[:2]}")
+
+
+def _report_text(label: str, r: Result, args: Mapping[str, Any], req: Request) -> str:
+    data = r.data if isinstance(r.data, dict) else {}
+    rows = _rows(r)
+    lines: list[str] = []
+    summary = data.get("summary")
+    if isinstance(summary, list):
+        for item in summary[:8]:
+            if (
+                isinstance(item, dict)
+                and item.get("label") is not None
+                and item.get("value") is not None
+            ):
+                lines.append(f"- {item['label']}: {fmt(item['value'])}")
+    if not lines:
+        total = data.get("total_row")
+        if isinstance(total, dict):
+            lines += [
+                f"- {k.replace('_', ' ')}: {fmt(v)}" for k, v in total.items() if is_number(v)
+            ][:8]
+        elif isinstance(total, list):
+            lines += [f"- {fmt(v)}" for v in total if is_number(v)][:8]
+    if not lines:
+        for row in rows:
+            key = str(row.get("account") or "")
+            if key.startswith("'") and any(is_number(v) for v in row.values()):
+                nums = [
+                    f"{k.replace('_', ' ')} {fmt(v)}"
+                    for k, v in row.items()
+                    if is_number(v) and k != "opening_balance"
+                ]
+                lines.append(f"- {key.strip(chr(39))}: " + ", ".join(nums[:6]))
+    lines += _party_lines(r, rows, req)
+    scope = ", ".join(
+        f"{k.replace('_', ' ')} {v}"
+        for k, v in args.items()
+        if k in ("company", "from_date", "to_date", "as_of_date", "periodicity")
+    )
+    if not rows and not lines:
+        return f"No records found: the {label} report ({scope}) returned no rows."
+    head = f"{label} ({scope}): {fmt(len(rows))} rows, shown in the table."
+    return head + ("\n" + "\n".join(lines) if lines else "")

@@ -1,0 +1,202 @@
+"""Write requests become proposals: the exact tool call the gateway turns into a change the
+user confirms. The planner fills only what the request, the session or the ERP says; anything
+else it asks for."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from erp_agent.catalog import Entity, FieldType
+from erp_agent.planner._reports import company_step as _company_step
+from erp_agent.planner.answer import fmt, join
+from erp_agent.planner.parse_amounts import to_number
+from erp_agent.planner.plan import Ctx, Step, _call, _earlier_id, _failed, _text
+
+_CREATE = ("create", "raise", "draft", "prepare", "make", "add", "new")
+_UPDATE = ("mark", "set", "update", "change")
+
+
+def write(ctx: Ctx) -> Step:
+    req = ctx.req
+    e = req.entity
+    assert e is not None
+    assert req.verb is not None
+    done = next(
+        (
+            r
+            for r in ctx.view.results
+            if r.status in ("proposal", "invalid", "erp_refused", "refused")
+            and r.name.split(".")[-1]
+            in ("create", "update", "submit", "cancel", "delete", "workflow_action")
+        ),
+        None,
+    )
+    if done is not None:
+        if done.status == "proposal":
+            summary = (
+                done.content.get("proposal", {}).get("summary")
+                if isinstance(done.content.get("proposal"), dict)
+                else None
+            )
+            return _text(
+                f"I've prepared this for you to confirm: {summary or done.message}. Nothing changes in the ERP until you confirm it."
+            )
+        return _failed(done)
+    if req.verb in _CREATE:
+        return _create(ctx, e)
+    found = req.doc_ids[0] if req.doc_ids else _earlier_id(ctx, e)
+    if found is None:
+        return _text(
+            f"Which {e.label.lower()}? Give its id and I'll prepare the change for you to confirm."
+        )
+    e, doc_id = found
+    if req.verb in ("approve", "reject") or (
+        req.verb == "submit" and ctx.has(f"{e.name}.workflow_action")
+    ):
+        return _workflow_action(ctx, e, doc_id)
+    if req.verb in ("submit", "cancel", "delete", "remove"):
+        op = "delete" if req.verb == "remove" else req.verb
+        tool = f"{e.name}.{op}"
+        if not ctx.has(tool):
+            return _text(f"You can't {op} {e.plural.lower()} in this session.")
+        return _call(tool, {"id": doc_id})
+    return _update(ctx, e, doc_id)
+
+
+def _workflow_action(ctx: Ctx, e: Entity, doc_id: str) -> Step:
+    verb = ctx.req.verb or ""
+    tool = f"{e.name}.workflow_action"
+    if not ctx.has(tool):
+        return _text(f"You can't {verb} {e.plural.lower()} in this session.")
+    describe = f"{e.name}.workflow"
+    if ctx.has(describe):
+        r = ctx.result(describe, {"id": doc_id})
+        if r is None:
+            return _call(describe, {"id": doc_id})
+        if not r.ok:
+            return _failed(r)
+        info = r.data if isinstance(r.data, dict) else {}
+        actions = [
+            str(a.get("action")) for a in info.get("available_actions") or [] if isinstance(a, dict)
+        ]
+        chosen = next((a for a in actions if a.lower().startswith(verb)), None)
+        if chosen is None:
+            state = info.get("current_state") or "its current state"
+            avail = join(actions) if actions else "none"
+            return _text(
+                f"You can't {verb} {e.label} {doc_id} now: it is in state {state}. Actions available to you: {avail}."
+            )
+        return _call(tool, {"id": doc_id, "action": chosen})
+    return _call(tool, {"id": doc_id, "action": verb.capitalize()})
+
+
+def _update(ctx: Ctx, e: Entity, doc_id: str) -> Step:
+    tool = f"{e.name}.update"
+    if not ctx.has(tool):
+        return _text(f"You can't change {e.plural.lower()} in this session.")
+    value = (ctx.req.target_value or "").strip().lower()
+    fields = [n for n in ([e.status_field] if e.status_field else []) + list(e.fields) if n]
+    for name in dict.fromkeys(fields):
+        f = e.fields[name]
+        if f.type is FieldType.ENUM and not f.read_only:
+            hit = next((v for v in f.values if v.lower() == value), None)
+            if hit:
+                return _call(tool, {"id": doc_id, "values": {name: hit}})
+    return _text(
+        f"I don't know which field of {e.label} {doc_id} to set to '{value}'. Name the field and its new value."
+    )
+
+
+def _create(ctx: Ctx, e: Entity) -> Step:
+    tool = f"{e.name}.create"
+    if not ctx.has(tool):
+        return _text(f"You can't create {e.plural.lower()} in this session.")
+    schema = ctx.tools[tool]
+    props: dict[str, Any] = dict(schema.get("properties") or {})
+    required = list(schema.get("required") or [])
+    args: dict[str, Any] = {}
+    names = [v for h, v in ctx.req.names if h is None] + [v for h, v in ctx.req.names if h]
+    missing: list[str] = []
+    for name in required:
+        f = e.fields.get(name)
+        if f is None:
+            continue
+        if f.target == "company" or name == "company":
+            company, step = _company_step(ctx)
+            if step:
+                return step
+            args[name] = company
+        elif f.type is FieldType.ENUM:
+            hit = next((v for v in f.values if v.lower() in ctx.req.text.lower()), None)
+            # A quotation's party kind: the request names a party to sell to, i.e. a customer.
+            hit = hit or ("customer" if "customer" in f.values and names else None)
+            if hit is None:
+                missing.append(f.label.lower())
+            else:
+                args[name] = hit
+        elif f.type in (FieldType.DATE, FieldType.DATETIME):
+            args[name] = ctx.view.today.isoformat()
+        elif f.type is FieldType.TABLE:
+            rows, step = _item_rows(ctx, f.fields, props.get(name, {}))
+            if step:
+                return step
+            if rows is None:
+                missing.append(f"{f.label.lower()} (item codes and quantities)")
+            else:
+                args[name] = rows
+        elif (f.type is FieldType.LINK or f.type is FieldType.STRING) and names:
+            args[name] = names[0]
+        else:
+            missing.append(f.label.lower())
+    if missing:
+        return _text(f"To prepare the {e.label.lower()} I need: {join(missing)}. Please give them.")
+    return _call(tool, args)
+
+
+def _item_rows(
+    ctx: Ctx, row_fields: dict[str, Any], prop: dict[str, Any]
+) -> tuple[list[dict[str, Any]] | None, Step | None]:
+    items = ctx.req.items
+    if not items:
+        return None, None
+    text = ctx.req.text
+    rows: list[dict[str, Any]] = []
+    needs_rate = "rate" in (prop.get("items", {}).get("required") or [])
+    for code in items:
+        m = re.search(
+            rf"(\d+(?:\.\d+)?)\s*(?:units?|pcs|pieces|nos|x|boxes|of|\s)*{re.escape(code)}", text
+        )
+        qty = float(m.group(1)) if m else None
+        if qty is None:
+            return None, _text(f"How many of {code}? Give a quantity.")
+        row: dict[str, Any] = {"item": code, "qty": qty}
+        if needs_rate:
+            price = re.search(r"(?:at|@)\s*(?:[A-Za-z$€£]{0,4}\s?)?(\d[\d,]*(?:\.\d+)?)", text)
+            if price:
+                row["rate"] = float(to_number(price.group(1)))
+            elif ctx.has("item.get"):
+                r = ctx.result("item.get", {"id": code})
+                if r is None:
+                    return None, _call("item.get", {"id": code})
+                if not r.ok:
+                    return None, _failed(r)
+                data = r.data if isinstance(r.data, dict) else {}
+                rate = data.get("standard_rate")
+                if not isinstance(rate, (int, float)) or not rate:
+                    return None, _text(
+                        f"{code} has no standard selling rate; at what rate should I quote it?"
+                    )
+                row["rate"] = rate
+            elif (
+                ctx.has("tools.search")
+                and ctx.result("tools.search", {"query": "item get"}) is None
+            ):
+                # Enable item.get (a permitted tool routing did not offer) to read the price.
+                return None, _call("tools.search", {"query": "item get"})
+            else:
+                return None, _text(
+                    f"At what rate should I quote {code}? (e.g. 'at {fmt(1500)} each')"
+                )
+        rows.append({k: v for k, v in row.items() if k in row_fields})
+    return rows, None

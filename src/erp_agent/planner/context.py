@@ -1,0 +1,113 @@
+"""What the planner reads from the conversation: the session block, this turn's request and the
+tool results already in hand. The planner keeps no state of its own between calls: every call
+re-reads the messages, so any worker can continue a turn."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from erp_agent.models.base import Message
+
+# The engine's provenance check speaks as the user; it is not a new request.
+_ENGINE_NOTES = ("Check your answer:",)
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    args: dict[str, Any]
+    content: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        return str(self.content.get("status", ""))
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def result_id(self) -> str | None:
+        value = self.content.get("result_id")
+        return str(value) if value else None
+
+    @property
+    def data(self) -> Any:
+        """The result itself, or for a big one its first page (with the summary beside it)."""
+        if "result" in self.content:
+            return self.content["result"]
+        if "page" in self.content:
+            return {"rows": self.content["page"], "summary": self.content.get("summary", {})}
+        return None
+
+    @property
+    def message(self) -> str:
+        refusal = self.content.get("erp_refusal")
+        if isinstance(refusal, dict) and refusal.get("message"):
+            return str(refusal["message"])
+        return str(self.content.get("message") or "")
+
+
+@dataclass
+class TurnView:
+    request: str
+    today: dt.date
+    company: str | None
+    user: str | None
+    results: list[Result] = field(default_factory=list)
+    earlier: list[str] = field(default_factory=list)  # earlier user messages and tool contents
+    answered: str | None = None  # our own answer, when the engine asks us to check it
+
+    def result(self, name: str) -> Result | None:
+        return next((r for r in self.results if r.name == name), None)
+
+    def results_of(self, name: str) -> list[Result]:
+        return [r for r in self.results if r.name == name]
+
+    def called(self, name: str) -> bool:
+        return any(r.name == name for r in self.results)
+
+
+def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
+    system = "\n".join(m.content or "" for m in messages if m.role == "system")
+    found = re.search(r"- Today: (\d{4}-\d{2}-\d{2})", system)
+    company = re.search(r"- Company: (.+)", system)
+    user = re.search(r"- User: (.+)", system)
+    start = 0
+    for i, m in enumerate(messages):
+        if m.role == "user" and not (m.content or "").startswith(_ENGINE_NOTES):
+            start = i
+    request = messages[start].content or "" if messages else ""
+    view = TurnView(
+        request=request,
+        today=dt.date.fromisoformat(found.group(1)) if found else (today or dt.date.today()),
+        company=company.group(1).strip() if company else None,
+        user=user.group(1).strip() if user else None,
+    )
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    for m in messages[:start]:
+        if m.role in ("user", "tool") and m.content:
+            view.earlier.append(m.content)
+    for m in messages[start + 1 :]:
+        if m.role == "assistant":
+            for c in m.tool_calls:
+                try:
+                    args = json.loads(c.arguments or "{}")
+                except json.JSONDecodeError:
+                    args = {}
+                calls[c.id] = (c.name, args if isinstance(args, dict) else {})
+            if m.content and not m.tool_calls:
+                view.answered = m.content
+        elif m.role == "tool" and m.tool_call_id in calls:
+            name, args = calls[m.tool_call_id]
+            try:
+                content = json.loads(m.content or "{}")
+            except json.JSONDecodeError:
+                content = {"status": "error", "message": m.content or ""}
+            view.results.append(Result(name, args, content if isinstance(content, dict) else {}))
+    return view

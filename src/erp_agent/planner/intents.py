@@ -1,0 +1,399 @@
+"""A request's meaning, read with the catalog: entity, report, fields, values, dates, amounts.
+
+Everything is matched against catalog data (entity keywords, synonyms, labels, field labels,
+enum values, report keywords, document-id patterns), never against example sentences, so
+paraphrases and values the code has never seen are understood the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from erp_agent.catalog import Catalog, Entity, FieldType, Report
+from erp_agent.planner.parse_amounts import Amount, parse_amount, parse_top
+from erp_agent.planner.parse_dates import Period, parse_age_days, parse_as_of, parse_period
+
+
+class Kind(StrEnum):
+    LIST = "list"
+    COUNT = "count"
+    TOTAL = "total"
+    TREND = "trend"
+    FORECAST = "forecast"
+    CONCENTRATION = "concentration"
+    ANOMALIES = "anomalies"
+    REPORT = "report"
+    DOCUMENT = "document"
+    WORKFLOW = "workflow"
+    KNOWLEDGE = "knowledge"
+    FIND = "find"
+    WRITE = "write"
+    UNKNOWN = "unknown"
+
+
+WRITE_VERBS = ("create", "raise", "draft", "prepare", "make", "add", "new", "approve", "reject",
+               "submit", "cancel", "delete", "remove", "mark", "set", "update", "change")  # fmt: skip
+_COUNT = re.compile(r"\b(how many|number of|count of|count\b|headcount|how much of)")
+_TOTAL = re.compile(
+    r"\b(total|sum|how much|worth|value|amount|revenue|sales|turnover|spend|spent|billed|bill(?:ed)?|"
+    r"purchases|earned|received|paid|collected|by\s+\w+|per\s+\w+|breakdown|top|largest|biggest)\b"
+)
+_TREND = re.compile(
+    r"\b(trend|trending|over time|growth|growing|month on month|month over month|compare|comparison|vs\.?|versus)\b"
+)
+_FORECAST = re.compile(r"\b(forecast|projected|projection|predict|expected|next month's|outlook)\b")
+_CONCENTRATION = re.compile(
+    r"\b(dependent|dependence|depend|concentration|concentrated|reliant|reliance|share of)\b"
+)
+_ANOMALY = re.compile(r"\b(unusual|anomal\w*|outliers?|odd|suspicious|strange|irregular)\b")
+_KNOWLEDGE = re.compile(
+    r"^\s*(how (?:do|does|can|should|to)|what happens|what is the (?:process|procedure|policy)|"
+    r"explain|why do we|what are the steps|steps to|walk me through)\b"
+)
+_WORKFLOW = re.compile(
+    r"\b(why can'?t|why cannot|why can not|why is .* (?:blocked|stuck)|waiting for my approval|awaiting my approval|pending my approval|my approvals?|what can i do with|who (?:can|must|should) approve|next step)\b"
+)
+_FIND = re.compile(
+    r"\b(the (?:one|invoice|order|bill|quote|quotation) (?:for|with|where|that|we)|find the|look up the|that we sent|we sent|we bought|we received)\b"
+)
+_CHART = re.compile(r"\b(chart|graph|plot|visuali[sz]e|bar|pie|line chart)\b")
+_GROUP = re.compile(
+    r"\b(?:by|per|for each|each|broken down by|split by|grouped by)\s+([a-z][a-z ]{1,30}?)(?=\s+(?:this|last|next|in|for|since|during|as|from|between|over|and)\b|[?.,!]|$)"
+)
+_DATE_PARTS = {"month": "month", "monthly": "month", "quarter": "quarter", "quarterly": "quarter",
+               "year": "year", "yearly": "year", "annually": "year", "annual": "year"}  # fmt: skip
+_AGEING = re.compile(r"\b(ageing|aging|aged|receivables?|payables?|debtors|creditors)\b")
+_NAME = re.compile(r"(?:(?<=\s)|^)((?:[A-Z][\w&.'\-]*)(?:\s+(?:&\s+)?[A-Z][\w&.'\-]*)*)")
+_STOP = {"I", "What", "Which", "Who", "How", "Show", "List", "Give", "Find", "The", "Our", "We",
+         "Please", "Can", "Could", "Is", "Are", "Any", "Do", "Does", "Tell", "Compare", "Why",
+         "Create", "Approve", "Reject", "Submit", "Cancel", "Mark", "Q1", "Q2", "Q3", "Q4", "YTD",
+         "Total", "Revenue", "Make", "Raise", "Draft", "Set", "Update", "Delete", "This", "Last",
+         "Next", "Top", "And", "Of", "In", "For", "Me", "My", "Us", "A", "An", "SO", "PO",
+         "P&L", "AR", "AP", "GL", "Projected", "When", "Where", "Has", "Have", "Was", "Were"}  # fmt: skip
+
+
+@dataclass
+class Request:
+    text: str
+    kind: Kind = Kind.UNKNOWN
+    entity: Entity | None = None
+    report: Report | None = None
+    doc_ids: list[tuple[Entity, str]] = field(default_factory=list)
+    period: Period | None = None
+    as_of: dt.date | None = None
+    age_days: int | None = None
+    amount: Amount | None = None
+    top: int | None = None
+    group: str | None = None  # a field name of the entity
+    date_part: str | None = None  # month | quarter | year
+    chart: bool = False
+    statuses: list[str] = field(default_factory=list)  # values of the entity's status field
+    enum_filters: dict[str, list[str]] = field(default_factory=dict)  # other enum fields
+    fields_asked: list[str] = field(default_factory=list)  # fields the question names
+    names: list[tuple[str | None, str]] = field(default_factory=list)  # (field or None, value)
+    verb: str | None = None
+    target_value: str | None = None  # "mark … as <value>"
+    loose_ids: list[str] = field(default_factory=list)  # ids of no known entity
+    items: list[str] = field(default_factory=list)  # item codes
+
+
+def norm(text: str) -> str:
+    return " " + " ".join(re.findall(r"[a-z0-9&][a-z0-9&\-']*", text.lower())) + " "
+
+
+def _has(haystack: str, phrase: str) -> bool:
+    p = norm(phrase).strip()
+    if not p:
+        return False
+    if f" {p} " in haystack:
+        return True
+    # plural / singular of the last word
+    alt = p[:-1] if p.endswith("s") else p + "s"
+    return f" {alt} " in haystack
+
+
+def _score_terms(haystack: str, terms: list[tuple[str, int]]) -> int:
+    return max((w * len(norm(t).split()) for t, w in terms if _has(haystack, t)), default=0)
+
+
+def entity_scores(catalog: Catalog, haystack: str) -> dict[str, int]:
+    scores: dict[str, int] = {}
+    for entity in catalog.entities.values():
+        terms = [(entity.label, 3), (entity.plural, 3), (entity.name.replace("_", " "), 3)]
+        terms += [(k, 2) for k in entity.keywords] + [(s, 2) for s in entity.synonyms]
+        score = _score_terms(haystack, terms)
+        if score:
+            scores[entity.name] = score
+    return scores
+
+
+def report_scores(catalog: Catalog, haystack: str) -> dict[str, int]:
+    scores: dict[str, int] = {}
+    for report in catalog.reports.values():
+        score = _score_terms(haystack, [(report.label, 3), *((k, 2) for k in report.keywords)])
+        if score:
+            scores[report.name] = score
+    return scores
+
+
+def _pick_entity(catalog: Catalog, haystack: str) -> Entity | None:
+    scores = entity_scores(catalog, haystack)
+    if not scores:
+        return None
+    order = list(catalog.entities)
+    best = catalog.entities[max(scores, key=lambda n: (scores[n], -order.index(n)))]
+    # A master named next to a transaction is usually its filter or grouping ("bill the Nakuru
+    # branch", "top customers by revenue"): the transaction that links to it is the subject.
+    if best.date_field is None:
+        linked = [
+            catalog.entities[n]
+            for n in scores
+            if catalog.entities[n].date_field is not None
+            and any(f.target == best.name for f in catalog.entities[n].fields.values())
+        ]
+        if linked:
+            return max(linked, key=lambda e: (scores[e.name], -order.index(e.name)))
+    return best
+
+
+def explicit(entity: Entity, haystack: str) -> bool:
+    """Whether the request names the entity by its label or plural (not just a loose keyword)."""
+    return any(_has(haystack, t) for t in (entity.label, entity.plural, *entity.synonyms))
+
+
+_GENERIC_ID = re.compile(r"(?<![\w-])([A-Z][A-Z0-9]*(?:[-/][A-Z0-9]+)*[-/]\d+)(?![\w-])")
+
+
+def generic_ids(text: str, known: list[str]) -> list[str]:
+    """Identifier-looking tokens (letters, dashes, trailing digits) no catalog pattern claimed."""
+    return [m.group(1) for m in _GENERIC_ID.finditer(text) if m.group(1) not in known]
+
+
+def item_codes(text: str, known: list[str]) -> list[str]:
+    """Codes such as SKU-4410-BLK: capitals and digits joined by dashes, not a document id."""
+    found = re.findall(r"(?<![\w-])([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+)(?![\w-])", text)
+    return [c for c in found if c not in known and re.search(r"\d", c)]
+
+
+def _enum_matches(entity: Entity, haystack: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    own = norm(" ".join((entity.label, entity.plural, *entity.keywords)))
+    for name, f in entity.fields.items():
+        if f.type is not FieldType.ENUM or not f.filterable:
+            continue
+        hits = [v for v in f.values if _has(haystack, v) and norm(v) not in own]
+        if hits:
+            found[name] = hits
+    return found
+
+
+def _status_words(entity: Entity, haystack: str) -> list[str]:
+    """Status values named directly, or by the usual words for them."""
+    if not entity.status_field:
+        return []
+    values = entity.fields[entity.status_field].values
+    own = norm(" ".join((entity.label, entity.plural, *entity.keywords)))
+    hits = [v for v in values if _has(haystack, v) and norm(v) not in own]
+    aliases = {
+        "open": ("Open", "To Deliver and Bill", "To Bill", "To Deliver", "Unpaid", "Overdue",
+                 "Partly Paid", "Submitted", "Pending", "To Receive and Bill", "To Receive"),
+        "unpaid": ("Unpaid", "Overdue", "Partly Paid"),
+        "outstanding": ("Unpaid", "Overdue", "Partly Paid"),
+        "pending": ("Open", "Pending", "Draft", "Pending Approval", "To Approve"),
+        "approved": ("Approved",),
+        "draft": ("Draft",),
+        "settled": ("Paid",),
+    }  # fmt: skip
+    if not hits:
+        for word, candidates in aliases.items():
+            if _has(haystack, word):
+                hits += [v for v in candidates if v in values and v not in hits]
+    return hits
+
+
+def _fields_asked(entity: Entity, haystack: str) -> list[str]:
+    out = []
+    for name, f in entity.fields.items():
+        if f.identifier or f.type is FieldType.TABLE:
+            continue
+        label = f.label or name.replace("_", " ")
+        if len(label) > 3 and (_has(haystack, label) or _has(haystack, name.replace("_", " "))):
+            out.append(name)
+    return out
+
+
+def _group(entity: Entity | None, haystack: str, catalog: Catalog) -> tuple[str | None, str | None]:
+    m = _GROUP.search(haystack.strip())
+    if not m or entity is None:
+        return None, None
+    words = m.group(1).strip().split()
+    for size in (3, 2, 1):
+        phrase = " ".join(words[:size])
+        if phrase in _DATE_PARTS and entity.date_field:
+            return entity.date_field, _DATE_PARTS[phrase]
+        for name, f in entity.fields.items():
+            if not (f.groupable or f.type in (FieldType.DATE, FieldType.DATETIME)):
+                continue
+            labels = {name.replace("_", " "), (f.label or "").lower()}
+            if f.target and f.target in catalog.entities:
+                target = catalog.entities[f.target]
+                labels |= {target.label.lower(), target.plural.lower(), *target.synonyms}
+            if any(_has(f" {phrase} ", lab) for lab in labels if lab):
+                return name, None
+    return None, None
+
+
+def _names(
+    text: str, entity: Entity | None, catalog: Catalog, ids: list[str]
+) -> list[tuple[str | None, str]]:
+    """Proper names the request mentions, with the field they belong to when the text says so."""
+    stripped = text
+    for doc_id in ids:
+        stripped = stripped.replace(doc_id, " ")
+    out: list[tuple[str | None, str]] = []
+    known = norm(
+        " ".join(
+            [
+                *(e.label for e in catalog.entities.values()),
+                *(k for e in catalog.entities.values() for k in e.keywords),
+            ]
+        )
+    )
+    for m in _NAME.finditer(stripped):
+        raw = m.group(1).strip(" .,'").removesuffix("'s").removesuffix("’s")
+        tokens = [w for w in raw.split() if w not in _STOP]
+        if not tokens:
+            continue
+        value = " ".join(tokens)
+        low = value.lower()
+        if low in _DATE_PARTS or re.fullmatch(
+            r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*", low
+        ):
+            continue
+        if f" {low} " in known or re.search(r"\d", value) or len(value) < 3:
+            continue
+        after = norm(stripped[m.end() :]).split()[:1]
+        before = norm(stripped[: m.start()]).split()[-1:]
+        hint = None
+        if entity is not None:
+            for name, f in entity.fields.items():
+                if f.type is not FieldType.LINK and name not in ("party",):
+                    continue
+                label = (f.label or name).lower()
+                if label in after or label in before or name in after or name in before:
+                    hint = name
+                    break
+        out.append((hint, value))
+    return out
+
+
+def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> Request:
+    haystack = norm(text)
+    low = text.lower()
+    req = Request(text=text)
+    req.doc_ids = catalog.find_document_ids(connector, text)
+    named = _pick_entity(catalog, haystack)
+    if named is not None:
+        req.doc_ids += [(named, d) for d in generic_ids(text, [d for _, d in req.doc_ids])]
+    else:
+        req.loose_ids = generic_ids(text, [d for _, d in req.doc_ids])
+    req.period = parse_period(text, today)
+    req.as_of = parse_as_of(text, today)
+    req.age_days = parse_age_days(text)
+    req.amount = parse_amount(text)
+    req.top = parse_top(text)
+    req.chart = bool(_CHART.search(low))
+    req.entity = req.doc_ids[0][0] if req.doc_ids else named
+    req.items = item_codes(text, [d for _, d in req.doc_ids])
+    reports = report_scores(catalog, haystack)
+    if req.entity is not None:
+        req.statuses = _status_words(req.entity, haystack)
+        req.enum_filters = {
+            k: v
+            for k, v in _enum_matches(req.entity, haystack).items()
+            if k != req.entity.status_field
+        }
+        req.fields_asked = _fields_asked(req.entity, haystack)
+        req.group, req.date_part = _group(req.entity, haystack, catalog)
+        if (
+            req.date_part is None
+            and req.entity.date_field
+            and re.search(r"\b(monthly|quarterly|yearly|annually)\b", low)
+        ):
+            word = re.search(r"\b(monthly|quarterly|yearly|annually)\b", low)
+            req.group, req.date_part = (
+                req.entity.date_field,
+                _DATE_PARTS[word.group(1) if word else "monthly"],
+            )
+    req.names = _names(text, req.entity, catalog, [d for _, d in req.doc_ids])
+    verb = next(
+        (
+            v
+            for v in WRITE_VERBS
+            if re.match(rf"\s*(?:please\s+|can you\s+|could you\s+)?{v}\b", low)
+        ),
+        None,
+    )
+    if verb is not None:
+        req.verb = verb
+        m = re.search(r"\b(?:as|to)\s+(?:be\s+)?['\"]?([a-z][a-z ]{1,30}?)['\"]?\s*[.!?]?$", low)
+        req.target_value = m.group(1).strip() if m else None
+    req.kind = _kind(req, low, reports, catalog)
+    if req.kind is Kind.REPORT:
+        req.report = catalog.reports[max(reports, key=lambda n: reports[n])]
+    return req
+
+
+def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> Kind:
+    if req.verb is not None and (req.entity is not None or req.doc_ids):
+        return Kind.WRITE
+    if _WORKFLOW.search(low):
+        return Kind.WORKFLOW
+    if _KNOWLEDGE.search(low) and not _COUNT.search(low):
+        return Kind.KNOWLEDGE
+    if req.doc_ids:
+        return Kind.DOCUMENT
+    if _FORECAST.search(low):
+        return Kind.FORECAST
+    if _CONCENTRATION.search(low):
+        return Kind.CONCENTRATION
+    if _ANOMALY.search(low):
+        return Kind.ANOMALIES
+    haystack = norm(low)
+    named_transaction = (
+        req.entity is not None
+        and req.entity.kind.value == "transaction"
+        and explicit(req.entity, haystack)
+    )
+    by_label = any(_has(haystack, catalog.reports[n].label) for n in reports)
+    grouped_transaction = (
+        req.entity is not None and req.entity.kind.value == "transaction" and bool(req.group)
+    )
+    if (
+        reports
+        and (by_label or not (named_transaction or grouped_transaction))
+        and not _COUNT.search(low)
+    ):
+        return Kind.REPORT
+    if req.entity is None:
+        return Kind.UNKNOWN
+    if _FIND.search(low) and req.names:
+        return Kind.FIND
+    if _COUNT.search(low):
+        return Kind.COUNT
+    if _TREND.search(low):
+        return Kind.TREND
+    if (
+        req.group
+        or req.top
+        or (
+            _TOTAL.search(low)
+            and req.entity.amount_field
+            and not re.search(r"^\s*(which|list|show me the|who)\b", low)
+        )
+    ):
+        return Kind.TOTAL
+    return Kind.LIST

@@ -1,0 +1,75 @@
+"""Amounts and counts in a request: '$10,000', 'over 5k', 'more than 1.2m', 'under 500', 'top 5'."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+_SCALE = {"k": 1_000, "thousand": 1_000, "m": 1_000_000, "mn": 1_000_000, "million": 1_000_000,
+          "bn": 10**9, "b": 10**9, "billion": 10**9}  # fmt: skip
+_OPS = {
+    ">": ("more than", "over", "above", "greater than", "exceeding", "bigger than", "larger than", "higher than", "in excess of"),
+    ">=": ("at least", "no less than", "minimum of", "or more"),
+    "<": ("less than", "under", "below", "smaller than", "lower than"),
+    "<=": ("at most", "no more than", "up to", "maximum of"),
+}  # fmt: skip
+_CURRENCY = r"(?:\$|€|£|ksh\.?\s?|kes\s?|usd\s?|eur\s?|gbp\s?)?"
+_NUMBER = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+          "eight": 8, "nine": 9, "ten": 10, "twenty": 20}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Amount:
+    op: str  # a filter operator: > >= < <=
+    value: Decimal
+
+
+def to_number(raw: str, scale: str = "") -> Decimal:
+    return Decimal(raw.replace(",", "")) * _SCALE.get(scale.lower().strip(), 1)
+
+
+def parse_amount(text: str) -> Amount | None:
+    """A money threshold; a number followed by a unit of time or count is not money."""
+    t = text.lower()
+    for op, phrases in _OPS.items():
+        for phrase in phrases:
+            if phrase == "or more":
+                pattern = (
+                    rf"{_CURRENCY}{_NUMBER}\s*(k|m|mn|bn|thousand|million|billion)?\b\s+or more"
+                )
+            else:
+                pattern = (
+                    rf"\b{phrase}\s+{_CURRENCY}{_NUMBER}\s*(k|m|mn|bn|thousand|million|billion)?\b"
+                    r"(?!\s*(?:days?|weeks?|months?|years?|%|percent|units?|pcs|items?|invoices?|orders?|customers?))"
+                )
+            m = re.search(pattern, t)
+            if m:
+                return Amount(op, to_number(m.group(1), m.group(2) or ""))
+    return None
+
+
+def parse_top(text: str) -> int | None:
+    """'top 5', 'top five', 'largest 10', 'biggest 3' → N; 'top customers' alone → 5."""
+    t = text.lower()
+    m = re.search(
+        r"\b(?:top|largest|biggest|best|highest|leading)\s+(\d{1,3}|" + "|".join(_WORDS) + r")\b", t
+    )
+    if m:
+        word = m.group(1)
+        return int(word) if word.isdigit() else _WORDS[word]
+    if re.search(r"\b(top|biggest|largest|best|leading)\b", t):
+        return 5
+    return None
+
+
+def parse_quantity(text: str) -> tuple[Decimal, str] | None:
+    """'20 units of SKU-1', '5 x SKU-1', '3 pcs of X' → (qty, the words after)."""
+    m = re.search(
+        r"\b(\d+(?:\.\d+)?)\s*(?:units?|pcs|pieces|nos|x|boxes|each)?\s*(?:of\s+)?([A-Za-z0-9][\w\-/]*)",
+        text,
+    )
+    if not m:
+        return None
+    return Decimal(m.group(1)), m.group(2)

@@ -1,0 +1,193 @@
+"""Dates in a request → a period (from, to) or a single as-of date, relative to the ERP's today.
+
+Fiscal years are taken as calendar years (the demo ERP's and most ERPNext tenants' default); a
+tenant with another fiscal year start gets calendar periods, which the answer names explicitly.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+MONTHS["sept"] = 9
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_UNITS = {"day": 1, "week": 7}
+_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+_DATE = (
+    rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{_ORDINAL}\s+{_MONTH}(?:,?\s+\d{{4}})?|{_MONTH}\s+{_ORDINAL}"
+    rf"(?:,?\s+\d{{4}})?|{_MONTH}(?:\s+\d{{4}})?)"
+)
+
+
+@dataclass(frozen=True)
+class Period:
+    start: dt.date
+    end: dt.date
+    label: str
+
+    @property
+    def days(self) -> int:
+        return (self.end - self.start).days + 1
+
+
+def month_end(year: int, month: int) -> dt.date:
+    return dt.date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _quarter(year: int, q: int) -> Period:
+    start = dt.date(year, 3 * q - 2, 1)
+    return Period(start, month_end(year, 3 * q), f"Q{q} {year}")
+
+
+def _shift_months(day: dt.date, months: int) -> dt.date:
+    index = day.year * 12 + day.month - 1 + months
+    year, month = divmod(index, 12)
+    return dt.date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
+
+
+def _relative(which: str, unit: str, today: dt.date) -> Period:
+    step = {"this": 0, "current": 0, "last": -1, "previous": -1, "past": -1, "next": 1}[which]
+    if unit == "week":
+        start = today - dt.timedelta(days=today.weekday()) + dt.timedelta(weeks=step)
+        return Period(start, start + dt.timedelta(days=6), f"{which} week")
+    if unit == "month":
+        first = _shift_months(today.replace(day=1), step)
+        return Period(first, month_end(first.year, first.month), f"{first:%B %Y}")
+    if unit == "quarter":
+        q = (today.month - 1) // 3 + 1 + step
+        year = today.year + (q - 1) // 4
+        return _quarter(year, (q - 1) % 4 + 1)
+    year = today.year + step
+    label = f"fiscal year {year}" if "fiscal" in unit else str(year)
+    return Period(dt.date(year, 1, 1), dt.date(year, 12, 31), label)
+
+
+def parse_date(text: str, today: dt.date, *, end: bool = False) -> dt.date | None:
+    """One date: ISO, '1 May', 'May 1', 'May 2025' (a month alone: its first or last day)."""
+    text = text.strip().lower().rstrip(".,")
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        pass
+    m = re.fullmatch(rf"{_ORDINAL}\s+{_MONTH}(?:,?\s+(\d{{4}}))?", text)
+    if m:
+        day, month, year = int(m.group(1)), MONTHS[m.group(2)[:3]], m.group(3)
+    else:
+        m = re.fullmatch(rf"{_MONTH}\s+{_ORDINAL}(?:,?\s+(\d{{4}}))?", text)
+        if m:
+            month, day, year = MONTHS[m.group(1)[:3]], int(m.group(2)), m.group(3)
+        else:
+            m = re.fullmatch(rf"{_MONTH}(?:\s+(\d{{4}}))?", text)
+            if not m:
+                return None
+            month, year = MONTHS[m.group(1)[:3]], m.group(2)
+            y = int(year) if year else _year_for_month(month, today)
+            return month_end(y, month) if end else dt.date(y, month, 1)
+    y = int(year) if year else today.year
+    try:
+        return dt.date(y, month, day)
+    except ValueError:
+        return None
+
+
+def _year_for_month(month: int, today: dt.date) -> int:
+    """A month named without a year is the latest one not after today ("in March" in November)."""
+    return today.year if month <= today.month else today.year - 1
+
+
+def parse_period(text: str, today: dt.date) -> Period | None:
+    """The period a request names, or None."""
+    t = text.lower()
+    m = re.search(rf"\b(?:between|from)\s+({_DATE})\s+(?:and|to|until|till|-)\s+({_DATE})", t)
+    if m:
+        start, end = (
+            parse_date(m.group(1), today),
+            parse_date(m.group(m.lastindex or 0), today, end=True),
+        )
+        if start and end:
+            return Period(start, end, f"{start} to {end}")
+    m = re.search(rf"\b(?:since|from|after)\s+({_DATE})", t)
+    if m:
+        start = parse_date(m.group(1), today)
+        if start:
+            return Period(start, today, f"since {start}")
+    m = re.search(r"\b(?:last|past|previous)\s+(\d{1,3})\s+(day|week|month)s?\b", t)
+    if m:
+        n, unit = int(m.group(1)), m.group(2)
+        start = (
+            _shift_months(today, -n)
+            if unit == "month"
+            else today - dt.timedelta(days=n * _UNITS[unit])
+        )
+        return Period(start, today, f"the last {n} {unit}s")
+    if re.search(r"\b(ytd|year to date|year-to-date|so far this year)\b", t):
+        return Period(dt.date(today.year, 1, 1), today, f"{today.year} to date")
+    if re.search(r"\b(mtd|month to date)\b", t):
+        return Period(today.replace(day=1), today, f"{today:%B %Y} to date")
+    if re.search(r"\b(qtd|quarter to date)\b", t):
+        q = _relative("this", "quarter", today)
+        return Period(q.start, today, f"{q.label} to date")
+    m = re.search(
+        r"\b(this|current|last|previous|past|next)\s+(fiscal year|financial year|fy|week|month|quarter|year)\b",
+        t,
+    )
+    if m:
+        unit = (
+            "fiscal year" if m.group(2) in ("fiscal year", "financial year", "fy") else m.group(2)
+        )
+        return _relative(m.group(1), unit, today)
+    if re.search(r"\btoday\b", t):
+        return Period(today, today, "today")
+    if re.search(r"\byesterday\b", t):
+        day = today - dt.timedelta(days=1)
+        return Period(day, day, "yesterday")
+    m = re.search(r"\bq([1-4])(?:\s*(?:of\s+)?(\d{4}))?\b", t)
+    if m:
+        return _quarter(int(m.group(2)) if m.group(2) else today.year, int(m.group(1)))
+    m = re.search(rf"\b(?:in|for|during|of)\s+{_MONTH}(?:\s+(\d{{4}}))?\b", t)
+    if m:
+        month = MONTHS[m.group(1)[:3]]
+        year = int(m.group(2)) if m.group(2) else _year_for_month(month, today)
+        return Period(
+            dt.date(year, month, 1), month_end(year, month), f"{calendar.month_name[month]} {year}"
+        )
+    m = re.search(r"\b(?:in|for|during|of|fy)\s*(20\d{2})\b", t)
+    if m:
+        year = int(m.group(1))
+        return Period(dt.date(year, 1, 1), dt.date(year, 12, 31), str(year))
+    return None
+
+
+def parse_as_of(text: str, today: dt.date) -> dt.date | None:
+    """'as of/at <date>', 'as of last month end', 'at the end of last quarter'."""
+    t = text.lower()
+    m = re.search(
+        r"\b(?:as of|as at|at)\s+(?:the\s+)?(?:end of\s+)?(last|this|previous)\s+(month|quarter|year)(?:\s*end)?\b",
+        t,
+    )
+    if m:
+        return _relative(m.group(1), m.group(2), today).end
+    m = re.search(rf"\b(?:as of|as at|on)\s+({_DATE})", t)
+    if m:
+        return parse_date(m.group(1), today, end=True)
+    if re.search(r"\bas of (?:today|now)\b", t):
+        return today
+    return None
+
+
+def parse_age_days(text: str) -> int | None:
+    """'more than 60 days overdue', 'overdue by over 30 days', '90+ days' → the day count."""
+    t = text.lower()
+    m = re.search(
+        r"(?:more than|over|above|at least|greater than|beyond|past)\s+(\d{1,4})\s+days?", t
+    )
+    if m:
+        return int(m.group(1))
+    m = re.search(r"\b(\d{1,4})\+?\s+days?\s+(?:overdue|late|past due|old)", t)
+    if m:
+        return int(m.group(1))
+    return None

@@ -1,0 +1,116 @@
+"""``create_app(runtime, model_provider)``: the HTTP API, the SSE chat stream, the web app."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+
+import httpx
+from fastapi import Depends, FastAPI
+from fastapi.responses import FileResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+from erp_agent.runtime import Runtime
+from erp_agent.server import settings_store
+from erp_agent.server.db import ServerDB
+from erp_agent.server.metrics import Metrics
+from erp_agent.server.middleware import MetricsMiddleware, SecurityHeaders
+from erp_agent.server.models import ModelProvider
+from erp_agent.server.routes import (
+    admin,
+    auth,
+    chat,
+    conversations,
+    feedback,
+    ops,
+    proposals,
+    results,
+)
+from erp_agent.server.routes._deps import csrf_guard
+from erp_agent.server.security import Vault
+from erp_agent.server.state import KnowledgeAdmin, ServerState
+
+STATIC = Path(str(resources.files("erp_agent.server").joinpath("static")))
+SHUTDOWN_GRACE_SECONDS = 10.0
+
+
+def erp_pinger(erp_url: str) -> Callable[[], Awaitable[None]]:
+    async def ping() -> None:
+        async with httpx.AsyncClient(timeout=5.0) as client:
+            response = await client.get(f"{erp_url.rstrip('/')}/api/method/ping")
+            response.raise_for_status()
+
+    return ping
+
+
+def default_db_url(runtime: Runtime) -> str:
+    data_dir = Path(getattr(runtime.settings, "data_dir", "data"))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return f"sqlite+aiosqlite:///{data_dir / 'erp-agent-server.sqlite'}"
+
+
+def create_app(
+    runtime: Runtime,
+    model_provider: ModelProvider,
+    *,
+    knowledge: KnowledgeAdmin | None = None,
+    db_url: str | None = None,
+    session_key: str | None = None,
+    erp_ping: Callable[[], Awaitable[None]] | None = None,
+) -> FastAPI:
+    """The app for one runtime. ``model_provider(session)`` is asked for the model on every
+    turn; pass a ``ModelSwitch`` to let administrators change it while the server runs."""
+    key = session_key
+    if key is None:
+        configured = getattr(runtime.settings, "session_key", None)
+        key = configured.get_secret_value() if configured is not None else None
+    state = ServerState(
+        runtime=runtime,
+        models=model_provider,
+        db=ServerDB(db_url or default_db_url(runtime)),
+        vault=Vault(key),
+        metrics=Metrics(),
+        erp_ping=erp_ping or erp_pinger(runtime.settings.erp_url),
+        knowledge=knowledge,
+        read_only=bool(getattr(runtime.settings, "read_only", False)),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await state.db.create()
+        await settings_store.load(state)
+        yield
+        if state.running:  # let turns in flight finish and save their state
+            await asyncio.wait(state.running, timeout=SHUTDOWN_GRACE_SECONDS)
+        await state.db.close()
+
+    app = FastAPI(
+        title="erp-agent",
+        summary="An AI agent that works inside your ERP as the signed-in user.",
+        version="0.1.0",
+        lifespan=lifespan,
+        dependencies=[Depends(csrf_guard)],
+    )
+    app.state.server = state
+    for module in (auth, chat, conversations, proposals, results, feedback, admin, ops):
+        app.include_router(module.router)
+    app.add_middleware(SecurityHeaders)
+    app.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/admin", include_in_schema=False)
+    async def admin_page() -> FileResponse:
+        return FileResponse(STATIC / "admin.html")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> RedirectResponse:
+        return RedirectResponse("/static/favicon.svg")
+
+    return app

@@ -1,0 +1,113 @@
+"""The model provider the server asks once per turn, switchable by an administrator.
+
+``offline`` serves the no-LLM planner (or any local model given at start); the other providers
+go through the model registry, so rate limits, retries, the usage ledger and budgets apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from erp_agent.config import ModelSettings
+from erp_agent.errors import ConfigError
+from erp_agent.gateway.session import Session
+from erp_agent.models.base import ChatModel
+from erp_agent.models.registry import ModelRegistry
+
+OFFLINE = "offline"
+TASK = "reasoning"
+
+
+class ModelProvider(Protocol):
+    """The provider function: which model serves this session's next turn."""
+
+    def __call__(self, session: Session) -> ChatModel: ...
+
+
+class ModelChoice(BaseModel):
+    """What an administrator sets. ``api_key`` is write-only: omitted, the current key stays."""
+
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+    provider: str = Field(OFFLINE, pattern="^(offline|openai|azure|anthropic)$")
+    model: str = ""
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+
+
+class ModelSwitch:
+    def __init__(
+        self,
+        local: Callable[[], ChatModel],
+        *,
+        registry: ModelRegistry | None = None,
+        local_name: str = OFFLINE,
+    ) -> None:
+        self._local = local
+        self._local_model: ChatModel | None = None
+        self.local_name = local_name
+        self.registry = registry or ModelRegistry()
+        self.provider = OFFLINE if self.registry.settings(TASK) is None else "configured"
+        if self.provider != OFFLINE:
+            self.provider = self._settings().provider
+
+    def __call__(self, session: Session) -> ChatModel:
+        if self.provider == OFFLINE:
+            if self._local_model is None:
+                self._local_model = self._local()
+            return self._local_model
+        return self.registry.model(TASK, org=session.org)
+
+    def describe(self) -> dict[str, Any]:
+        """The current choice without the key: only whether one is set."""
+        if self.provider == OFFLINE:
+            return {
+                "provider": OFFLINE,
+                "model": self.local_name,
+                "base_url": None,
+                "key_set": False,
+            }
+        settings = self._settings()
+        return {
+            "provider": settings.provider,
+            "model": settings.model,
+            "base_url": settings.base_url,
+            "key_set": settings.api_key is not None or bool(settings.api_key_env),
+        }
+
+    async def switch(self, choice: ModelChoice) -> None:
+        if choice.provider == OFFLINE:
+            self.provider = OFFLINE
+            return
+        if not choice.model:
+            raise ConfigError(f"Name the model to use with provider {choice.provider}.")
+        previous = self.registry.settings(TASK)
+        key = choice.api_key
+        same_endpoint = previous is not None and (previous.provider, previous.base_url) == (
+            choice.provider,
+            choice.base_url or None,
+        )
+        if key is None and previous is not None and same_endpoint:
+            key = previous.api_key  # a key is never sent to another endpoint than its own
+        settings = ModelSettings(
+            provider=choice.provider,  # validated by ModelChoice's pattern
+            model=choice.model,
+            base_url=choice.base_url or None,
+            api_key=key,
+        )
+        await self.registry.configure(TASK, settings)
+        self.provider = settings.provider
+
+    def _settings(self) -> ModelSettings:
+        settings = self.registry.settings(TASK)
+        if settings is None:
+            raise ConfigError("No reasoning model is configured.")
+        return settings
+
+    async def aclose(self) -> None:
+        await self.registry.aclose()
+        if self._local_model is not None:
+            await self._local_model.aclose()

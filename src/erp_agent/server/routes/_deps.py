@@ -1,0 +1,91 @@
+"""Request dependencies: the server state, the signed-in session, CSRF, the admin role."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+
+from erp_agent.gateway.session import Session
+from erp_agent.server.db import WebSession
+from erp_agent.server.security import (
+    CSRF_COOKIE,
+    CSRF_HEADER,
+    SESSION_COOKIE,
+    UNSAFE_METHODS,
+    csrf_ok,
+    session_from_row,
+    token_hash,
+)
+from erp_agent.server.state import ServerState
+
+ADMIN_ROLE = "System Manager"
+
+
+def get_state(request: Request) -> ServerState:
+    state: ServerState = request.app.state.server
+    return state
+
+
+State = Annotated[ServerState, Depends(get_state)]
+
+
+@dataclass
+class Signed:
+    session: Session
+    row: WebSession
+
+    @property
+    def is_admin(self) -> bool:
+        return ADMIN_ROLE in self.session.roles
+
+
+async def _load(request: Request, state: ServerState) -> Signed | None:
+    if getattr(request.state, "signed_loaded", False):
+        found: Signed | None = request.state.signed
+        return found
+    signed = None
+    token = request.cookies.get(SESSION_COOKIE)
+    row = await state.db.get_session(token_hash(token)) if token else None
+    if row is not None and row.expires_at > dt.datetime.now(dt.UTC):
+        credential = state.vault.open(row.credential)
+        if credential is not None:
+            session = session_from_row(row, credential, read_only=state.read_only)
+            signed = Signed(session, row)
+    request.state.signed, request.state.signed_loaded = signed, True
+    return signed
+
+
+async def csrf_guard(request: Request, state: State) -> None:
+    """Unsafe methods must repeat the CSRF cookie in a header (double submit)."""
+    if request.method not in UNSAFE_METHODS:
+        return
+    signed = await _load(request, state)
+    if not csrf_ok(
+        request.cookies.get(CSRF_COOKIE),
+        request.headers.get(CSRF_HEADER),
+        signed.row.csrf if signed else None,
+    ):
+        raise HTTPException(
+            403,
+            "Missing or wrong CSRF token: send the erp_agent_csrf cookie's value as X-CSRF-Token.",
+        )
+
+
+async def signed_in(request: Request, state: State) -> Signed:
+    signed = await _load(request, state)
+    if signed is None:
+        raise HTTPException(401, "Sign in first.")
+    return signed
+
+
+async def admin_only(signed: Annotated[Signed, Depends(signed_in)]) -> Signed:
+    if not signed.is_admin:
+        raise HTTPException(403, f"Only a {ADMIN_ROLE} may use the admin console.")
+    return signed
+
+
+User = Annotated[Signed, Depends(signed_in)]
+Admin = Annotated[Signed, Depends(admin_only)]

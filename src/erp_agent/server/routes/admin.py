@@ -1,0 +1,235 @@
+"""The admin console API (System Manager only): model provider, role policy, read-only switch,
+token budgets and usage, the interaction log, knowledge documents."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import yaml
+from fastapi import APIRouter, HTTPException, Query
+from pydantic import BaseModel, Field
+
+from erp_agent.errors import ConfigError
+from erp_agent.gateway.policy import parse_policy
+from erp_agent.server import settings_store
+from erp_agent.server.models import ModelChoice, ModelSwitch
+from erp_agent.server.routes._deps import Admin, State
+from erp_agent.store.models import Decision
+
+router = APIRouter(prefix="/api/admin", tags=["admin"])
+
+
+# ------------------------------------------------------------------ model provider
+
+
+@router.get("/model", summary="The model provider (the key is never returned)")
+async def get_model(_: Admin, state: State) -> dict[str, Any]:
+    if not isinstance(state.models, ModelSwitch):
+        return {"provider": "fixed", "switchable": False}
+    return {**state.models.describe(), "switchable": True}
+
+
+@router.put("/model", summary="Switch the model provider from the next turn on")
+async def put_model(choice: ModelChoice, _: Admin, state: State) -> dict[str, Any]:
+    if not isinstance(state.models, ModelSwitch):
+        raise HTTPException(
+            409, "This server was started with a fixed model; it cannot be switched."
+        )
+    try:
+        await state.models.switch(choice)
+    except ConfigError as exc:
+        raise HTTPException(422, str(exc)) from exc
+    await settings_store.save_model(state, choice)
+    return {**state.models.describe(), "switchable": True}
+
+
+# ------------------------------------------------------------------ role policy
+
+
+class PolicyText(BaseModel):
+    yaml: str = Field(max_length=200_000)
+
+
+@router.get("/policy", summary="Role → tool policy (applies to new sessions)")
+async def get_policy(_: Admin, state: State) -> dict[str, Any]:
+    policy = state.runtime.policy.to_dict()
+    return {"policy": policy, "yaml": yaml.safe_dump(policy, sort_keys=False)}
+
+
+@router.put("/policy", summary="Replace the role policy; validated, applied to new sessions")
+async def put_policy(body: PolicyText, _: Admin, state: State) -> dict[str, Any]:
+    try:
+        raw = yaml.safe_load(body.yaml)
+        policy = parse_policy(raw, "policy")
+    except yaml.YAMLError as exc:
+        raise HTTPException(422, f"policy: not valid YAML: {exc}") from exc
+    except ConfigError as exc:
+        raise HTTPException(422, str(exc)) from exc
+    state.runtime.policy = policy
+    await state.db.set_setting("policy", policy.to_dict())
+    return await get_policy(_, state)
+
+
+# ------------------------------------------------------------------ tenant
+
+
+class Tenant(BaseModel):
+    read_only: bool
+
+
+@router.get("/tenant", summary="Is this tenant read-only?")
+async def get_tenant(_: Admin, state: State) -> dict[str, bool]:
+    return {"read_only": state.read_only}
+
+
+@router.put("/tenant", summary="Switch read-only on or off (every session, at once)")
+async def put_tenant(body: Tenant, _: Admin, state: State) -> dict[str, bool]:
+    state.read_only = body.read_only
+    await state.db.set_setting("read_only", body.read_only)
+    return {"read_only": state.read_only}
+
+
+# ------------------------------------------------------------------ budgets and usage
+
+
+class Budget(BaseModel):
+    org: str = Field(min_length=1, max_length=200)
+    tokens: int | None = Field(None, gt=0, description="Tokens per month; null removes it.")
+
+
+async def _budgets(state: State) -> dict[str, Any]:
+    now = dt.datetime.now(dt.UTC)
+    orgs = sorted({*state.budgets, "default"})
+    return {
+        "default": state.runtime.settings.monthly_token_budget,
+        "orgs": [
+            {
+                "org": org,
+                "tokens": state.budgets.get(org),
+                "used_this_month": await state.db.month_tokens(org, now),
+            }
+            for org in orgs
+        ],
+    }
+
+
+@router.get("/budgets", summary="Token budget per organisation and this month's use")
+async def get_budgets(_: Admin, state: State) -> dict[str, Any]:
+    return await _budgets(state)
+
+
+@router.put("/budgets", summary="Set or remove an organisation's monthly token budget")
+async def put_budget(body: Budget, _: Admin, state: State) -> dict[str, Any]:
+    if body.tokens is None:
+        state.budgets.pop(body.org, None)
+    else:
+        state.budgets[body.org] = body.tokens
+    await state.db.set_setting("budgets", state.budgets)
+    return await _budgets(state)
+
+
+@router.get("/usage", summary="Tokens and turns per organisation per day (from the turn log)")
+async def usage(_: Admin, state: State, days: int = Query(30, ge=1, le=366)) -> dict[str, Any]:
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(days=days)
+    return {"source": "turn_log", "days": days, "rows": await state.db.usage_by_day(since)}
+
+
+# ------------------------------------------------------------------ interaction log
+
+
+@router.get("/log", summary="Turns, newest first, with filters")
+async def turn_log(
+    _: Admin,
+    state: State,
+    user: str | None = None,
+    org: str | None = None,
+    tool: str | None = None,
+    outcome: str | None = None,
+    since: dt.datetime | None = None,
+    limit: int = Query(100, ge=1, le=1000),
+) -> list[dict[str, Any]]:
+    rows = await state.db.turns(
+        user=user, org=org, tool=tool, outcome=outcome, since=since, limit=limit
+    )
+    return [{**r.__dict__, "at": r.at.isoformat()} for r in rows]
+
+
+@router.get("/log/{turn_id}", summary="One turn: its log, response, feedback and gateway events")
+async def turn_detail(turn_id: str, _: Admin, state: State) -> dict[str, Any]:
+    store = state.runtime.store
+    turn = await store.get_turn(turn_id)
+    if turn is None:
+        raise HTTPException(404, f"No turn {turn_id}.")
+    conversation = await store.get_conversation(turn.conversation_id)
+    user = conversation.user if conversation else None
+    events = await store.events(user=user, since=turn.created_at, limit=200)
+    return {
+        "id": turn.id,
+        "conversation_id": turn.conversation_id,
+        "user": user,
+        "message": turn.user_message,
+        "status": turn.status,
+        "log": turn.state.get("log"),
+        "response": turn.state.get("response"),
+        "feedback": turn.state.get("feedback"),
+        "events": [_event(e) for e in events if e.at <= turn.updated_at],
+    }
+
+
+@router.get("/audit", summary="Gateway decisions (audit events) with filters")
+async def audit(
+    _: Admin,
+    state: State,
+    user: str | None = None,
+    tool: str | None = None,
+    decision: Decision | None = None,
+    since: dt.datetime | None = None,
+    limit: int = Query(100, ge=1, le=1000),
+) -> list[dict[str, Any]]:
+    events = await state.runtime.store.events(
+        user=user, tool=tool, decision=decision, since=since, limit=limit
+    )
+    return [_event(e) for e in events]
+
+
+def _event(event: Any) -> dict[str, Any]:
+    return {
+        "at": event.at.isoformat(),
+        "user": event.user,
+        "tool": event.tool,
+        "decision": str(event.decision),
+        "reason": event.reason,
+        "latency_ms": event.latency_ms,
+        "proposal_id": event.proposal_id,
+    }
+
+
+# ------------------------------------------------------------------ knowledge
+
+
+class KnowledgeUpload(BaseModel):
+    name: str = Field(min_length=1, max_length=200, pattern=r"^[\w .-]+\.md$")
+    text: str = Field(min_length=1, max_length=2_000_000)
+
+
+def _no_indexer() -> HTTPException:
+    return HTTPException(
+        501,
+        "Knowledge indexing is not available on this server: no knowledge indexer is installed. "
+        "Documents can be added once the retrieval component is configured.",
+    )
+
+
+@router.post("/knowledge", summary="Upload a Markdown knowledge document and index it")
+async def upload_knowledge(body: KnowledgeUpload, _: Admin, state: State) -> dict[str, Any]:
+    if state.knowledge is None:
+        raise _no_indexer()
+    return await state.knowledge.upload(body.name, body.text)
+
+
+@router.post("/knowledge/reindex", summary="Re-index every knowledge document")
+async def reindex_knowledge(_: Admin, state: State) -> dict[str, Any]:
+    if state.knowledge is None:
+        raise _no_indexer()
+    return await state.knowledge.reindex()

@@ -1,0 +1,104 @@
+"""Sign in with the ERP user: the password goes to the ERP's login, never into our tables."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request, Response
+from pydantic import BaseModel, Field
+
+from erp_agent.errors import ErpAuthenticationError, ErpRefusal, ErpUnavailable
+from erp_agent.server.routes._deps import ADMIN_ROLE, State, User
+from erp_agent.server.security import (
+    CSRF_COOKIE,
+    SESSION_COOKIE,
+    SESSION_TTL,
+    new_token,
+    token_hash,
+    web_session_row,
+)
+
+router = APIRouter(prefix="/api/auth", tags=["auth"])
+
+
+class SignIn(BaseModel):
+    user: str = Field(min_length=1, max_length=200)
+    password: str = Field(min_length=1, max_length=500)
+
+
+def _secure(request: Request) -> bool:
+    return request.url.scheme == "https"
+
+
+def set_csrf_cookie(response: Response, request: Request, token: str) -> None:
+    # Readable by our page script (double submit), never sent cross-site for unsafe methods.
+    response.set_cookie(
+        CSRF_COOKIE, token, samesite="lax", secure=_secure(request), httponly=False, path="/"
+    )
+
+
+def _me(user: str, roles: list[str], read_only: bool, csrf: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "user": user,
+        "roles": roles,
+        "is_admin": ADMIN_ROLE in roles,
+        "read_only": read_only,
+    }
+    if csrf:
+        out["csrf"] = csrf
+    return out
+
+
+@router.get("/csrf", summary="Issue a CSRF token (cookie and body) before signing in")
+async def csrf(request: Request, response: Response) -> dict[str, str]:
+    token = request.cookies.get(CSRF_COOKIE) or new_token()
+    set_csrf_cookie(response, request, token)
+    return {"csrf": token}
+
+
+@router.post("/sign-in", summary="Sign in with your ERP user and password")
+async def sign_in(
+    body: SignIn, request: Request, response: Response, state: State
+) -> dict[str, Any]:
+    try:
+        session = await state.runtime.sign_in(body.user, body.password)
+    except ErpAuthenticationError as exc:
+        raise HTTPException(401, str(exc)) from exc
+    except ErpRefusal as exc:
+        raise HTTPException(401, f"The ERP refused the sign-in: {exc.refusal.message}") from exc
+    except ErpUnavailable as exc:
+        raise HTTPException(503, f"The ERP cannot be reached: {exc}") from exc
+    session.read_only = state.read_only
+    token, csrf_token = new_token(), new_token()
+    now = dt.datetime.now(dt.UTC)
+    await state.db.purge_expired(now)
+    await state.db.save_session(web_session_row(session, token, csrf_token, state.vault, now))
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=int(SESSION_TTL.total_seconds()),
+        httponly=True,
+        samesite="lax",
+        secure=_secure(request),
+        path="/",
+    )
+    set_csrf_cookie(response, request, csrf_token)  # a new token per session (no fixation)
+    return _me(session.user, sorted(session.roles), session.read_only, csrf_token)
+
+
+@router.post("/sign-out", summary="End this session")
+async def sign_out(
+    request: Request, response: Response, state: State, user: User
+) -> dict[str, bool]:
+    await state.db.delete_session(user.row.token_hash)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return {"signed_out": True}
+
+
+@router.get("/me", summary="Who is signed in")
+async def me(user: User) -> dict[str, Any]:
+    return _me(user.session.user, sorted(user.session.roles), user.session.read_only)
+
+
+__all__ = ["router", "set_csrf_cookie", "token_hash"]

@@ -1,0 +1,56 @@
+"""POST /api/chat: one turn, streamed as Server-Sent Events."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from fastapi import APIRouter, HTTPException
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+
+from erp_agent.server.routes._deps import State, User
+from erp_agent.server.state import ServerState
+from erp_agent.server.streaming import stream_turn
+
+router = APIRouter(tags=["chat"])
+
+
+class ChatRequest(BaseModel):
+    message: str = Field(min_length=1, max_length=8000)
+    conversation_id: str | None = None
+
+
+def budget_for(state: ServerState, org: str) -> int | None:
+    if org in state.budgets:
+        return state.budgets[org]
+    return state.runtime.settings.monthly_token_budget
+
+
+async def check_budget(state: ServerState, org: str) -> None:
+    budget = budget_for(state, org)
+    if budget is None:
+        return
+    used = await state.db.month_tokens(org, dt.datetime.now(dt.UTC))
+    if used >= budget:
+        raise HTTPException(
+            429,
+            f"Your organisation has used its {budget:,} tokens for this month. "
+            "An administrator can raise the budget in the admin console.",
+        )
+
+
+@router.post(
+    "/api/chat",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+    summary="Ask; stream progress, deltas, then the structured response (SSE)",
+)
+async def chat(body: ChatRequest, user: User, state: State) -> StreamingResponse:
+    """Events: `progress` (typed engine events), `delta` (streamed text), `response` (the
+    structured response: blocks, tools_called, usage, model), `error` (a message to show)."""
+    await check_budget(state, user.session.org)
+    return StreamingResponse(
+        stream_turn(state, user.session, body.message, body.conversation_id),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

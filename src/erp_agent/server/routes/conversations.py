@@ -1,0 +1,60 @@
+"""Conversations: the user's list, and one conversation's turns with their stored responses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+
+from erp_agent.server.routes._deps import State, User
+from erp_agent.server.state import ServerState
+
+router = APIRouter(prefix="/api/conversations", tags=["conversations"])
+
+
+@router.get("", summary="Your conversations, newest first")
+async def list_conversations(user: User, state: State, limit: int = 50) -> list[dict[str, Any]]:
+    found = await state.runtime.store.list_conversations(user.session.user, limit=min(limit, 200))
+    return [{"id": c.id, "title": c.title, "updated_at": c.updated_at.isoformat()} for c in found]
+
+
+async def _fresh_proposals(
+    state: ServerState, blocks: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A stored response shows a proposal as it was; show its status as it is now."""
+    out = []
+    for block in blocks:
+        if block.get("type") == "proposal":
+            proposal = await state.runtime.store.get_proposal(str(block.get("id")))
+            if proposal is not None:
+                block = {**block, "status": str(proposal.status)}
+        out.append(block)
+    return out
+
+
+@router.get("/{conversation_id}", summary="Resume: the turns and their responses")
+async def get_conversation(conversation_id: str, user: User, state: State) -> dict[str, Any]:
+    store = state.runtime.store
+    conversation = await store.get_conversation(conversation_id)
+    if conversation is None or conversation.user != user.session.user:
+        raise HTTPException(404, "No such conversation of yours.")
+    turns = []
+    for turn in await store.turns(conversation.id):
+        response = turn.state.get("response")
+        if isinstance(response, dict):
+            response = {
+                **response,
+                "blocks": await _fresh_proposals(state, response.get("blocks", [])),
+            }
+        turns.append(
+            {
+                "id": turn.id,
+                "seq": turn.seq,
+                "user_message": turn.user_message,
+                "status": turn.status,
+                "at": turn.created_at.isoformat(),
+                "response": response,
+                "feedback": turn.state.get("feedback"),
+            }
+        )
+    return {"id": conversation.id, "title": conversation.title, "turns": turns}

@@ -1,0 +1,202 @@
+// The chat page: sign-in, conversations, a streamed turn with live progress, proposals, feedback.
+import { api, ensureCsrf, streamChat } from './api.js';
+import { el, proposalDetails, renderBlocks } from './render.js';
+
+const $ = (selector) => document.querySelector(selector);
+let conversationId = null;
+
+function showSignedIn(me) {
+  $('#sign-in').hidden = true;
+  $('#workspace').hidden = false;
+  $('#sign-out').hidden = false;
+  $('#toggle-history').hidden = false;
+  $('#admin-link').hidden = !me.is_admin;
+  $('#who').textContent = me.user + (me.read_only ? ' · read-only' : '');
+  loadConversations();
+}
+
+function showSignIn() {
+  $('#sign-in').hidden = false;
+  $('#workspace').hidden = true;
+  $('#sign-out').hidden = true;
+  $('#admin-link').hidden = true;
+  $('#who').textContent = '';
+}
+
+async function loadConversations() {
+  const list = await api('GET', '/api/conversations');
+  $('#conversations').replaceChildren(...list.map((c) =>
+    el('li', {}, el('button', {
+      type: 'button',
+      class: c.id === conversationId ? 'current' : '',
+      onclick: () => openConversation(c.id),
+    }, c.title || 'Untitled'))));
+}
+
+async function openConversation(id) {
+  const conversation = await api('GET', `/api/conversations/${encodeURIComponent(id)}`);
+  conversationId = conversation.id;
+  $('#messages').replaceChildren();
+  for (const turn of conversation.turns) {
+    addUserMessage(turn.user_message);
+    const box = addAgentMessage();
+    if (turn.response) showResponse(box, turn.response, turn.feedback);
+  }
+  document.body.classList.remove('show-history');
+  loadConversations();
+}
+
+function addUserMessage(text) {
+  const node = el('div', { class: 'msg user' }, el('p', {}, text));
+  $('#messages').append(node);
+  return node;
+}
+
+function addAgentMessage() {
+  const progress = el('p', { class: 'progress', role: 'status' });
+  const node = el('div', { class: 'msg agent' }, progress);
+  $('#messages').append(node);
+  node.scrollIntoView({ block: 'end' });
+  return node;
+}
+
+function feedbackBar(turnId, given) {
+  const bar = el('div', { class: 'feedback' });
+  const comment = el('input', { type: 'text', placeholder: 'Comment (optional)', 'aria-label': 'Feedback comment' });
+  const send = (rating) => async () => {
+    await api('POST', `/api/turns/${encodeURIComponent(turnId)}/feedback`, { rating, comment: comment.value });
+    bar.replaceChildren(el('span', { class: 'thanks' }, rating === 'up' ? '👍 Thanks' : '👎 Thanks, noted'));
+  };
+  if (given) {
+    bar.append(el('span', { class: 'thanks' }, given.rating === 'up' ? '👍' : '👎', given.comment ? ` ${given.comment}` : ''));
+    return bar;
+  }
+  bar.append(
+    el('button', { type: 'button', class: 'icon', 'aria-label': 'Helpful', onclick: send('up') }, '👍'),
+    el('button', { type: 'button', class: 'icon', 'aria-label': 'Not helpful', onclick: send('down') }, '👎'),
+    comment,
+  );
+  return bar;
+}
+
+function showResponse(box, response, feedback) {
+  box.replaceChildren(...renderBlocks(response.blocks, { onProposal: reviewProposal }));
+  box.append(feedbackBar(response.turn_id, feedback));
+  box.dataset.turn = response.turn_id;
+}
+
+function reviewProposal(block, statusBadge) {
+  const dialog = $('#proposal-dialog');
+  dialog.querySelector('.summary').textContent = block.summary;
+  dialog.querySelector('.details').replaceChildren(...proposalDetails(block));
+  const result = dialog.querySelector('.result');
+  result.textContent = '';
+  const confirm = dialog.querySelector('.confirm');
+  const reject = dialog.querySelector('.reject');
+  confirm.disabled = reject.disabled = false;
+  const decide = (action) => async () => {
+    confirm.disabled = reject.disabled = true;
+    const path = `/api/proposals/${encodeURIComponent(block.id)}/${action}`;
+    try {
+      const outcome = await api('POST', path, action === 'confirm' ? { payload_hash: block.payload_hash } : {});
+      result.replaceChildren(outcome.message || outcome.status);
+      if (outcome.link) result.append(' ', el('a', { href: outcome.link, target: '_blank', rel: 'noopener' }, 'Open in the ERP'));
+      if (outcome.erp_refusal) result.append(el('div', { class: 'error' }, outcome.erp_refusal.message));
+      statusBadge.textContent = outcome.ok ? (action === 'confirm' ? 'executed' : 'rejected') : 'not done';
+      statusBadge.className = `status status-${outcome.ok ? (action === 'confirm' ? 'executed' : 'rejected') : 'failed'}`;
+      const button = statusBadge.closest('.proposal-block')?.querySelector('.actions');
+      if (button && outcome.ok) button.remove();
+    } catch (error) {
+      result.textContent = error.message;
+      confirm.disabled = reject.disabled = false;
+    }
+  };
+  confirm.onclick = decide('confirm');
+  reject.onclick = decide('reject');
+  dialog.showModal();
+}
+
+async function send(message) {
+  addUserMessage(message);
+  const box = addAgentMessage();
+  const progress = box.querySelector('.progress');
+  progress.textContent = 'Sending…';
+  let streamed = '';
+  try {
+    await streamChat({ message, conversation_id: conversationId }, (event, data) => {
+      if (event === 'progress' && data.label) progress.textContent = data.label;
+      else if (event === 'delta') {
+        streamed += data.text;
+        progress.textContent = streamed;
+      } else if (event === 'response') {
+        conversationId = data.conversation_id;
+        showResponse(box, data);
+      } else if (event === 'error') {
+        box.replaceChildren(el('p', { class: 'error' }, data.message));
+      }
+      box.scrollIntoView({ block: 'end' });
+    });
+  } catch (error) {
+    if (error.status === 401) return showSignIn();
+    box.replaceChildren(el('p', { class: 'error' }, error.message));
+  }
+  loadConversations();
+}
+
+$('#composer').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const field = event.target.elements.message;
+  const text = field.value.trim();
+  if (!text) return;
+  field.value = '';
+  send(text);
+});
+
+$('#composer').elements.message.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey) {
+    event.preventDefault();
+    $('#composer').requestSubmit();
+  }
+});
+
+$('#sign-in').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  $('#sign-in-error').textContent = '';
+  try {
+    await ensureCsrf();
+    const me = await api('POST', '/api/auth/sign-in', {
+      user: form.elements.user.value,
+      password: form.elements.password.value,
+    });
+    form.reset();
+    showSignedIn(me);
+  } catch (error) {
+    $('#sign-in-error').textContent = error.message;
+  }
+});
+
+$('#sign-out').addEventListener('click', async () => {
+  await api('POST', '/api/auth/sign-out');
+  conversationId = null;
+  $('#messages').replaceChildren();
+  showSignIn();
+});
+
+$('#new-chat').addEventListener('click', () => {
+  conversationId = null;
+  $('#messages').replaceChildren();
+  document.body.classList.remove('show-history');
+  loadConversations();
+});
+
+$('#toggle-history').addEventListener('click', () => document.body.classList.toggle('show-history'));
+
+(async () => {
+  try {
+    showSignedIn(await api('GET', '/api/auth/me'));
+  } catch {
+    await ensureCsrf();
+    showSignIn();
+  }
+})();

@@ -1,0 +1,167 @@
+// Structured response blocks → DOM. The same shapes everywhere: text, table, chart, cards,
+// proposal, citations, file. Values are shown as the server sent them.
+import { api } from './api.js';
+import { renderMarkdown, safeUrl } from './markdown.js';
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function link(href, text) {
+  const url = href && safeUrl(href);
+  return url ? el('a', { href: url, target: '_blank', rel: 'noopener noreferrer' }, text) : text;
+}
+
+function cell(value) {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'number') return value.toLocaleString(undefined, { maximumFractionDigits: 2 });
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function tableBlock(block) {
+  const box = el('section', { class: 'block table-block' });
+  if (block.title) box.append(el('h3', {}, block.title));
+  const wrap = el('div', { class: 'table-wrap' });
+  const pager = el('div', { class: 'pager' });
+  box.append(wrap, pager);
+  const limit = (block.page && block.page.limit) || 20;
+
+  function draw(page) {
+    const head = el('tr', {}, page.columns.map((c) => el('th', { scope: 'col' }, c)));
+    const body = page.rows.map((row, i) =>
+      el('tr', {}, row.map((value, j) => {
+        const href = j === 0 && page.links ? page.links[i] : null;
+        return el('td', { class: typeof value === 'number' ? 'num' : '' }, link(href, cell(value)));
+      })),
+    );
+    wrap.replaceChildren(el('table', {}, el('thead', {}, head), el('tbody', {}, body)));
+    const start = page.page ? page.page.start : 0;
+    const total = page.total_rows ?? page.rows.length;
+    pager.replaceChildren();
+    if (total > page.rows.length || start > 0) {
+      const prev = el('button', { type: 'button', disabled: start === 0, onclick: () => load(Math.max(0, start - limit)) }, '‹ Prev');
+      const next = el('button', { type: 'button', disabled: start + limit >= total, onclick: () => load(start + limit) }, 'Next ›');
+      pager.append(prev, el('span', {}, `${start + 1}–${Math.min(start + limit, total)} of ${total}`), next);
+    }
+    if (block.result_id) {
+      const href = `/api/results/${encodeURIComponent(block.result_id)}/export?format=csv&columns=${encodeURIComponent(page.columns.join(','))}`;
+      pager.append(el('a', { class: 'export', href, download: true }, 'Export CSV'));
+    }
+  }
+
+  async function load(start) {
+    const params = new URLSearchParams({ start, limit, columns: block.columns.join(',') });
+    try {
+      draw(await api('GET', `/api/results/${encodeURIComponent(block.result_id)}?${params}`));
+    } catch (error) {
+      pager.append(el('span', { class: 'error' }, error.message));
+    }
+  }
+
+  draw(block);
+  return box;
+}
+
+function chartBlock(block) {
+  const box = el('section', { class: 'block chart-block' });
+  if (block.title) box.append(el('h3', {}, block.title));
+  const canvas = el('canvas', { role: 'img', 'aria-label': block.title || 'chart' });
+  box.append(el('div', { class: 'chart-wrap' }, canvas));
+  if (window.Chart && block.spec) {
+    // Chart.js needs the canvas in the document to size it.
+    requestAnimationFrame(() => {
+      const spec = structuredClone(block.spec);
+      spec.options = { responsive: true, maintainAspectRatio: false, animation: false, ...(spec.options || {}) };
+      new window.Chart(canvas, spec);
+    });
+  }
+  return box;
+}
+
+function cardsBlock(block) {
+  const box = el('section', { class: 'block cards-block' });
+  if (block.title) box.append(el('h3', {}, block.title));
+  const grid = el('div', { class: 'cards' });
+  for (const card of block.cards || []) {
+    const fields = Object.entries(card.fields || {}).slice(0, 8);
+    grid.append(el('article', { class: 'card' },
+      el('h4', {}, link(card.link, card.title)),
+      el('dl', {}, fields.map(([k, v]) => [el('dt', {}, k), el('dd', {}, cell(v))])),
+    ));
+  }
+  box.append(grid);
+  return box;
+}
+
+export function proposalDetails(block) {
+  const parts = [];
+  if (block.diff && block.diff.length) {
+    parts.push(el('table', { class: 'diff' },
+      el('thead', {}, el('tr', {}, el('th', {}, 'Field'), el('th', {}, 'Now'), el('th', {}, 'After'))),
+      el('tbody', {}, block.diff.map((d) => el('tr', {},
+        el('td', {}, d.field), el('td', { class: 'before' }, cell(d.before)), el('td', { class: 'after' }, cell(d.after))))),
+    ));
+  }
+  const values = block.document || (!block.diff || !block.diff.length ? block.payload : null);
+  if (values) {
+    parts.push(el('table', { class: 'values' }, el('tbody', {},
+      Object.entries(values).map(([k, v]) => el('tr', {}, el('th', { scope: 'row' }, k), el('td', {}, cell(v)))))));
+  }
+  return parts;
+}
+
+function proposalBlock(block, ctx) {
+  const status = el('span', { class: `status status-${block.status || 'pending'}` }, block.status || 'pending');
+  const box = el('section', { class: 'block proposal-block' },
+    el('h3', {}, 'Proposed change ', status),
+    el('p', { class: 'summary' }, block.summary),
+    ...proposalDetails(block),
+  );
+  if ((block.status || 'pending') === 'pending' && ctx.onProposal) {
+    box.append(el('div', { class: 'actions' },
+      el('button', { type: 'button', class: 'primary', onclick: () => ctx.onProposal(block, status) }, 'Review and confirm…'),
+    ));
+  }
+  return box;
+}
+
+function citationsBlock(block) {
+  return el('section', { class: 'block citations' },
+    el('h3', {}, 'Sources'),
+    el('ol', {}, (block.items || []).map((c) => el('li', {}, c.title || c.source || ''))),
+  );
+}
+
+function fileBlock(block) {
+  const href = block.url || block.href;
+  return el('section', { class: 'block file-block' }, link(href, `⬇ ${block.name || block.title || 'Download'}`));
+}
+
+const RENDERERS = {
+  text: (b) => el('section', { class: 'block text-block' }, renderMarkdown(b.markdown)),
+  table: tableBlock,
+  chart: chartBlock,
+  cards: cardsBlock,
+  proposal: proposalBlock,
+  citations: citationsBlock,
+  file: fileBlock,
+};
+
+export function renderBlocks(blocks, ctx = {}) {
+  return (blocks || []).map((block) => {
+    const render = RENDERERS[block.type];
+    return render ? render(block, ctx) : el('pre', { class: 'block' }, JSON.stringify(block, null, 2));
+  });
+}

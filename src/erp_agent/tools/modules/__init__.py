@@ -1,0 +1,1 @@
+"""Hand-written tool modules: each has a ``tools(...)`` function returning its tools."""

@@ -1,0 +1,112 @@
+"""How analytics tools read as the user: only the fields an analysis needs, every matching
+record (no silent cap), pushed down to the ERP as an aggregate wherever the analysis allows."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from erp_agent.catalog import Entity
+from erp_agent.connectors.query import (
+    AggregateRequest,
+    AggregateResult,
+    DatePart,
+    Filter,
+    Func,
+    GroupKey,
+    Measure,
+    Op,
+)
+from erp_agent.tools.base import ToolContext
+from erp_agent.tools.factories import filters as grammar
+
+# Documents that do not count in business figures: never posted, or reversed.
+_NOT_COUNTED = ("Draft", "Cancelled")
+
+
+@dataclass
+class Source:
+    """How the figures were obtained, returned with every analysis."""
+
+    method: str
+    detail: str
+    records: int
+    basis: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "detail": self.detail,
+            "records": self.records,
+            "basis": self.basis,
+        }
+
+
+def base_filters(
+    entity: Entity, raw: Sequence[Mapping[str, Any]], documents: str
+) -> tuple[list[Filter], str]:
+    """The user's filters plus — unless ``documents`` is "all" or they filter the status
+    themselves — leaving out drafts and cancelled documents; and a sentence saying which."""
+    filters = grammar.parse_filters(entity, raw)
+    status = entity.status_field
+    excluded = [v for v in _NOT_COUNTED if status and v in entity.field(status).values]
+    if documents == "all" or not excluded or any(f.field == status for f in filters):
+        return filters, "all records matching the filters"
+    assert status is not None
+    filters.append(Filter(status, Op.NOT_IN, excluded))
+    return filters, f"{entity.plural} with {status} not {' or '.join(excluded)}"
+
+
+async def aggregate(ctx: ToolContext, entity: Entity, request: AggregateRequest) -> AggregateResult:
+    return await ctx.connector.aggregate(ctx.session.credential, entity.name, request)
+
+
+async def monthly_totals(
+    ctx: ToolContext, entity: Entity, field: str, filters: Sequence[Filter], basis: str
+) -> tuple[list[dict[str, Any]], Source]:
+    """One row per month, ``{date: YYYY-MM-01, amount, count}``, summed by the ERP."""
+    assert entity.date_field is not None
+    request = AggregateRequest(
+        measures=(Measure(Func.SUM, field), Measure(Func.COUNT)),
+        group_by=(
+            GroupKey(entity.date_field, DatePart.YEAR),
+            GroupKey(entity.date_field, DatePart.MONTH),
+        ),
+        filters=tuple(filters),
+    )
+    result = await aggregate(ctx, entity, request)
+    year, month = (g.alias for g in request.group_by)
+    amount = request.measures[0].alias
+    rows = [
+        {
+            "date": dt.date(int(r[year]), int(r[month]), 1).isoformat(),
+            "amount": r.get(amount) or 0,
+            "count": r.get("count_records") or 0,
+        }
+        for r in result.rows
+        if r.get(year) is not None and r.get(month) is not None
+    ]
+    return rows, Source(result.method, result.detail, result.record_count, basis)
+
+
+async def all_records(
+    ctx: ToolContext, entity: Entity, fields: Sequence[str], filters: Sequence[Filter], basis: str
+) -> tuple[list[dict[str, Any]], Source]:
+    """Every matching record with only ``fields``, in one request (limit 0: no page cap)."""
+    page = await ctx.connector.list(
+        ctx.session.credential, entity.name, fields=list(fields), filters=filters, limit=0
+    )
+    detail = f"read all {len(page.records)} matching records (fields: {', '.join(fields)})"
+    return page.records, Source("rows", detail, len(page.records), basis)
+
+
+def today(ctx: ToolContext) -> dt.date:
+    """The user's today, in their session's time zone."""
+    try:
+        zone = ZoneInfo(ctx.session.timezone)
+    except (KeyError, ValueError):
+        zone = ZoneInfo("UTC")
+    return dt.datetime.now(zone).date()

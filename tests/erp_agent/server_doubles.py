@@ -1,0 +1,178 @@
+"""A scripted model and app fixtures for the server tests.
+
+The script is chosen by the user's latest message and the step by how many assistant messages
+follow it, so one model instance serves concurrent turns without shared counters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+
+from erp_agent.config import Settings
+from erp_agent.models.base import ChatModel, Completion, Message, ModelProfile, ToolCall, Usage
+from erp_agent.runtime import Runtime
+from erp_agent.server import ModelSwitch, create_app
+from erp_agent.store.memory import MemoryStore
+
+Step = Callable[[Sequence[Message]], Completion]
+SESSION_KEY = "x" * 43 + "="  # a valid Fernet key (32 bytes, urlsafe base64)
+
+
+def last_result_id(messages: Sequence[Message]) -> str:
+    for message in reversed(messages):
+        if message.role == "tool" and message.content:
+            found = json.loads(message.content).get("result_id")
+            if found:
+                return str(found)
+    raise LookupError("no tool result with a result_id yet")
+
+
+def call(name: str, args: dict[str, Any] | Callable[[Sequence[Message]], dict[str, Any]]) -> Step:
+    def step(messages: Sequence[Message]) -> Completion:
+        try:
+            value = args(messages) if callable(args) else args
+        except LookupError:  # an earlier call was refused: say so instead of going on
+            return Completion("I could not get that data.", [], Usage(10, 0, 3), "scripted-1")
+        tool_call = ToolCall(f"call_{len(messages)}", name, json.dumps(value))
+        return Completion(None, [tool_call], Usage(100, 20, 10), "scripted-1")
+
+    return step
+
+
+def answer(text: str) -> Step:
+    return lambda _: Completion(text, [], Usage(50, 0, 5), "scripted-1")
+
+
+SALES_BY_CUSTOMER = "Show total sales by customer as a table and a chart"
+CREATE_LEAD = "Create a lead for Jane Roe at Acme Ltd"
+
+SCRIPTS: dict[str, list[Step]] = {
+    SALES_BY_CUSTOMER: [
+        call(
+            "sales_invoice.aggregate",
+            {"measures": [{"func": "sum", "field": "total"}], "group_by": [{"field": "customer"}]},
+        ),
+        call("display.table", lambda m: {"result_id": last_result_id(m), "title": "Sales by customer"}),
+        call(
+            "display.chart",
+            lambda m: {
+                "result_id": last_result_id(m),
+                "type": "bar",
+                "label": "customer",
+                "values": [_sum_column(m)],
+                "title": "Sales by customer",
+            },
+        ),
+        answer("Here are the **sales by customer**, from the ERP."),
+    ],
+    CREATE_LEAD: [
+        call("lead.create", {"name": "Jane Roe", "organization": "Acme Ltd", "source": "Website"}),
+        answer("I prepared the lead; please confirm it."),
+    ],
+}
+
+
+def _sum_column(messages: Sequence[Message]) -> str:
+    for message in reversed(messages):
+        if message.role == "tool" and message.content:
+            data = json.loads(message.content)
+            if "result_id" not in data:
+                continue
+            result = data.get("result")
+            rows = (result.get("rows") if isinstance(result, dict) else result) or data.get("page")
+            for key in rows[0] if rows else {}:
+                if key.startswith("sum"):
+                    return str(key)
+    return "sum_total"
+
+
+class ScriptBook(ChatModel):
+    def __init__(self, scripts: dict[str, list[Step]] | None = None, name: str = "scripted-1") -> None:
+        self.scripts = scripts or SCRIPTS
+        self.profile = ModelProfile(name)
+        self.name = name
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        last_user = max(i for i, m in enumerate(messages) if m.role == "user")
+        question = messages[last_user].content or ""
+        steps = next((s for key, s in self.scripts.items() if key in question), None)
+        if steps is None:
+            return Completion(f"({self.name}) I have no script for that.", [], Usage(10, 0, 3), self.name)
+        done = sum(1 for m in messages[last_user:] if m.role == "assistant")
+        completion = steps[min(done, len(steps) - 1)](messages)
+        completion.model = self.name
+        return completion
+
+
+def make_runtime_settings(erp_url: str, data_dir: Path) -> Settings:
+    return Settings(erp_url=erp_url, data_dir=str(data_dir))
+
+
+async def make_runtime(erp_url: str, data_dir: Path) -> Runtime:
+    return await Runtime.create(make_runtime_settings(erp_url, data_dir), store=MemoryStore())
+
+
+@dataclass
+class Harness:
+    app: FastAPI
+    runtime: Runtime
+    switch: ModelSwitch
+
+
+def build_app(runtime: Runtime, data_dir: Path, **kwargs: Any) -> Harness:
+    switch = ModelSwitch(ScriptBook, local_name="scripted-1")
+    app = create_app(
+        runtime,
+        switch,
+        db_url=f"sqlite+aiosqlite:///{data_dir / 'server.sqlite'}",
+        session_key=SESSION_KEY,
+        **kwargs,
+    )
+    return Harness(app, runtime, switch)
+
+
+@asynccontextmanager
+async def client_for(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield client
+
+
+async def sign_in(client: httpx.AsyncClient, user: str, password: str = "demo") -> str:
+    """Sign in like the web app: fetch a CSRF token, then post with it. Returns the new token."""
+    csrf = (await client.get("/api/auth/csrf")).json()["csrf"]
+    response = await client.post(
+        "/api/auth/sign-in", json={"user": user, "password": password}, headers={"X-CSRF-Token": csrf}
+    )
+    assert response.status_code == 200, response.text
+    token: str = response.json()["csrf"]
+    client.headers["X-CSRF-Token"] = token
+    return token
+
+
+def sse_events(text: str) -> list[tuple[str, Any]]:
+    events = []
+    for chunk in text.split("\n\n"):
+        lines = [line for line in chunk.splitlines() if line and not line.startswith(":")]
+        if not lines:
+            continue
+        name = next(line[7:] for line in lines if line.startswith("event: "))
+        data = "\n".join(line[6:] for line in lines if line.startswith("data: "))
+        events.append((name, json.loads(data)))
+    return events

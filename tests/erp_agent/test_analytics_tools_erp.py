@@ -1,0 +1,378 @@
+"""analytics.* tools against the demo ERP over real HTTP, as demo users; every figure checked
+against sums computed independently from the demo database with sqlite3."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from collections import defaultdict
+from collections.abc import AsyncIterator
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pytest
+
+from conftest import TEST_TODAY, DemoERP
+from erp_agent.catalog import load_catalog
+from erp_agent.connectors.frappe.connector import ERPNextConnector
+from erp_agent.errors import ErpRefusal, ToolInputError
+from erp_agent.gateway.session import Session
+from erp_agent.tools.base import Tool, ToolContext
+from erp_agent.tools.modules import analytics
+
+pytestmark = pytest.mark.anyio
+CATALOG = load_catalog()
+TOOLS: dict[str, Tool] = {t.name: t for t in analytics.tools(CATALOG)}
+SUBMITTED = "docstatus = 1"
+
+
+def raw(demo: DemoERP, sql: str, *params: object) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(demo.path)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+async def erp(demo_erp: DemoERP) -> AsyncIterator[ERPNextConnector]:
+    connector = ERPNextConnector(demo_erp.url, catalog=CATALOG)
+    yield connector
+    await connector.aclose()
+
+
+async def context(erp: ERPNextConnector, user: str) -> ToolContext:
+    cred = await erp.login(user, "demo")
+    session = Session(
+        id=f"test-{user}",
+        user=user,
+        credential=cred,
+        roles=frozenset(await erp.roles(cred)),
+        allowed_tools=frozenset(TOOLS),
+    )
+    return ToolContext(session=session, connector=erp, catalog=CATALOG)
+
+
+async def run(ctx: ToolContext, name: str, args: dict[str, Any]) -> Any:
+    tool = TOOLS[name]
+    assert tool.run is not None
+    return await tool.run(ctx, args)
+
+
+def cents(value: Any) -> Decimal:
+    return Decimal(str(value)).quantize(Decimal("0.01"))
+
+
+# ------------------------------------------------------------------ analytics.aggregate
+
+
+async def test_aggregate_by_customer_with_shares_matches_the_database(
+    erp: ERPNextConnector, demo_erp: DemoERP
+) -> None:
+    ctx = await context(erp, "accounts.manager@demo.local")
+    result = await run(
+        ctx,
+        "analytics.aggregate",
+        {
+            "entity": "sales_invoice",
+            "measures": [{"func": "sum", "field": "total"}, {"func": "count"}],
+            "group_by": [{"field": "customer"}],
+        },
+    )
+    expected = {
+        r["customer"]: (r["n"], r["total"])
+        for r in raw(
+            demo_erp,
+            "select customer, count(*) as n, sum(grand_total) as total from `tabSales Invoice` "
+            f"where {SUBMITTED} group by customer",
+        )
+    }
+    assert result["method"] == "pushdown"
+    assert result["record_count"] == sum(n for n, _ in expected.values())
+    assert {r["customer"]: r["count_records"] for r in result["rows"]} == {
+        c: n for c, (n, _) in expected.items()
+    }
+    for row in result["rows"]:
+        assert cents(row["sum_total"]) == cents(expected[row["customer"]][1])
+    grand = sum(Decimal(str(t)) for _, t in expected.values())
+    assert cents(result["totals"]["sum_total"]) == cents(grand)
+    top = max(result["rows"], key=lambda r: r["sum_total"])
+    share = Decimal(str(expected[top["customer"]][1])) / grand * 100
+    assert top["share_sum_total"] == float(share.quantize(Decimal("0.01")))
+    assert sum(r["share_count_records"] for r in result["rows"]) == pytest.approx(100, abs=0.5)
+    assert "not Draft or Cancelled" in result["basis"]
+
+
+async def test_aggregate_by_month_through_the_chunked_fallback_is_the_same(
+    erp: ERPNextConnector, demo_erp: DemoERP
+) -> None:
+    args = {
+        "entity": "sales_invoice",
+        "measures": [{"func": "sum", "field": "total"}, {"func": "avg", "field": "total"}],
+        "group_by": [{"field": "date", "part": "year"}, {"field": "date", "part": "month"}],
+        "filters": [{"field": "date", "op": "between", "value": ["2026-01-01", "2026-06-30"]}],
+    }
+    pushed = await run(
+        await context(erp, "accounts.manager@demo.local"), "analytics.aggregate", args
+    )
+    slow = ERPNextConnector(demo_erp.url, catalog=CATALOG, allow_pushdown=False)
+    try:
+        chunked = await run(
+            await context(slow, "accounts.manager@demo.local"), "analytics.aggregate", args
+        )
+    finally:
+        await slow.aclose()
+    assert chunked["method"] == "chunked"
+    assert "all" in chunked["detail"]
+    expected = {
+        int(r["m"]): r["total"]
+        for r in raw(
+            demo_erp,
+            "select cast(strftime('%m', posting_date) as integer) as m, sum(grand_total) as total "
+            f"from `tabSales Invoice` where {SUBMITTED} and posting_date between "
+            "'2026-01-01' and '2026-06-30' group by m",
+        )
+    }
+    for result in (pushed, chunked):
+        assert {int(r["month_date"]): cents(r["sum_total"]) for r in result["rows"]} == {
+            m: cents(t) for m, t in expected.items()
+        }
+    assert pushed["record_count"] == chunked["record_count"]
+
+
+async def test_aggregate_runs_as_the_user(erp: ERPNextConnector, demo_erp: DemoERP) -> None:
+    # sales@demo.local is restricted to the Nairobi territory by a User Permission
+    ctx = await context(erp, "sales@demo.local")
+    result = await run(
+        ctx, "analytics.aggregate", {"entity": "sales_invoice", "measures": [{"func": "count"}]}
+    )
+    nairobi = raw(
+        demo_erp,
+        f"select count(*) as n from `tabSales Invoice` where {SUBMITTED} and territory = 'Nairobi'",
+    )[0]["n"]
+    assert result["record_count"] == nairobi
+    everyone = raw(demo_erp, f"select count(*) as n from `tabSales Invoice` where {SUBMITTED}")
+    assert nairobi < everyone[0]["n"]
+
+
+async def test_the_erp_refuses_an_entity_the_user_cannot_read(erp: ERPNextConnector) -> None:
+    ctx = await context(erp, "employee@demo.local")
+    with pytest.raises(ErpRefusal):
+        await run(
+            ctx, "analytics.aggregate", {"entity": "sales_invoice", "measures": [{"func": "count"}]}
+        )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"measures": [{"func": "sum", "field": "customer"}]}, "cannot sum 'customer'"),
+        ({"measures": [{"func": "sum"}]}, "needs a field"),
+        (
+            {"measures": [{"func": "count"}], "group_by": [{"field": "remarks"}]},
+            "cannot be grouped by 'remarks'",
+        ),
+        (
+            {"measures": [{"func": "count"}], "filters": [{"field": "x", "op": "=", "value": 1}]},
+            "cannot be filtered on 'x'",
+        ),
+    ],
+)
+async def test_aggregate_names_the_valid_fields(
+    erp: ERPNextConnector, args: dict[str, Any], message: str
+) -> None:
+    ctx = await context(erp, "accounts.manager@demo.local")
+    with pytest.raises(ToolInputError, match=message):
+        await run(ctx, "analytics.aggregate", {"entity": "sales_invoice", **args})
+
+
+# ------------------------------------------------------------------ named analyses
+
+
+def _monthly(demo: DemoERP) -> dict[str, float]:
+    return {
+        r["m"]: r["total"]
+        for r in raw(
+            demo,
+            "select strftime('%Y-%m', posting_date) as m, sum(grand_total) as total from "
+            f"`tabSales Invoice` where {SUBMITTED} group by m order by m",
+        )
+    }
+
+
+async def test_monthly_trend_uses_the_erps_monthly_totals(
+    erp: ERPNextConnector, demo_erp: DemoERP
+) -> None:
+    ctx = await context(erp, "accounts.manager@demo.local")
+    result = await run(ctx, "analytics.monthly_trend", {"entity": "sales_invoice"})
+    months = _monthly(demo_erp)
+    assert "rows" not in result
+    assert "records" not in result
+    assert result["source"]["method"] == "pushdown"
+    assert result["kpis"]["first_month"] == min(months)
+    assert result["kpis"]["last_month"] == max(months)
+    assert cents(result["kpis"]["total"]) == cents(sum(Decimal(str(v)) for v in months.values()))
+    assert result["kpis"]["last_month_total"] == round(months[max(months)], 2)
+    assert len(result["table"]) <= 24
+    assert result["chart"]["type"] == "line"
+
+
+async def test_period_comparison_year_to_date(erp: ERPNextConnector, demo_erp: DemoERP) -> None:
+    ctx = await context(erp, "accounts.manager@demo.local")
+    result = await run(
+        ctx,
+        "analytics.period_comparison",
+        {"entity": "sales_invoice", "period": "year", "as_of": "2026-06-15"},
+    )
+
+    def total(lo: str, hi: str) -> tuple[int, float]:
+        row = raw(
+            demo_erp,
+            "select count(*) as n, sum(grand_total) as t from `tabSales Invoice` where "
+            f"{SUBMITTED} and posting_date between ? and ?",
+            lo,
+            hi,
+        )[0]
+        return row["n"], row["t"] or 0.0
+
+    cur_n, cur_t = total("2026-01-01", "2026-06-15")
+    prev_n, prev_t = total("2025-01-01", "2025-06-15")
+    k = result["kpis"]
+    assert (k["current_count"], cents(k["current_total"])) == (cur_n, cents(cur_t))
+    assert (k["previous_count"], cents(k["previous_total"])) == (prev_n, cents(prev_t))
+    assert result["source"]["records"] == cur_n + prev_n + total("2025-06-16", "2025-12-31")[0]
+
+
+async def test_receivables_ageing_totals_the_open_balance(
+    erp: ERPNextConnector, demo_erp: DemoERP
+) -> None:
+    ctx = await context(erp, "accounts.manager@demo.local")
+    result = await run(ctx, "analytics.receivables_ageing", {"as_of": TEST_TODAY.isoformat()})
+    rows = raw(
+        demo_erp,
+        "select due_date, outstanding_amount as o from `tabSales Invoice` "
+        f"where {SUBMITTED} and outstanding_amount != 0",
+    )
+    k = result["kpis"]
+    assert k["documents"] == len(rows)
+    assert cents(k["total_outstanding"]) == cents(sum(Decimal(str(r["o"])) for r in rows))
+    overdue = sum(
+        Decimal(str(r["o"])) for r in rows if dt.date.fromisoformat(r["due_date"]) < TEST_TODAY
+    )
+    assert cents(k["overdue"]) == cents(overdue)
+    assert sum(b["documents"] for b in k["buckets"]) == len(rows)
+    assert TOOLS["analytics.receivables_ageing"].requires[0].entity == "sales_invoice"
+
+
+async def test_concentration_by_customer(erp: ERPNextConnector, demo_erp: DemoERP) -> None:
+    ctx = await context(erp, "accounts.manager@demo.local")
+    result = await run(
+        ctx, "analytics.concentration", {"entity": "sales_invoice", "by": "customer", "top_n": 5}
+    )
+    totals = sorted(
+        (
+            Decimal(str(r["t"]))
+            for r in raw(
+                demo_erp,
+                "select sum(grand_total) as t from `tabSales Invoice` "
+                f"where {SUBMITTED} group by customer",
+            )
+            if r["t"] > 0
+        ),
+        reverse=True,
+    )
+    grand = sum(totals)
+    k = result["kpis"]
+    assert cents(k["total"]) == cents(grand)
+    assert k["top_n_share_pct"] == float((sum(totals[:5]) / grand * 100).quantize(Decimal("0.1")))
+    hhi = sum((t / grand * 100) ** 2 for t in totals)
+    assert k["hhi"] == pytest.approx(float(hhi), abs=1)
+    assert len(result["table"]) == 5
+
+
+async def test_forecast_and_anomalies_run_as_the_user(
+    erp: ERPNextConnector, demo_erp: DemoERP
+) -> None:
+    ctx = await context(erp, "accounts.manager@demo.local")
+    fc = await run(ctx, "analytics.forecast", {"entity": "sales_invoice", "months_ahead": 3})
+    assert len(fc["table"]) == 3
+    assert all(r["lower_95"] <= r["forecast"] <= r["upper_95"] for r in fc["table"])
+
+    result = await run(ctx, "analytics.anomalies", {"entity": "sales_invoice"})
+    amounts = np.array(
+        [
+            r["t"]
+            for r in raw(
+                demo_erp, f"select grand_total as t from `tabSales Invoice` where {SUBMITTED}"
+            )
+        ]
+    )
+    median = np.median(amounts)
+    mad = np.median(np.abs(amounts - median))
+    flagged = int(np.sum(np.abs(0.6745 * (amounts - median) / mad) > 3.5))
+    assert result["kpis"]["documents"] == len(amounts)
+    assert result["kpis"]["flagged_documents"] == flagged
+    daily: dict[str, float] = defaultdict(float)
+    for r in raw(
+        demo_erp,
+        f"select posting_date as d, grand_total as t from `tabSales Invoice` where {SUBMITTED}",
+    ):
+        daily[r["d"]] += r["t"]
+    assert result["kpis"]["days"] == len(daily)
+    assert len(result["table"]) <= 20
+
+
+# ------------------------------------------------------------------ through the gateway
+
+
+def test_every_schema_is_valid_draft_2020_12() -> None:
+    import jsonschema
+
+    from erp_agent.tools.modules import calculator, results
+
+    for tool in [*TOOLS.values(), *calculator.tools(CATALOG), *results.tools(CATALOG)]:
+        jsonschema.Draft202012Validator.check_schema(tool.parameters)
+        assert tool.name.split(".")[0] in {"analytics", "calculator", "results"}
+
+
+async def test_through_the_gateway_invalid_args_and_erp_refusals_reach_the_model(
+    erp: ERPNextConnector,
+) -> None:
+    from erp_agent.gateway.gateway import Gateway
+    from erp_agent.gateway.outcome import Status
+    from erp_agent.store.memory import MemoryStore
+    from erp_agent.tools.base import ToolRegistry
+
+    gateway = Gateway(ToolRegistry(TOOLS.values()), MemoryStore(), erp, CATALOG)
+    manager = (await context(erp, "accounts.manager@demo.local")).session
+    ok = await gateway.call(
+        manager,
+        "analytics.aggregate",
+        {
+            "entity": "sales_invoice",
+            "measures": [{"func": "count"}],
+            "group_by": [{"field": "status"}],
+        },
+    )
+    assert ok.status is Status.OK
+    assert ok.data["method"] == "pushdown"
+    bad = await gateway.call(manager, "analytics.aggregate", {"entity": "nope", "measures": []})
+    assert bad.status is Status.INVALID
+    assert any("entity" in e for e in bad.errors)
+    assert any("measures" in e for e in bad.errors)
+    wrong_field = await gateway.call(
+        manager, "analytics.concentration", {"entity": "sales_invoice", "by": "remarks"}
+    )
+    assert wrong_field.status is Status.INVALID
+    assert "groupable fields" in wrong_field.message
+    employee = (await context(erp, "employee@demo.local")).session
+    refused = await gateway.call(
+        employee,
+        "analytics.aggregate",
+        {"entity": "sales_invoice", "measures": [{"func": "count"}]},
+    )
+    assert refused.status is Status.ERP_REFUSED
+    assert refused.refusal is not None
+    assert refused.refusal["message"]
