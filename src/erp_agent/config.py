@@ -74,6 +74,8 @@ class Settings(BaseSettings):
         DEFAULT_ERP_URL, description="Base URL of the ERP (default: the local demo ERP)."
     )
     connector: str = Field("erpnext", description="Which connector speaks to the ERP.")
+    data_dir: str = Field("data", description="Where the embedded store and indexes live.")
+    read_only: bool = Field(False, description="A read-only workspace: writes are never offered.")
     erp_timeout: float = Field(30.0, gt=0, description="Seconds to wait for one ERP call.")
     password: SecretStr | None = Field(None, description="Password for `--as USER` commands.")
     service_user: str | None = Field(
@@ -92,9 +94,7 @@ class Settings(BaseSettings):
     monthly_token_budget: int | None = Field(
         None, gt=0, description="Tokens each organisation may use per calendar month."
     )
-    # Fields below: the HTTP server and `erp-agent demo` (runtime.py reads the first two).
-    data_dir: str = Field("data", description="Folder for the store and the server's tables.")
-    read_only: bool = Field(False, description="Read-only tenant: no write is ever offered.")
+    # The HTTP server (erp_agent.server):
     session_key: SecretStr | None = Field(
         None,
         description="Fernet key encrypting ERP credentials of web sessions at rest; unset, a "

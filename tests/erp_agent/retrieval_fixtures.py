@@ -4,25 +4,44 @@ fails loudly when the server is missing, and a small corpus of fact cards."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import uuid
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 
 from erp_agent.errors import StoreError
 from erp_agent.retrieval.documents import Document, Kind
-from erp_agent.retrieval.embeddings import Embedder, Vectors, default_embedder
+from erp_agent.retrieval.embeddings import Embedder, Vectors, default_embedder, normalise
 
 PG_DSN = os.environ.get("ERP_AGENT_TEST_PG", "postgresql://app:app@127.0.0.1:5433/app")
 
 
-class CountingEmbedder(Embedder):
-    """The real offline embedder, counting the texts it is asked to embed (and able to fail on
-    a chosen call, to inject crashes)."""
+class HashEmbedder(Embedder):
+    """Deterministic unit vectors from a text's hash: for tests of sync bookkeeping, where what
+    matters is that every card is embedded and stored, not how close meanings are."""
 
-    def __init__(self, fail_on_call: int | None = None) -> None:
-        self.inner = default_embedder()
+    model_id = "test-hash"
+    dim = 384
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        rows = [
+            np.random.default_rng(int.from_bytes(hashlib.sha256(t.encode()).digest()[:8])).normal(
+                size=self.dim
+            )
+            for t in texts
+        ]
+        return normalise(np.array(rows).reshape(len(texts), self.dim))
+
+
+class CountingEmbedder(Embedder):
+    """An embedder (the real offline one by default) counting the texts it is asked to embed,
+    and able to fail on a chosen call, to inject crashes."""
+
+    def __init__(self, fail_on_call: int | None = None, *, fast: bool = False) -> None:
+        self.inner: Embedder = HashEmbedder() if fast else default_embedder()
         self.model_id = self.inner.model_id
         self.dim = self.inner.dim
         self.texts = 0

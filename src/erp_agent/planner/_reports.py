@@ -77,7 +77,6 @@ def report(ctx: Ctx) -> Step:
         "compare" in req.text.lower() or " vs" in req.text.lower() or "versus" in req.text.lower()
     )
     if period is None and ("from_date" in props or "based_on" in props):
-
         period = Period(dt.date(today.year, 1, 1), today, f"{today.year} to date")
     if period is not None and compare and period.start.month == 1 and period.start.day == 1:
         period = type(period)(
@@ -143,7 +142,9 @@ def _party_lines(r: Result, rows: list[dict[str, Any]], req: Request) -> list[st
         return []
     lines: list[str] = []
     data = r.data if isinstance(r.data, dict) else {}
-    labels = {c.get("fieldname"): c.get("label") for c in data.get("columns") or [] if isinstance(c, dict)}
+    labels = {
+        c.get("fieldname"): c.get("label") for c in data.get("columns") or [] if isinstance(c, dict)
+    }
     numeric = (r.content.get("summary") or {}).get("numeric") or {}
     for key in ("outstanding", "range1", "range2", "range3", "range4", "range5"):
         if key in numeric:
@@ -151,9 +152,22 @@ def _party_lines(r: Result, rows: list[dict[str, Any]], req: Request) -> list[st
     picked = rows
     if req.amount is not None:
         limit = float(req.amount.value)
-        picked = [row for row in picked if is_number(row.get("outstanding")) and (row["outstanding"] > limit if ">" in req.amount.op else row["outstanding"] < limit)]
+        picked = [
+            row
+            for row in picked
+            if is_number(row.get("outstanding"))
+            and (row["outstanding"] > limit if ">" in req.amount.op else row["outstanding"] < limit)
+        ]
     if req.age_days is not None:
-        picked = [row for row in picked if any(is_number(row.get(k)) and row[k] > 0 and _lower_bound(labels.get(k)) > req.age_days for k in row if str(k).startswith("range"))]
+        picked = [
+            row
+            for row in picked
+            if any(
+                is_number(row.get(k)) and row[k] > 0 and _lower_bound(labels.get(k)) > req.age_days
+                for k in row
+                if str(k).startswith("range")
+            )
+        ]
     picked = sorted(picked, key=lambda row: -(row.get("outstanding") or 0))[:8]
     if (req.amount is not None or req.age_days is not None) and not picked:
         return [*lines, "- No records found that match your amount and age conditions."]
@@ -234,7 +248,11 @@ def _report_text(label: str, r: Result, args: Mapping[str, Any], req: Request) -
                 f"- {k.replace('_', ' ')}: {fmt(v)}" for k, v in total.items() if is_number(v)
             ][:8]
         elif isinstance(total, list):
-            lines += [f"- {fmt(v)}" for v in total if is_number(v)][:8]
+            labels = [
+                str(c.get("label", "")) for c in data.get("columns") or [] if isinstance(c, dict)
+            ]
+            pairs = zip(labels, total, strict=False)
+            lines += [f"- {lab}: {fmt(v)}" for lab, v in pairs if is_number(v) and v and lab][:8]
     if not lines:
         for row in rows:
             key = str(row.get("account") or "")

@@ -5,10 +5,9 @@ Every tool reads as the signed-in user — only the fields its analysis needs, e
 record — and returns the summary the analysis computed (KPIs, chart, observations, a small
 table) with how the figures were obtained; never the rows.
 
-Requirements: tools that take an ``entity`` argument cannot name their ERP right up front
-(``Requirement`` is per tool, the entity per call), so they carry none; the ERP refuses per
-entity as the user, and the refusal reaches the model verbatim. The ageing tools, bound to
-one entity each, do declare theirs.
+Requirements: the tools choose their entity per call (``entity`` or ``side``), so none can
+name its ERP right up front (``Requirement`` is per tool) and they carry none; the ERP refuses
+per entity as the user, and its refusal reaches the model verbatim.
 """
 
 from __future__ import annotations
@@ -247,7 +246,7 @@ def series_tools(catalog: Catalog) -> list[Tool]:
     common: dict[str, Any] = {"effect": Effect.READ, "module": MODULE, "prompt_rules": RULE}
     return [
         Tool(
-            name="analytics.monthly_trend",
+            name="analytics.trend",
             description=(
                 "Monthly totals of an entity's amount with month-on-month and year-on-year "
                 "growth, the fitted linear trend (slope, R²) and a straight-line projection. "
@@ -256,11 +255,11 @@ def series_tools(catalog: Catalog) -> list[Tool]:
             ),
             parameters=_series_schema(catalog, {"months_ahead": _months_ahead(3, 12)}),
             run=_trend(catalog),
-            action="monthly_trend",
+            action="trend",
             **common,
         ),
         Tool(
-            name="analytics.period_comparison",
+            name="analytics.comparison",
             description=(
                 "This year, quarter or month to date against the previous one (or, with "
                 "year_on_year, the same period last year) up to the same day, so the comparison "
@@ -285,7 +284,7 @@ def series_tools(catalog: Catalog) -> list[Tool]:
                 },
             ),
             run=_comparison(catalog),
-            action="period_comparison",
+            action="comparison",
             **common,
         ),
         Tool(
@@ -313,9 +312,15 @@ def series_tools(catalog: Catalog) -> list[Tool]:
 
 # ------------------------------------------------------------------ ageing
 
+# side → (entity, party field)
+SIDES = {"receivable": ("sales_invoice", "customer"), "payable": ("purchase_invoice", "supplier")}
 
-def _ageing(entity: Entity, party: str, side: str) -> ReadHandler:
+
+def _ageing(catalog: Catalog) -> ReadHandler:
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
+        side = str(args.get("side", "receivable"))
+        name, party = SIDES[side]
+        entity = catalog.entity(name)
         as_of = dt.date.fromisoformat(args["as_of"]) if args.get("as_of") else _fetch.today(ctx)
         filters, basis = _fetch.base_filters(entity, args.get("filters") or (), "submitted")
         filters.append(Filter("outstanding", Op.NE, 0))
@@ -329,54 +334,43 @@ def _ageing(entity: Entity, party: str, side: str) -> ReadHandler:
             side=side,
             top=int(args.get("top", 10)),
         )
-        return _answer(f"{side}s_ageing", entity, source, result)
+        return _answer(f"{side}s ageing", entity, source, result)
 
     return run
 
 
-def ageing_tools(catalog: Catalog) -> list[Tool]:
-    tools = []
-    for side, name, party in (
-        ("receivable", "sales_invoice", "customer"),
-        ("payable", "purchase_invoice", "supplier"),
-    ):
-        if name not in catalog.entities:
-            continue
-        entity = catalog.entity(name)
-        tools.append(
-            Tool(
-                name=f"analytics.{side}s_ageing",
-                description=(
-                    f"Ageing of {side}s from open {entity.plural}: the outstanding balance by "
-                    "days past due date (not yet due, then the ranges), overdue total and share, "
-                    f"average days overdue, and the {party}s with most overdue. Balances are "
-                    "today's; as_of sets the day ages are counted to."
-                ),
-                parameters=obj(
-                    {
-                        "as_of": {**DATE, "description": "Age to this day (default today)."},
-                        "ranges": {
-                            "type": "array",
-                            "items": {"type": "integer", "minimum": 1},
-                            "minItems": 1,
-                            "maxItems": 8,
-                            "description": "Upper bounds of the overdue ranges in days "
-                            "(default [30, 60, 90, 120]).",
-                        },
-                        "top": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-                        "filters": grammar.filters_schema(entity),
-                    },
-                ),
-                effect=Effect.READ,
-                module=MODULE,
-                run=_ageing(entity, party, side),
-                prompt_rules=RULE,
-                requires=(Requirement(entity=name, right="read"),),
-                entity=name,
-                action=f"{side}s_ageing",
-            )
-        )
-    return tools
+def ageing_tool(catalog: Catalog) -> Tool:
+    return Tool(
+        name="analytics.ageing",
+        description=(
+            "Ageing of receivables (open sales invoices) or payables (open purchase invoices): "
+            "the outstanding balance by days past due date (not yet due, then the ranges), the "
+            "overdue total and share, average days overdue, and the customers or suppliers "
+            "with most overdue. Balances are today's; as_of sets the day ages count to. For "
+            "the ERP's own ageing report use report.accounts_receivable/payable."
+        ),
+        parameters=obj(
+            {
+                "side": {"type": "string", "enum": list(SIDES), "default": "receivable"},
+                "as_of": {**DATE, "description": "Age to this day (default today)."},
+                "ranges": {
+                    "type": "array",
+                    "items": {"type": "integer", "minimum": 1},
+                    "minItems": 1,
+                    "maxItems": 8,
+                    "description": "Upper bounds of the overdue ranges in days "
+                    "(default [30, 60, 90, 120]).",
+                },
+                "top": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+                "filters": FILTERS,
+            },
+        ),
+        effect=Effect.READ,
+        module=MODULE,
+        run=_ageing(catalog),
+        prompt_rules=RULE,
+        action="ageing",
+    )
 
 
 # ------------------------------------------------------------------ concentration, anomalies
@@ -496,6 +490,6 @@ def tools(catalog: Catalog) -> list[Tool]:
     return [
         aggregate_tool(catalog),
         *series_tools(catalog),
-        *ageing_tools(catalog),
+        ageing_tool(catalog),
         *other_tools(catalog),
     ]

@@ -1,0 +1,158 @@
+// The admin console: model provider, tenant switch, policy, budgets and usage, log, knowledge.
+import { api } from './api.js';
+import { el } from './render.js';
+
+const $ = (selector) => document.querySelector(selector);
+let usageChart = null;
+
+function say(target, text, ok = true) {
+  const node = $(target);
+  node.textContent = text;
+  node.className = ok ? 'ok' : 'error';
+}
+
+async function loadModel() {
+  const model = await api('GET', '/api/admin/model');
+  const form = $('#model-form');
+  form.elements.provider.value = model.provider;
+  form.elements.model.value = model.provider === 'offline' ? '' : model.model || '';
+  form.elements.base_url.value = model.base_url || '';
+  form.elements.api_key.value = '';
+  $('#model-current').textContent =
+    `Now: ${model.provider} · ${model.model || ''}${model.key_set ? ' · key set' : ''}`;
+}
+
+$('#model-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const f = event.target.elements;
+  const body = { provider: f.provider.value, model: f.model.value, base_url: f.base_url.value || null };
+  if (f.api_key.value) body.api_key = f.api_key.value;
+  try {
+    await api('PUT', '/api/admin/model', body);
+    say('#model-status', 'Applied from the next question on.');
+    await loadModel();
+  } catch (error) {
+    say('#model-status', error.message, false);
+  }
+});
+
+async function loadTenant() {
+  $('#read-only').checked = (await api('GET', '/api/admin/tenant')).read_only;
+}
+
+$('#read-only').addEventListener('change', async (event) => {
+  const result = await api('PUT', '/api/admin/tenant', { read_only: event.target.checked });
+  say('#tenant-status', result.read_only ? 'Read-only: writes are refused.' : 'Writable.');
+});
+
+async function loadPolicy() {
+  $('#policy-form').elements.yaml.value = (await api('GET', '/api/admin/policy')).yaml;
+}
+
+$('#policy-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  try {
+    await api('PUT', '/api/admin/policy', { yaml: event.target.elements.yaml.value });
+    say('#policy-status', 'Saved; new sessions use it.');
+  } catch (error) {
+    say('#policy-status', error.message, false);
+  }
+});
+
+async function loadBudgets() {
+  const budgets = await api('GET', '/api/admin/budgets');
+  $('#budgets').replaceChildren(
+    el('tr', {}, el('th', {}, 'Organisation'), el('th', {}, 'Budget / month'), el('th', {}, 'Used this month')),
+    ...budgets.orgs.map((o) => el('tr', {},
+      el('td', {}, o.org),
+      el('td', {}, (o.tokens ?? budgets.default ?? 'no limit').toLocaleString()),
+      el('td', {}, o.used_this_month.toLocaleString()))),
+  );
+  const usage = await api('GET', '/api/admin/usage?days=30');
+  const days = [...new Set(usage.rows.map((r) => r.day))];
+  const orgs = [...new Set(usage.rows.map((r) => r.org))];
+  const datasets = orgs.map((org) => ({
+    label: org,
+    data: days.map((d) => {
+      const row = usage.rows.find((r) => r.org === org && r.day === d);
+      return row ? row.prompt + row.completion : 0;
+    }),
+  }));
+  if (!window.Chart) return;
+  if (usageChart) usageChart.destroy();
+  usageChart = new window.Chart($('#usage-chart'), {
+    type: 'bar',
+    data: { labels: days, datasets },
+    options: { responsive: true, maintainAspectRatio: false, animation: false, plugins: { title: { display: true, text: 'Tokens per day' } } },
+  });
+}
+
+$('#budget-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const f = event.target.elements;
+  await api('PUT', '/api/admin/budgets', { org: f.org.value, tokens: f.tokens.value ? Number(f.tokens.value) : null });
+  await loadBudgets();
+});
+
+async function loadLog(filters = {}) {
+  const params = new URLSearchParams(Object.entries(filters).filter(([, v]) => v));
+  const rows = await api('GET', `/api/admin/log?${params}`);
+  $('#log').replaceChildren(
+    el('tr', {}, ['When', 'User', 'Question', 'Tools', 'Outcome', 'Tokens', 'ms'].map((h) => el('th', {}, h))),
+    ...rows.map((r) => el('tr', { class: 'clickable', onclick: () => showTurn(r.turn_id) },
+      el('td', {}, new Date(r.at).toLocaleString()),
+      el('td', {}, r.user),
+      el('td', {}, r.message),
+      el('td', {}, r.tools.join(', ')),
+      el('td', {}, r.outcome),
+      el('td', {}, (r.prompt_tokens + r.completion_tokens).toLocaleString()),
+      el('td', {}, Math.round(r.latency_ms)))),
+  );
+}
+
+async function showTurn(turnId) {
+  const detail = await api('GET', `/api/admin/log/${encodeURIComponent(turnId)}`);
+  const box = $('#log-detail');
+  box.hidden = false;
+  box.textContent = JSON.stringify({ log: detail.log, feedback: detail.feedback, events: detail.events }, null, 2);
+}
+
+$('#log-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const f = event.target.elements;
+  loadLog({ user: f.user.value, tool: f.tool.value, outcome: f.outcome.value });
+});
+
+$('#knowledge-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const file = event.target.elements.file.files[0];
+  if (!file) return say('#knowledge-status', 'Choose a Markdown file first.', false);
+  try {
+    const result = await api('POST', '/api/admin/knowledge', { name: file.name, text: await file.text() });
+    say('#knowledge-status', `Indexed: ${JSON.stringify(result)}`);
+  } catch (error) {
+    say('#knowledge-status', error.message, false);
+  }
+});
+
+$('#reindex').addEventListener('click', async () => {
+  try {
+    say('#knowledge-status', `Re-indexed: ${JSON.stringify(await api('POST', '/api/admin/knowledge/reindex'))}`);
+  } catch (error) {
+    say('#knowledge-status', error.message, false);
+  }
+});
+
+(async () => {
+  try {
+    const me = await api('GET', '/api/auth/me');
+    $('#who').textContent = me.user;
+    if (!me.is_admin) throw new Error('Only a System Manager may use the admin console.');
+  } catch (error) {
+    $('#denied').hidden = false;
+    $('#denied').textContent = error.status === 401 ? 'Sign in on the chat page first.' : error.message;
+    return;
+  }
+  $('#admin').hidden = false;
+  await Promise.all([loadModel(), loadTenant(), loadPolicy(), loadBudgets(), loadLog()]);
+})();
