@@ -103,9 +103,9 @@ async def analyses(url: str, rows: int) -> None:
 
     print("\neach tool end to end (reads as the user over HTTP, then analyses)")
     for name, args in [
-        ("analytics.monthly_trend", {"entity": "sales_invoice"}),
-        ("analytics.period_comparison", {"entity": "sales_invoice", "period": "year"}),
-        ("analytics.receivables_ageing", {}),
+        ("analytics.trend", {"entity": "sales_invoice"}),
+        ("analytics.comparison", {"entity": "sales_invoice", "period": "year"}),
+        ("analytics.ageing", {"side": "receivable"}),
         ("analytics.concentration", {"entity": "sales_invoice", "by": "customer"}),
         ("analytics.forecast", {"entity": "sales_invoice", "months_ahead": 12}),
         ("analytics.anomalies", {"entity": "sales_invoice"}),

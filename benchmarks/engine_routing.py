@@ -22,7 +22,10 @@ from erp_agent.tools.base import Effect
 # (question, a tool that must be offered to answer it) — the families of seed-questions.md.
 QUESTIONS = [
     ("Which customer invoices are overdue by more than 30 days?", "sales_invoice.list"),
-    ("Who owes us more than $10,000 and is more than 60 days overdue?", "report.accounts_receivable"),
+    (
+        "Who owes us more than $10,000 and is more than 60 days overdue?",
+        "report.accounts_receivable",
+    ),
     ("Find Sales Invoice ACC-SINV-2026-00456 and tell me if it's been paid.", "sales_invoice.get"),
     ("What's the status of PO PUR-ORD-2026-00087?", "purchase_order.get"),
     ("How many open sales orders do we have?", "sales_order.count"),
@@ -67,19 +70,36 @@ def main() -> None:
         route = router.route(question, session)
         offered = [registry.get(n) for n in route.offered]
         tools = [t for t in offered if t is not None]
-        parts, _ = prompt.build(session, route.modules, tools, set(), today, can_write=any(t.effect is Effect.WRITE for t in tools))
+        parts, _ = prompt.build(
+            session,
+            route.modules,
+            tools,
+            set(),
+            today,
+            can_write=any(t.effect is Effect.WRITE for t in tools),
+        )
         routed.append(tokens(parts.text) + tokens(json.dumps([t.schema() for t in tools])))
         all_tools = list(registry)
-        parts_all, _ = prompt.build(session, list(catalog.modules), all_tools, set(), today, can_write=True)
-        everything.append(tokens(parts_all.text) + tokens(json.dumps([t.schema() for t in all_tools])))
+        parts_all, _ = prompt.build(
+            session, list(catalog.modules), all_tools, set(), today, can_write=True
+        )
+        everything.append(
+            tokens(parts_all.text) + tokens(json.dumps([t.schema() for t in all_tools]))
+        )
         found = needed in route.offered
         hits += found
         if not found:
             print(f"  needed tool not offered: {needed!r} for {question!r}")
     print(f"questions: {len(QUESTIONS)}; tools registered: {len(registry)}")
-    print(f"prompt tokens with routing      : median {statistics.median(routed):>8,.0f}   max {max(routed):>8,}")
-    print(f"prompt tokens, all tools offered: median {statistics.median(everything):>8,.0f}   max {max(everything):>8,}")
-    print(f"reduction: {statistics.median(everything) / statistics.median(routed):.1f}x fewer tokens (median)")
+    print(
+        f"prompt tokens with routing      : median {statistics.median(routed):>8,.0f}   max {max(routed):>8,}"
+    )
+    print(
+        f"prompt tokens, all tools offered: median {statistics.median(everything):>8,.0f}   max {max(everything):>8,}"
+    )
+    print(
+        f"reduction: {statistics.median(everything) / statistics.median(routed):.1f}x fewer tokens (median)"
+    )
     print(f"needed-tool recall: {hits}/{len(QUESTIONS)} = {hits / len(QUESTIONS):.0%}")
 
 

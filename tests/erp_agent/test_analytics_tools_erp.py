@@ -206,7 +206,7 @@ async def test_monthly_trend_uses_the_erps_monthly_totals(
     erp: ERPNextConnector, demo_erp: DemoERP
 ) -> None:
     ctx = await context(erp, "accounts.manager@demo.local")
-    result = await run(ctx, "analytics.monthly_trend", {"entity": "sales_invoice"})
+    result = await run(ctx, "analytics.trend", {"entity": "sales_invoice"})
     months = _monthly(demo_erp)
     assert "rows" not in result
     assert "records" not in result
@@ -223,7 +223,7 @@ async def test_period_comparison_year_to_date(erp: ERPNextConnector, demo_erp: D
     ctx = await context(erp, "accounts.manager@demo.local")
     result = await run(
         ctx,
-        "analytics.period_comparison",
+        "analytics.comparison",
         {"entity": "sales_invoice", "period": "year", "as_of": "2026-06-15"},
     )
 
@@ -249,7 +249,7 @@ async def test_receivables_ageing_totals_the_open_balance(
     erp: ERPNextConnector, demo_erp: DemoERP
 ) -> None:
     ctx = await context(erp, "accounts.manager@demo.local")
-    result = await run(ctx, "analytics.receivables_ageing", {"as_of": TEST_TODAY.isoformat()})
+    result = await run(ctx, "analytics.ageing", {"as_of": TEST_TODAY.isoformat()})
     rows = raw(
         demo_erp,
         "select due_date, outstanding_amount as o from `tabSales Invoice` "
@@ -263,7 +263,15 @@ async def test_receivables_ageing_totals_the_open_balance(
     )
     assert cents(k["overdue"]) == cents(overdue)
     assert sum(b["documents"] for b in k["buckets"]) == len(rows)
-    assert TOOLS["analytics.receivables_ageing"].requires[0].entity == "sales_invoice"
+    payables = await run(ctx, "analytics.ageing", {"side": "payable"})
+    open_bills = raw(
+        demo_erp,
+        "select sum(outstanding_amount) as o, count(*) as n from `tabPurchase Invoice` "
+        f"where {SUBMITTED} and outstanding_amount != 0",
+    )[0]
+    assert payables["entity"] == "purchase_invoice"
+    assert payables["kpis"]["documents"] == open_bills["n"]
+    assert cents(payables["kpis"]["total_outstanding"]) == cents(open_bills["o"] or 0)
 
 
 async def test_concentration_by_customer(erp: ERPNextConnector, demo_erp: DemoERP) -> None:

@@ -18,9 +18,10 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "as_of": ("as_of_date", "as_of", "date"),
     "period": ("period", "periodicity", "freq", "frequency", "interval", "granularity", "bucket"),
     "group_by": ("group_by", "by", "dimension", "group", "party_field"),
-    "top": ("top", "top_n", "n", "limit", "k"),
+    "top": ("top_n", "top", "n", "limit", "k"),
     "filters": ("filters", "where"),
-    "horizon": ("horizon", "periods", "steps", "ahead"),
+    "horizon": ("months_ahead", "horizon", "periods", "steps", "ahead"),
+    "side": ("side",),
     "company": ("company",),
 }
 

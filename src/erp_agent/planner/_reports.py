@@ -12,7 +12,17 @@ from erp_agent.planner.answer import capabilities, fmt, is_number, join
 from erp_agent.planner.context import Result
 from erp_agent.planner.intents import Kind, Request
 from erp_agent.planner.parse_dates import Period
-from erp_agent.planner.plan import Ctx, Step, _call, _display, _failed, _list, _rows, _text
+from erp_agent.planner.plan import (
+    Ctx,
+    Step,
+    _call,
+    _display,
+    _failed,
+    _list,
+    _module,
+    _rows,
+    _text,
+)
 
 
 def company_step(ctx: Ctx) -> tuple[str | None, Step | None]:

@@ -485,9 +485,10 @@ def _total(ctx: Ctx) -> Step:
 def _trend(ctx: Ctx) -> Step:
     e = ctx.req.entity
     assert e is not None
-    step = _module(ctx, "analytics.trend", e)
-    if step is not None:
-        return step
+    for tool in ("analytics.trend", "analytics.monthly_trend"):
+        step = _module(ctx, tool, e)
+        if step is not None:
+            return step
     if not e.date_field:
         return _text(f"{e.plural} have no date to follow over time. {capabilities(e, ctx.tools)}")
     if ctx.req.period is None:
@@ -516,7 +517,7 @@ def _analysis(ctx: Ctx) -> Step:
     )
 
 
-def _module(ctx: Ctx, tool: str, e: Entity | None) -> Step | None:
+def _module(ctx: Ctx, tool: str, e: Entity | None, **extra: Any) -> Step | None:
     """Use a hand-written analysis tool when it is offered and its arguments can be filled."""
     if not ctx.has(tool):
         return None
@@ -532,7 +533,7 @@ def _module(ctx: Ctx, tool: str, e: Entity | None) -> Step | None:
         "as_of": (req.as_of or ctx.view.today).isoformat(),
         "period": req.date_part or "month", "group_by": (keys[0]["field"] if keys else _party_field(e)),
         "top": req.top, "filters": [f for f in flts if f["field"] != (e.date_field if e else None)],
-        "horizon": 1, "company": ctx.view.company, "query": req.text,
+        "horizon": 1, "company": ctx.view.company, "query": req.text, **extra,
     }  # fmt: skip
     args = _fill.fill(ctx.tools[tool], slots)
     if args is None:

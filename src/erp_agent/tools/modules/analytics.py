@@ -21,7 +21,7 @@ from erp_agent.analytics.anomalies import THRESHOLD
 from erp_agent.catalog import Catalog, Entity, Operation
 from erp_agent.connectors.query import AggregateRequest, Filter, Func, Op
 from erp_agent.errors import ToolInputError
-from erp_agent.tools.base import Args, Effect, ReadHandler, Requirement, Tool, ToolContext
+from erp_agent.tools.base import Args, Effect, ReadHandler, Tool, ToolContext
 from erp_agent.tools.factories import filters as grammar
 from erp_agent.tools.factories.schemas import Schema, obj
 from erp_agent.tools.modules import _fetch
