@@ -19,7 +19,6 @@ from erp_agent.planner.plan import (
     _display,
     _failed,
     _list,
-    _module,
     _rows,
     _text,
 )

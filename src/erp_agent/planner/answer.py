@@ -22,7 +22,7 @@ def fmt(value: Any) -> str:
         d = Decimal(str(value))
         if d == d.to_integral_value():
             return f"{int(d):,}"
-        places = max(2, -int(d.as_tuple().exponent))  # type: ignore[operator]
+        places = max(2, -int(d.as_tuple().exponent))
         return f"{value:,.{places}f}"
     return str(value)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from erp_agent.catalog import Catalog, load_catalog
@@ -17,8 +17,8 @@ from erp_agent.planner.plan import next_step
 MODEL_NAME = "offline-planner"
 
 
-def _offered(tools: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _offered(tools: Sequence[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    out: dict[str, Mapping[str, Any]] = {}
     for tool in tools:
         fn = tool.get("function", tool)
         if isinstance(fn, dict) and fn.get("name"):

@@ -340,15 +340,25 @@ def _list(ctx: Ctx) -> Step:
         if step2:
             return step2
     head = f"{fmt(total)} {e.plural.lower()}{desc}" if is_number(total) else f"{e.plural}{desc}"
-    lines = [record_line(e, row) for row in rows[:5]]
+    lines = [record_line(e, row) + _asked(ctx, e, row) for row in rows[:5]]
     more = ""
-    if is_number(total) and total > len(lines):
+    if isinstance(total, (int, float)) and total > len(lines):
         more = f" The table shows the first {fmt(len(rows))}." if shown else ""
     return _text(
         f"{head}:\n"
         + "\n".join(f"- {line}" for line in lines)
         + (f"\n{more.strip()}" if more else "")
     )
+
+
+def _asked(ctx: Ctx, e: Entity, row: Mapping[str, Any]) -> str:
+    """The fields the question names ("credit limit of …"), as the record holds them."""
+    parts = []
+    for name in ctx.req.fields_asked:
+        value = row.get(name)
+        if value is not None and not isinstance(value, (list, dict)) and name != e.status_field:
+            parts.append(f"{e.fields[name].label.lower()} {fmt(value)}")
+    return (": " + ", ".join(parts)) if parts else ""
 
 
 def _count(ctx: Ctx) -> Step:
@@ -653,6 +663,8 @@ def _workflow_describe(
             return _text(
                 f"No approval workflow information about {e.plural.lower()} is available to you."
             ), None
+    if args is None:
+        return _text("No approval workflow information is available to you."), None
     r = ctx.result(tool, args)
     if r is None:
         return _call(tool, args), None
