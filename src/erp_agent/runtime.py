@@ -13,7 +13,6 @@ from erp_agent.config import Settings
 from erp_agent.connectors import registry as connectors
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
-from erp_agent.engine.results import MemoryResults
 from erp_agent.engine.routing import Router
 from erp_agent.engine.turn import Engine, EngineSettings
 from erp_agent.gateway.gateway import Gateway
@@ -21,18 +20,26 @@ from erp_agent.gateway.policy import RolePolicy, load_policy
 from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.models.base import ChatModel
+from erp_agent.results.sql import SQLResultStore
+from erp_agent.results.store import MemoryResultStore, ResultStore
 from erp_agent.store.base import Store
-from erp_agent.store.sql_store import open_store
+from erp_agent.store.sql_store import SQLStore, open_store
 from erp_agent.tools.base import Tool, ToolRegistry
 from erp_agent.tools.factories import catalog_tools
-from erp_agent.tools.modules import display
+from erp_agent.tools.modules import analytics, calculator, display
+from erp_agent.tools.modules import results as result_tools
 from erp_agent.tools.modules.discovery import search_tool
 
 
-def build_registry(catalog: Catalog) -> ToolRegistry:
+def build_registry(catalog: Catalog, *, export_dir: Path | None = None) -> ToolRegistry:
     """Catalog-generated tools plus the hand-written modules, registered once at start."""
     registry = ToolRegistry(catalog_tools(catalog))
-    modules: list[Tool] = [*display.tools(catalog)]
+    modules: list[Tool] = [
+        *display.tools(catalog),
+        *analytics.tools(catalog),
+        *calculator.tools(catalog),
+        *result_tools.tools(catalog, export_dir=export_dir),
+    ]
     registry.extend(modules)
     registry.add(search_tool(registry))
     return registry
@@ -48,7 +55,7 @@ class Runtime:
     store: Store
     gateway: Gateway
     router: Router
-    results: MemoryResults
+    results: ResultStore
 
     @classmethod
     async def create(cls, settings: Settings, *, store: Store | None = None) -> Runtime:
@@ -66,13 +73,15 @@ class Runtime:
             service=service,
             timeout=settings.erp_timeout,
         )
-        registry = build_registry(catalog)
+        registry = build_registry(catalog, export_dir=Path(settings.data_dir) / "exports")
         if store is None:
             path = Path(settings.data_dir) / "erp-agent.sqlite"
             path.parent.mkdir(parents=True, exist_ok=True)
             store = open_store(f"sqlite+aiosqlite:///{path}")
         await store.migrate()
-        results = MemoryResults()
+        results: ResultStore = (
+            SQLResultStore(store.engine) if isinstance(store, SQLStore) else MemoryResultStore()
+        )
         gateway = Gateway(registry, store, connector, catalog, results=results)
         router = Router(catalog, registry, connector.name)
         return cls(

@@ -68,7 +68,13 @@ def postgres_index(prefix: str | None = None):  # type: ignore[no-untyped-def]
         )
 
 
-_CUSTOMERS = ["Gulf Traders", "Lakeside Foods", "Rift Valley Motors", "Acme Hardware", "Savanna Agro"]
+_CUSTOMERS = [
+    "Gulf Traders",
+    "Lakeside Foods",
+    "Rift Valley Motors",
+    "Acme Hardware",
+    "Savanna Agro",
+]
 _BRANCHES = ["Kisumu", "Mombasa", "Nairobi"]
 
 

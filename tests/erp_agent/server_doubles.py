@@ -6,6 +6,7 @@ follow it, so one model instance serves concurrent turns without shared counters
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -95,10 +96,13 @@ def _sum_column(messages: Sequence[Message]) -> str:
 
 
 class ScriptBook(ChatModel):
-    def __init__(self, scripts: dict[str, list[Step]] | None = None, name: str = "scripted-1") -> None:
+    def __init__(
+        self, scripts: dict[str, list[Step]] | None = None, name: str = "scripted-1", delay: float = 0.0
+    ) -> None:
         self.scripts = scripts or SCRIPTS
         self.profile = ModelProfile(name)
         self.name = name
+        self.delay = delay  # seconds per model call, to watch progress arrive before the answer
 
     async def complete(
         self,
@@ -108,6 +112,8 @@ class ScriptBook(ChatModel):
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> Completion:
+        if self.delay:
+            await asyncio.sleep(self.delay)
         last_user = max(i for i, m in enumerate(messages) if m.role == "user")
         question = messages[last_user].content or ""
         steps = next((s for key, s in self.scripts.items() if key in question), None)
@@ -134,8 +140,8 @@ class Harness:
     switch: ModelSwitch
 
 
-def build_app(runtime: Runtime, data_dir: Path, **kwargs: Any) -> Harness:
-    switch = ModelSwitch(ScriptBook, local_name="scripted-1")
+def build_app(runtime: Runtime, data_dir: Path, *, delay: float = 0.0, **kwargs: Any) -> Harness:
+    switch = ModelSwitch(lambda: ScriptBook(delay=delay), local_name="scripted-1")
     app = create_app(
         runtime,
         switch,
@@ -176,3 +182,50 @@ def sse_events(text: str) -> list[tuple[str, Any]]:
         data = "\n".join(line[6:] for line in lines if line.startswith("data: "))
         events.append((name, json.loads(data)))
     return events
+
+
+@dataclass
+class LiveServer:
+    url: str
+    server: Any
+    thread: Any
+    harness: Harness
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+
+
+def serve_in_thread(erp_url: str, data_dir: Path, **kwargs: Any) -> LiveServer:
+    """The app under uvicorn on a free loopback port, in a thread whose event loop also owns
+    the runtime (its connections are opened and closed there)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    ready: dict[str, Any] = {}
+
+    async def main() -> None:
+        runtime = await make_runtime(erp_url, data_dir)
+        harness = build_app(runtime, data_dir, **kwargs)
+        config = uvicorn.Config(harness.app, host="127.0.0.1", port=port, log_level="warning")
+        ready["server"], ready["harness"] = uvicorn.Server(config), harness
+        try:
+            await ready["server"].serve()
+        finally:
+            await harness.switch.aclose()
+            await runtime.aclose()
+
+    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True, name="erp-agent-server")
+    thread.start()
+    deadline = time.monotonic() + 20
+    while "server" not in ready or not ready["server"].started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the erp-agent server did not start")
+        time.sleep(0.02)
+    return LiveServer(f"http://127.0.0.1:{port}", ready["server"], thread, ready["harness"])

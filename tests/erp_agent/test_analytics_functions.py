@@ -89,6 +89,16 @@ def test_quarter_on_quarter_compares_to_the_same_day_of_the_quarter() -> None:
     assert k["comparison"] == "quarter on quarter"
 
 
+def test_comparison_from_window_totals_uses_their_counts() -> None:
+    rows = [
+        {"date": "2026-04-01", "amount": "150.25", "count": 7},
+        {"date": "2026-01-01", "amount": 100, "count": 3},
+    ]
+    k = period_comparison(rows, as_of=dt.date(2026, 5, 20), period="quarter", count="count").kpis
+    assert (k["current_total"], k["current_count"]) == (150.25, 7)
+    assert (k["previous_total"], k["previous_count"]) == (100.0, 3)
+
+
 def test_windows_for_year_on_year_and_month_ends() -> None:
     assert comparison_windows(dt.date(2026, 3, 31), "year") == (
         (dt.date(2026, 1, 1), dt.date(2026, 3, 31)),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from retrieval_fixtures import CountingEmbedder
 
 from erp_agent.connectors.credentials import Credential
 from erp_agent.gateway.session import Session
@@ -15,7 +16,6 @@ from erp_agent.retrieval.knowledge import KnowledgeBase, packaged_root
 from erp_agent.retrieval.retriever import Retriever
 from erp_agent.tools.base import ToolContext
 from erp_agent.tools.modules import knowledge as knowledge_tools
-from retrieval_fixtures import CountingEmbedder
 
 DOC = """---
 title: Demo process
@@ -58,7 +58,8 @@ def test_starter_knowledge_base_has_the_standard_flows() -> None:
     for path in packaged_root().glob("*.md"):
         if path.name != "README.md":
             doc = parse(path.stem, path.read_text())
-            assert doc.title and doc.module, path.name
+            assert doc.title, path.name
+            assert doc.module, path.name
 
 
 @pytest.fixture
@@ -93,7 +94,9 @@ def test_unchanged_files_cost_no_embeddings_and_edits_replace_only_their_chunks(
     assert embedder.texts == 0
 
     leave = root / "leave.md"
-    leave.write_text(leave.read_text().split("## Approval")[0] + "## Carry forward\nUp to 5 days.\n")
+    leave.write_text(
+        leave.read_text().split("## Approval")[0] + "## Carry forward\nUp to 5 days.\n"
+    )
     third = kb.index_path(root)
     assert third.indexed == ["leave"]
     assert embedder.texts == third.chunks == len(index.keys("default", parent="kb:leave"))

@@ -98,6 +98,8 @@ async def test_a_request_to_a_real_provider_fails_under_the_guard() -> None:
 
 
 async def test_the_guard_lets_loopback_through_and_is_undone_on_exit() -> None:
+    # The suite-wide autouse guard is already active: exiting this one restores *that*.
+    before = httpx.AsyncHTTPTransport.handle_async_request
     server = FakeOpenAIServer()
     server.enqueue(FakeReply.text("local"))
     with server.running() as url, block_real_providers() as blocked:
@@ -107,5 +109,4 @@ async def test_the_guard_lets_loopback_through_and_is_undone_on_exit() -> None:
         assert (await model.complete([Message("user", "hi")])).content == "local"
         await model.aclose()
     assert blocked.urls == []
-    transport = httpx.AsyncHTTPTransport
-    assert transport.handle_async_request.__qualname__ == "AsyncHTTPTransport.handle_async_request"
+    assert httpx.AsyncHTTPTransport.handle_async_request is before

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from retrieval_fixtures import seeded_erp
 
 from erp_agent.catalog import Catalog, load_catalog
 from erp_agent.connectors.frappe.connector import ERPNextConnector
@@ -19,7 +20,6 @@ from erp_agent.retrieval.retriever import Retriever
 from erp_agent.retrieval.sync import RecordSync
 from erp_agent.tools.base import Tool, ToolContext
 from erp_agent.tools.modules import records, workflow
-from retrieval_fixtures import seeded_erp
 
 pytestmark = pytest.mark.anyio
 
@@ -61,7 +61,9 @@ async def retriever(
     index.close()
 
 
-async def context(erp: ERPNextConnector, catalog: Catalog, user: str, org: str = "default") -> ToolContext:
+async def context(
+    erp: ERPNextConnector, catalog: Catalog, user: str, org: str = "default"
+) -> ToolContext:
     cred = await erp.login(user, "demo")
     session = Session("s1", user, cred, frozenset(await erp.roles(cred)), org=org)
     return ToolContext(session=session, connector=erp, catalog=catalog)
@@ -121,7 +123,9 @@ async def test_kisumu_manager_cannot_find_mombasa_invoices(
     assert all("(Kisumu)" in c["card"] for c in broad["cards"])
     # The Mombasa manager, same question, sees it first.
     mombasa_manager = await context(erp, catalog, "mombasa.manager@demo.local")
-    assert (await search(tool, mombasa_manager, query=mombasa["id"]))["cards"][0]["id"] == mombasa["id"]
+    assert (await search(tool, mombasa_manager, query=mombasa["id"]))["cards"][0]["id"] == mombasa[
+        "id"
+    ]
 
 
 async def test_scope_alone_keeps_the_other_branch_out(
@@ -175,11 +179,14 @@ async def test_totals_are_sent_to_the_aggregate_tools(
     ctx = await context(erp, catalog, "admin@demo.local")
     result = await search(tool, ctx, query="total invoiced to Gulf Traders this year",
                           entity="sales_invoice")  # fmt: skip
-    assert result["note"].startswith("For totals use sales_invoice.aggregate or analytics.aggregate")
+    assert result["note"].startswith(
+        "For totals use sales_invoice.aggregate or analytics.aggregate"
+    )
     assert "total" not in {k for k in result if k != "cards" and k != "note"}
     plain = await search(tool, ctx, query="Gulf Traders invoice", entity="sales_invoice")
     assert "note" not in plain
-    assert "aggregate" in tool.description and "aggregate" in tool.prompt_rules
+    assert "aggregate" in tool.description
+    assert "aggregate" in tool.prompt_rules
 
 
 async def test_workflow_describe_shows_what_this_user_can_do_now(

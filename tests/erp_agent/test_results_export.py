@@ -106,3 +106,41 @@ async def test_the_export_tool_runs_for_the_owner_only(tmp_path: Path) -> None:
     assert Path(block["path"]).parent.name == "ann"
     with pytest.raises(ToolInputError, match="no result"):
         await tool.run(ctx("bob"), {"result_id": result_id, "format": "csv"})
+
+
+def test_a_report_exports_with_its_labels_and_the_erps_total_row(tmp_path: Path) -> None:
+    report = {
+        "columns": [
+            {"fieldname": "party", "label": "Customer", "fieldtype": "Link"},
+            {"fieldname": "outstanding", "label": "Outstanding Amount", "fieldtype": "Currency"},
+        ],
+        "rows": [{"outstanding": 300.0, "party": "Acme"}, {"outstanding": 20.5, "party": "Bolt"}],
+        "total_row": ["", 320.5],
+        "summary": [],
+        # a Frappe chart: datasets carry "values", not "data"
+        "chart": {
+            "type": "donut",
+            "data": {
+                "labels": ["Acme", "Bolt"],
+                "datasets": [{"name": "Due", "values": [300, 20.5]}],
+            },
+        },
+    }
+    record = ResultRecord(
+        "res_r", "ann", "report.accounts_receivable", report, title="Receivables <open> & due"
+    )
+    sheet = openpyxl.load_workbook(export_result(record, "xlsx", tmp_path)["path"]).active
+    assert sheet is not None
+    assert list(sheet.iter_rows(values_only=True)) == [
+        ("Customer", "Outstanding Amount"),
+        ("Acme", 300),
+        ("Bolt", 20.5),
+        ("Total", 320.5),
+    ]
+    assert sheet.cell(row=4, column=2).font.bold
+    lines = Path(export_result(record, "csv", tmp_path)["path"]).read_text().splitlines()
+    assert lines[0] == "Customer,Outstanding Amount"
+    assert lines[-1] == "Total,320.5"
+    text = _pdf_text(export_result(record, "pdf", tmp_path)["path"])
+    assert "Receivables <open> & due" in text
+    assert "320.50" in text

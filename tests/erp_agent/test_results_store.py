@@ -17,7 +17,7 @@ from erp_agent.gateway.session import Session
 from erp_agent.results.sql import SQLResultStore, json_dumps
 from erp_agent.results.store import MemoryResultStore, ResultStore
 from erp_agent.results.summary import summarize_report, summarize_rows
-from erp_agent.results.tables import metadata
+from erp_agent.store.tables import metadata
 from erp_agent.tools.base import ToolContext
 from erp_agent.tools.modules import results as results_module
 
@@ -187,22 +187,3 @@ async def test_a_stored_report_stays_whole_and_is_summarised_as_a_report(
     stored = await store.store_result("ann", "report.accounts_receivable", data)
     assert stored.summary["totals"]["Outstanding Amount"] == 420.5
     assert await store.fetch(stored.id, "ann") == data
-
-
-def test_migration_0002_builds_exactly_the_results_table() -> None:
-    from alembic.autogenerate import compare_metadata
-    from alembic.migration import MigrationContext
-    from alembic.operations import Operations
-    from sqlalchemy import create_engine
-
-    from erp_agent.results import migration_0002
-
-    engine = create_engine("sqlite://")
-    with engine.begin() as connection:
-        with Operations.context(MigrationContext.configure(connection)):
-            migration_0002.upgrade()
-        context = MigrationContext.configure(connection, opts={"compare_type": True})
-        assert compare_metadata(context, metadata) == []
-        with Operations.context(MigrationContext.configure(connection)):
-            migration_0002.downgrade()
-    engine.dispose()

@@ -51,7 +51,10 @@ def test_paraphrases_are_closer_than_unrelated_sentences() -> None:
 
 
 def test_deterministic_and_batch_equals_single() -> None:
-    texts = [f"Sales Invoice ACC-SINV-2026-{i:05d} to Gulf Traders, total KES {i * 1000}" for i in range(7)]
+    texts = [
+        f"Sales Invoice ACC-SINV-2026-{i:05d} to Gulf Traders, total KES {i * 1000}"
+        for i in range(7)
+    ]
     texts.append("a much longer sentence " * 30)
     batched = MiniLMEmbedder(batch_size=3).embed(texts)
     again = default_embedder().embed(texts)

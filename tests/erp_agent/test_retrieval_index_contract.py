@@ -12,13 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from retrieval_fixtures import invoice_cards, knowledge_docs, postgres_index
 
 from erp_agent.retrieval import _sql
 from erp_agent.retrieval.documents import Batch, Document, Kind, Scope
 from erp_agent.retrieval.embeddings import default_embedder
 from erp_agent.retrieval.index import Index
 from erp_agent.retrieval.index_sqlite import SQLiteIndex
-from retrieval_fixtures import invoice_cards, knowledge_docs, postgres_index
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
@@ -35,7 +35,9 @@ def _open(backend: str, tmp_path: Path) -> Index:
 
 
 @pytest.fixture(params=BACKENDS)
-def index(request: pytest.FixtureRequest, tmp_path: Path, corpus: list[Document]) -> Iterator[Index]:
+def index(
+    request: pytest.FixtureRequest, tmp_path: Path, corpus: list[Document]
+) -> Iterator[Index]:
     idx = _open(request.param, tmp_path)
     idx.upsert(corpus)
     yield idx
@@ -82,9 +84,9 @@ def test_branch_scope_is_applied_inside_both_legs(index: Index) -> None:
     assert {d.branch for d in index.fetch("acme", keys)} == {"Kisumu"}
     vector = default_embedder().embed_one("Mombasa invoice")
     assert len(index.dense(vector, kisumu, 15)) == 15
-    assert {d.branch for d in index.fetch("acme", [k for k, _ in index.dense(vector, kisumu, 15)])} == {
-        "Kisumu"
-    }
+    assert {
+        d.branch for d in index.fetch("acme", [k for k, _ in index.dense(vector, kisumu, 15)])
+    } == {"Kisumu"}
     assert len(index.keyword("invoice Mombasa", kisumu, 15)) == 15
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from retrieval_fixtures import CountingEmbedder, seeded_erp
 
 from erp_agent.catalog import Catalog, load_catalog
 from erp_agent.connectors.credentials import Credential
@@ -17,7 +18,6 @@ from erp_agent.connectors.query import Filter, Op
 from erp_agent.retrieval.documents import Batch
 from erp_agent.retrieval.index_sqlite import SQLiteIndex
 from erp_agent.retrieval.sync import RecordSync, start_sync_task, watermark_name
-from retrieval_fixtures import CountingEmbedder, seeded_erp
 
 pytestmark = pytest.mark.anyio
 ENTITIES = ["sales_invoice", "customer", "lead"]
@@ -47,7 +47,9 @@ async def admin(erp: ERPNextConnector) -> Credential:
 
 def make_sync(erp: ERPNextConnector, catalog: Catalog, index: SQLiteIndex, cred: Credential,
               **kw: Any) -> RecordSync:  # fmt: skip
-    return RecordSync(erp, catalog, index, kw.pop("embedder", CountingEmbedder(fast=True)), cred, **kw)
+    return RecordSync(
+        erp, catalog, index, kw.pop("embedder", CountingEmbedder(fast=True)), cred, **kw
+    )
 
 
 def card(index: SQLiteIndex, entity: str, record_id: str) -> str | None:
@@ -71,9 +73,13 @@ async def test_sync_indexes_every_live_record_once(
         assert set(index.keys("default", parent=entity)) == await live_ids(erp, admin, entity)
         assert index.state("default", watermark_name(entity))
     invoice = index.fetch("default", [sorted(index.keys("default", parent="sales_invoice"))[0]])[0]
-    assert invoice.link and "/app/sales-invoice/" in invoice.link
-    assert invoice.branch and invoice.company and invoice.date
-    assert f"({invoice.branch})" in invoice.text and "KES" in invoice.text
+    assert invoice.link
+    assert "/app/sales-invoice/" in invoice.link
+    assert invoice.branch
+    assert invoice.company
+    assert invoice.date
+    assert f"({invoice.branch})" in invoice.text
+    assert "KES" in invoice.text
     assert "still owed" in invoice.text or "Fully paid" in invoice.text
     before = index.keys("default")
     again = await make_sync(erp, catalog, index, admin).sync(ENTITIES)
@@ -88,7 +94,9 @@ async def _unpaid_invoice(erp: ERPNextConnector, cred: Credential) -> dict[str, 
     return page.records[0]
 
 
-async def pay(erp: ERPNextConnector, cred: Credential, invoice: dict[str, Any], amount: float) -> None:
+async def pay(
+    erp: ERPNextConnector, cred: Credential, invoice: dict[str, Any], amount: float
+) -> None:
     payment = await erp.create(cred, "payment_entry", {
         "payment_type": "Receive", "date": "2026-11-30", "company": invoice["company"],
         "party_type": "customer", "party": invoice["customer"],

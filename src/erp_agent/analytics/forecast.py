@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy import optimize, stats  # type: ignore[import-untyped]  # no scipy-stubs yet
+from scipy import optimize, stats
 
 from erp_agent.analytics._result import (
     AnalysisResult,

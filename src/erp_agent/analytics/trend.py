@@ -94,7 +94,7 @@ def monthly_trend(
     table = [
         {"month": label, "amount": num(v), "growth_pct": None if g is None else num(g, 1)}
         for label, v, g in zip(labels, values, growth, strict=True)
-    ][-24:]
+    ][-12:]  # the chart has every month; the table, the last year
     return AnalysisResult(
         kpis=kpis,
         chart=chart(
@@ -161,19 +161,22 @@ def period_comparison(
     year_on_year: bool = False,
     date: str = "date",
     amount: str = "amount",
+    count: str | None = None,
 ) -> AnalysisResult:
     """This period to date against the previous one (or the same one a year earlier), to the
-    same point. Rows: ``{date, amount}``; rows outside both windows are ignored."""
+    same point. Rows: ``{date, amount}`` documents, rows outside both windows ignored; or
+    totals already taken over each window, with ``count`` naming their number of records."""
     (cur_from, cur_to), (prev_from, prev_to) = comparison_windows(
         as_of, period, year_on_year=year_on_year
     )
-    df = frame(rows, [date, amount])
+    df = frame(rows, [date, amount] + ([count] if count else []))
     days = dates(df[date])
 
     def window(lo: dt.date, hi: dt.date) -> tuple[int, Decimal]:
         inside = (days >= pd.Timestamp(lo)) & (days <= pd.Timestamp(hi))
         picked = [money(v) for v in df[amount][inside]]
-        return len(picked), sum(picked, start=Decimal(0))
+        n = int(pd.to_numeric(df[count][inside]).sum()) if count else len(picked)
+        return n, sum(picked, start=Decimal(0))
 
     cur_n, current = window(cur_from, cur_to)
     prev_n, previous = window(prev_from, prev_to)

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from erp_agent.catalog import Catalog
-from erp_agent.engine.results import PAGE_ROWS, MemoryResults, StoredResult, rows_of
+from erp_agent.engine.results import PAGE_ROWS, rows_of
+from erp_agent.results.store import ResultRecord, ResultStore
 
 Block = dict[str, Any]
 Linker = Callable[[str, dict[str, Any]], str | None]
@@ -31,14 +32,14 @@ def link_ids(text: str, catalog: Catalog, connector_name: str, linker: Linker) -
 
 
 def _links(
-    stored: StoredResult, rows: Sequence[dict[str, Any]], linker: Linker
+    stored: ResultRecord, rows: Sequence[dict[str, Any]], linker: Linker
 ) -> list[str | None]:
     if not stored.entity:
         return [None] * len(rows)
     return [linker(stored.entity, r) if r.get("id") else None for r in rows]
 
 
-async def materialise(block: Block, results: MemoryResults, user: str, linker: Linker) -> Block:
+async def materialise(block: Block, results: ResultStore, user: str, linker: Linker) -> Block:
     """Fill a display block's values from the stored result it names."""
     stored = await results.fetch_stored(str(block.get("result_id", "")), user)
     if stored is None:

@@ -1,13 +1,12 @@
-"""Tool results kept server-side: the model gets an id, a summary and a page, never more."""
+"""What the model sees of a tool result: small ones whole; big ones as an id, exact summary
+and a page (the rest stays in the result store, ``erp_agent.results``)."""
 
 from __future__ import annotations
 
 import json
-import secrets
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
+
+from erp_agent.results.summary import summarize_report, summarize_rows
 
 PAGE_ROWS = 20
 INLINE_CHARS = 4000  # a result this small goes to the model whole
@@ -25,64 +24,21 @@ def rows_of(data: Any) -> list[dict[str, Any]] | None:
     return None
 
 
-def summarize_rows(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Columns, row count, and exact totals/min/max of numeric columns — computed here."""
-    columns: list[str] = []
-    for row in rows:
-        for key in row:
-            if key not in columns:
-                columns.append(key)
-    numeric: dict[str, dict[str, Any]] = {}
-    for column in columns:
-        values = [r.get(column) for r in rows]
-        numbers = [
-            Decimal(str(v))
-            for v in values
-            if isinstance(v, (int, float)) and not isinstance(v, bool)
-        ]
-        if numbers and len(numbers) == len([v for v in values if v is not None]):
-            numeric[column] = {
-                "sum": float(sum(numbers)),
-                "min": float(min(numbers)),
-                "max": float(max(numbers)),
-            }
-    return {"columns": columns, "row_count": len(rows), "numeric": numeric}
+def for_model(result_id: str, data: Any, tool: str = "") -> dict[str, Any]:
+    """What the model sees of a result: all of a small one; a summary and a page of a big one.
 
-
-@dataclass
-class StoredResult:
-    id: str
-    user: str
-    tool: str
-    data: Any
-    entity: str | None = None
-
-
-@dataclass
-class MemoryResults:
-    """Results of the current process. A persistent store implements the same two methods."""
-
-    items: dict[str, StoredResult] = field(default_factory=dict)
-
-    async def put(self, user: str, tool: str, data: Any, entity: str | None = None) -> str:
-        result_id = f"res_{secrets.token_urlsafe(8)}"
-        self.items[result_id] = StoredResult(result_id, user, tool, data, entity)
-        return result_id
-
-    async def fetch(self, result_id: str, user: str) -> Any | None:
-        found = self.items.get(result_id)
-        return found.data if found and found.user == user else None
-
-    async def fetch_stored(self, result_id: str, user: str) -> StoredResult | None:
-        found = self.items.get(result_id)
-        return found if found and found.user == user else None
-
-
-def for_model(result_id: str, data: Any) -> dict[str, Any]:
-    """What the model sees of a result: all of a small one; a summary and a page of a big one."""
+    Analyses are summaries already and go whole; a report's summary quotes the ERP's own total
+    row rather than re-adding rows.
+    """
     text = json.dumps(data, default=str)
-    if len(text) <= INLINE_CHARS:
+    if len(text) <= INLINE_CHARS or tool.startswith(("analytics.", "calculator.")):
         return {"result_id": result_id, "result": data}
+    if tool.startswith("report.") and isinstance(data, dict):
+        return {
+            "result_id": result_id,
+            "summary": summarize_report(data),
+            "note": "The whole report stays on the server; use display tools with result_id to show it.",
+        }
     rows = rows_of(data)
     if rows is None:
         return {

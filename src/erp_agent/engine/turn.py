@@ -32,7 +32,7 @@ from erp_agent.engine.events import (
 )
 from erp_agent.engine.render import citations_block, link_ids, materialise, proposal_block
 from erp_agent.engine.response import TurnResponse
-from erp_agent.engine.results import MemoryResults, for_model
+from erp_agent.engine.results import for_model
 from erp_agent.engine.routing import Router
 from erp_agent.errors import (
     ModelAuthError,
@@ -47,6 +47,7 @@ from erp_agent.gateway.gateway import Gateway
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.session import Session
 from erp_agent.models.base import ChatModel, Message, ToolCall, Usage
+from erp_agent.results.store import ResultStore
 from erp_agent.store.base import Store
 from erp_agent.store.models import Conversation, Turn
 from erp_agent.tools.base import Effect
@@ -94,7 +95,7 @@ class Engine:
         catalog: Catalog,
         store: Store,
         connector: Connector,
-        results: MemoryResults,
+        results: ResultStore,
         settings: EngineSettings | None = None,
         context_providers: Sequence[ContextProvider] = (),
     ) -> None:
@@ -350,7 +351,7 @@ class Engine:
         result_id = await self.results.put(
             run.session.user, name, data, tool.entity if tool else None
         )
-        return {"status": "ok", **for_model(result_id, data)}
+        return {"status": "ok", **for_model(result_id, data, name)}
 
     def _answer(self, run: _Run, call: ToolCall, content: dict[str, Any]) -> None:
         run.messages.append(

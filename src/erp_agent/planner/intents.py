@@ -44,7 +44,9 @@ _TOTAL = re.compile(
 _TREND = re.compile(
     r"\b(trend|trending|over time|growth|growing|month on month|month over month|compare|comparison|vs\.?|versus)\b"
 )
-_FORECAST = re.compile(r"\b(forecast|projected|projection|predict|expected|next month's|outlook)\b")
+_FORECAST = re.compile(
+    r"\b(forecast|projected|projection|predict|expected|next month's|outlook)\b|\bwill\b.*\bbe\b"
+)
 _CONCENTRATION = re.compile(
     r"\b(dependent|dependence|depend|concentration|concentrated|reliant|reliance|share of)\b"
 )
@@ -75,6 +77,14 @@ _STOP = {"I", "What", "Which", "Who", "How", "Show", "List", "Give", "Find", "Th
          "P&L", "AR", "AP", "GL", "Projected", "When", "Where", "Has", "Have", "Was", "Were"}  # fmt: skip
 
 
+# Sentence-initial words that are capitalised only because they start the request.
+_LEADING = {"sum", "number", "count", "total", "tell", "look", "status", "list", "show", "which",
+            "revenue", "sales", "purchases", "overdue", "outstanding", "unpaid", "open", "pending",
+            "standard", "reorder", "credit", "value", "average", "top", "biggest", "largest",
+            "monthly", "quarterly", "yearly", "all", "every", "current", "latest", "recent",
+            "new", "draft", "customer", "supplier", "item", "invoice", "invoices", "orders"}  # fmt: skip
+
+
 @dataclass
 class Request:
     text: str
@@ -97,6 +107,7 @@ class Request:
     verb: str | None = None
     target_value: str | None = None  # "mark … as <value>"
     loose_ids: list[str] = field(default_factory=list)  # ids of no known entity
+    compared_field: str | None = None  # "below reorder level": a field compared with another
     items: list[str] = field(default_factory=list)  # item codes
 
 
@@ -110,13 +121,20 @@ def _has(haystack: str, phrase: str) -> bool:
         return False
     if f" {p} " in haystack:
         return True
-    # plural / singular of the last word
-    alt = p[:-1] if p.endswith("s") else p + "s"
-    return f" {alt} " in haystack
+    # A plural in the text for a singular term ("invoice" → "invoices"); never the other way
+    # round, which turns "goods" into "good".
+    return any(f" {p}{end} " in haystack for end in ("s", "es"))
+
+
+def _has_verb_form(haystack: str, phrase: str) -> bool:
+    """'invoiced', 'billed': weaker evidence than the noun ("projected" is not a project)."""
+    p = norm(phrase).strip()
+    return bool(p) and any(f" {p}{end} " in haystack for end in ("d", "ed"))
 
 
 def _score_terms(haystack: str, terms: list[tuple[str, int]]) -> int:
-    return max((w * len(norm(t).split()) for t, w in terms if _has(haystack, t)), default=0)
+    strong = max((w * len(norm(t).split()) for t, w in terms if _has(haystack, t)), default=0)
+    return strong or int(any(_has_verb_form(haystack, t) for t, _ in terms))
 
 
 def entity_scores(catalog: Catalog, haystack: str) -> dict[str, int]:
@@ -125,6 +143,11 @@ def entity_scores(catalog: Catalog, haystack: str) -> dict[str, int]:
         terms = [(entity.label, 3), (entity.plural, 3), (entity.name.replace("_", " "), 3)]
         terms += [(k, 2) for k in entity.keywords] + [(s, 2) for s in entity.synonyms]
         score = _score_terms(haystack, terms)
+        if score and entity.status_field:
+            # A status of this entity named too ("orders still to bill") breaks ties its way.
+            own = norm(" ".join((entity.label, entity.plural)))
+            values = entity.fields[entity.status_field].values
+            score += any(_has(haystack, v) and norm(v) not in own for v in values if " " in v)
         if score:
             scores[entity.name] = score
     return scores
@@ -180,7 +203,7 @@ def item_codes(text: str, known: list[str]) -> list[str]:
 
 def _enum_matches(entity: Entity, haystack: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
-    own = norm(" ".join((entity.label, entity.plural, *entity.keywords)))
+    own = norm(" ".join((entity.label, entity.plural)))
     for name, f in entity.fields.items():
         if f.type is not FieldType.ENUM or not f.filterable:
             continue
@@ -195,7 +218,7 @@ def _status_words(entity: Entity, haystack: str) -> list[str]:
     if not entity.status_field:
         return []
     values = entity.fields[entity.status_field].values
-    own = norm(" ".join((entity.label, entity.plural, *entity.keywords)))
+    own = norm(" ".join((entity.label, entity.plural)))
     hits = [v for v in values if _has(haystack, v) and norm(v) not in own]
     aliases = {
         "open": ("Open", "To Deliver and Bill", "To Bill", "To Deliver", "Unpaid", "Overdue",
@@ -265,6 +288,8 @@ def _names(
     for m in _NAME.finditer(stripped):
         raw = m.group(1).strip(" .,'").removesuffix("'s").removesuffix("’s")
         tokens = [w for w in raw.split() if w not in _STOP]
+        if m.start() == 0 and tokens and tokens[0].lower() in _LEADING:
+            tokens = tokens[1:]
         if not tokens:
             continue
         value = " ".join(tokens)
@@ -290,8 +315,14 @@ def _names(
     return out
 
 
+# A period named as "this fiscal year" is a date, not a mention of the fiscal_year entity.
+_PERIOD_WORDS = re.compile(
+    r"\b(this|last|next|current|previous|past)\s+(fiscal|financial)\s+year\b", re.IGNORECASE
+)
+
+
 def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> Request:
-    haystack = norm(text)
+    haystack = norm(_PERIOD_WORDS.sub(" ", text))
     low = text.lower()
     req = Request(text=text)
     req.doc_ids = catalog.find_document_ids(connector, text)
@@ -306,8 +337,11 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
     req.amount = parse_amount(text)
     req.top = parse_top(text)
     req.chart = bool(_CHART.search(low))
-    req.entity = req.doc_ids[0][0] if req.doc_ids else named
     req.items = item_codes(text, [d for _, d in req.doc_ids])
+    if named is not None and named.kind.value == "master" and req.items and not req.doc_ids:
+        # A master named by its code ("item SKU-1266-BLU"): look that record up directly.
+        req.doc_ids = [(named, code) for code in req.items]
+    req.entity = req.doc_ids[0][0] if req.doc_ids else named
     reports = report_scores(catalog, haystack)
     if req.entity is not None:
         req.statuses = _status_words(req.entity, haystack)
@@ -328,6 +362,13 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
                 req.entity.date_field,
                 _DATE_PARTS[word.group(1) if word else "monthly"],
             )
+    if req.entity is not None:
+        req.compared_field = _compared_field(req.entity, low)
+    if req.date_part is None:
+        # "broken down monthly" also sets a report's periodicity when no entity is named.
+        word = re.search(r"\b(monthly|quarterly|yearly|annually|by month|by quarter|by year|per month|per quarter)\b", low)
+        if word:
+            req.date_part = _DATE_PARTS[word.group(1).split()[-1]]
     req.names = _names(text, req.entity, catalog, [d for _, d in req.doc_ids])
     verb = next(
         (
@@ -347,6 +388,16 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
     return req
 
 
+def _compared_field(entity: Entity, low: str) -> str | None:
+    """A threshold given as another field ("below reorder level"), which no filter can express."""
+    for name, f in entity.fields.items():
+        label = (f.label or name).lower()
+        pattern = rf"\b(below|under|above|over|exceeding|beyond|less than|more than)\s+(?:the\s+|their\s+|its\s+)?{re.escape(label)}\b"
+        if len(label) > 3 and re.search(pattern, low):
+            return name
+    return None
+
+
 def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> Kind:
     if req.verb is not None and (req.entity is not None or req.doc_ids):
         return Kind.WRITE
@@ -356,7 +407,7 @@ def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> 
         return Kind.KNOWLEDGE
     if req.doc_ids:
         return Kind.DOCUMENT
-    if _FORECAST.search(low):
+    if _FORECAST.search(low) and req.entity is not None:
         return Kind.FORECAST
     if _CONCENTRATION.search(low):
         return Kind.CONCENTRATION

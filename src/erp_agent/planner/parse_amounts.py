@@ -33,20 +33,19 @@ def to_number(raw: str, scale: str = "") -> Decimal:
 def parse_amount(text: str) -> Amount | None:
     """A money threshold; a number followed by a unit of time or count is not money."""
     t = text.lower()
-    for op, phrases in _OPS.items():
-        for phrase in phrases:
-            if phrase == "or more":
-                pattern = (
-                    rf"{_CURRENCY}{_NUMBER}\s*(k|m|mn|bn|thousand|million|billion)?\b\s+or more"
-                )
-            else:
-                pattern = (
-                    rf"\b{phrase}\s+{_CURRENCY}{_NUMBER}\s*(k|m|mn|bn|thousand|million|billion)?\b"
-                    r"(?!\s*(?:days?|weeks?|months?|years?|%|percent|units?|pcs|items?|invoices?|orders?|customers?))"
-                )
-            m = re.search(pattern, t)
-            if m:
-                return Amount(op, to_number(m.group(1), m.group(2) or ""))
+    # Longest phrase first: "no more than" is a ceiling, not "more than".
+    pairs = sorted(((p, op) for op, ps in _OPS.items() for p in ps), key=lambda x: -len(x[0]))
+    for phrase, op in pairs:
+        if phrase == "or more":
+            pattern = rf"{_CURRENCY}{_NUMBER}\s*(k|m|mn|bn|thousand|million|billion)?\b\s+or more"
+        else:
+            pattern = (
+                rf"\b{phrase}\s+{_CURRENCY}{_NUMBER}\s*(k|m|mn|bn|thousand|million|billion)?\b"
+                r"(?!\s*(?:days?|weeks?|months?|years?|%|percent|units?|pcs|items?|invoices?|orders?|customers?))"
+            )
+        m = re.search(pattern, t)
+        if m:
+            return Amount(op, to_number(m.group(1), m.group(2) or ""))
     return None
 
 
@@ -56,6 +55,10 @@ def parse_top(text: str) -> int | None:
     m = re.search(
         r"\b(?:top|largest|biggest|best|highest|leading)\s+(\d{1,3}|" + "|".join(_WORDS) + r")\b", t
     )
+    if m:
+        word = m.group(1)
+        return int(word) if word.isdigit() else _WORDS[word]
+    m = re.search(r"\b(\d{1,3}|" + "|".join(_WORDS) + r")\s+(?:top|largest|biggest|best|highest|leading)\b", t)
     if m:
         word = m.group(1)
         return int(word) if word.isdigit() else _WORDS[word]

@@ -156,6 +156,10 @@ def _candidates(e: Entity, hint: str | None, value: str) -> list[Filter]:
     if hint and hint in fields:
         return [{"field": hint, "op": "=", "value": value}]
     out: list[Filter] = []
+    title = e.title_field
+    if e.kind.value == "master" and title is not None and title.filterable:
+        # A master named by its name ("customer Acme Ltd"): its own title first.
+        out.append({"field": title.name, "op": "like", "value": f"%{value}%"})
     for name, f in fields.items():
         if not f.filterable:
             continue
@@ -169,7 +173,6 @@ def _candidates(e: Entity, hint: str | None, value: str) -> list[Filter]:
         f2 = fields.get(place)
         if f2 is not None and f2.filterable:
             out.append({"field": place, "op": "=", "value": value})
-    title = e.title_field
     if not out and title is not None and title.filterable:
         out.append({"field": title.name, "op": "like", "value": f"%{value}%"})
     return out[:4]
@@ -224,6 +227,12 @@ def _name_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
 
 
 def _all_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
+    if ctx.req.compared_field:
+        label = e.fields[ctx.req.compared_field].label.lower()
+        return [], _text(
+            f"I can't compare {e.plural.lower()} against their {label} with the tools available, "
+            f"so I won't guess which ones qualify. {capabilities(e, ctx.tools)}"
+        )
     base, problem = _base_filters(ctx, e)
     if problem:
         return [], _text(
@@ -340,7 +349,7 @@ def _list(ctx: Ctx) -> Step:
         if step2:
             return step2
     head = f"{fmt(total)} {e.plural.lower()}{desc}" if is_number(total) else f"{e.plural}{desc}"
-    lines = [record_line(e, row) + _asked(ctx, e, row) for row in rows[:5]]
+    lines = [_with_asked(ctx, e, row) for row in rows[:5]]
     more = ""
     if isinstance(total, (int, float)) and total > len(lines):
         more = f" The table shows the first {fmt(len(rows))}." if shown else ""
@@ -351,14 +360,16 @@ def _list(ctx: Ctx) -> Step:
     )
 
 
-def _asked(ctx: Ctx, e: Entity, row: Mapping[str, Any]) -> str:
-    """The fields the question names ("credit limit of …"), as the record holds them."""
+def _with_asked(ctx: Ctx, e: Entity, row: Mapping[str, Any]) -> str:
+    """A record's line plus the fields the question names ("credit limit of …")."""
+    line = record_line(e, row)
     parts = []
     for name in ctx.req.fields_asked:
         value = row.get(name)
-        if value is not None and not isinstance(value, (list, dict)) and name != e.status_field:
-            parts.append(f"{e.fields[name].label.lower()} {fmt(value)}")
-    return (": " + ", ".join(parts)) if parts else ""
+        if value is None or isinstance(value, (list, dict)) or fmt(value) in line:
+            continue
+        parts.append(f"{e.fields[name].label.lower()} {fmt(value)}")
+    return line + (": " + ", ".join(parts) if parts else "")
 
 
 def _count(ctx: Ctx) -> Step:
@@ -408,7 +419,8 @@ def _group_keys(ctx: Ctx, e: Entity) -> list[dict[str, Any]]:
 
 
 def _measure_field(ctx: Ctx, e: Entity) -> str | None:
-    for name in ctx.req.fields_asked:
+    asked = sorted(ctx.req.fields_asked, key=lambda n: n == e.amount_field)
+    for name in asked:
         f = e.fields.get(name)
         if f is not None and (f.summable or f.type in (FieldType.MONEY, FieldType.NUMBER)):
             return name

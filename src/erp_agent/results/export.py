@@ -11,10 +11,10 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape
 
 from openpyxl import Workbook
 from openpyxl.styles import Font
@@ -50,12 +50,31 @@ def _cell(value: Any) -> Any:
     return value
 
 
+def _header(record: ResultRecord) -> list[str]:
+    labels = record.table.labels
+    return [labels.get(c, c) for c in record.columns]
+
+
+def _total_row(record: ResultRecord) -> list[Any] | None:
+    """The ERP's total row of a report, under the same columns (never re-added here)."""
+    total = record.table.total
+    if total is None:
+        return None
+    row = [_cell(total.get(c)) for c in record.columns]
+    if row and row[0] in (None, ""):
+        row[0] = "Total"
+    return row
+
+
 def to_csv(record: ResultRecord) -> bytes:
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(record.columns)
+    writer.writerow(_header(record))
     for row in record.rows:
         writer.writerow(["" if row.get(c) is None else _cell(row.get(c)) for c in record.columns])
+    total = _total_row(record)
+    if total is not None:
+        writer.writerow(["" if v is None else v for v in total])
     return out.getvalue().encode("utf-8")
 
 
@@ -64,11 +83,16 @@ def to_xlsx(record: ResultRecord) -> bytes:
     sheet = book.active
     assert sheet is not None  # a new workbook always has its first sheet
     sheet.title = _sheet_title(record.title)
-    sheet.append(record.columns)
+    sheet.append(_header(record))
     for cell in sheet[1]:
         cell.font = Font(bold=True)
     for row in record.rows:
         sheet.append([_cell(row.get(c)) for c in record.columns])
+    total = _total_row(record)
+    if total is not None:
+        sheet.append(total)
+        for cell in sheet[sheet.max_row]:
+            cell.font = Font(bold=True)
     sheet.freeze_panes = "A2"
     out = io.BytesIO()
     book.save(out)
@@ -96,16 +120,24 @@ def chart_drawing(
     """A reportlab drawing of a Chart.js-shaped spec (bar, line, pie, doughnut), or None."""
     data = spec.get("data") or {}
     labels = [str(x) for x in data.get("labels") or []]
-    sets = [d for d in data.get("datasets") or [] if d.get("data")]
+    # Chart.js datasets carry "data"; a Frappe report chart's carry "values".
+    sets = [
+        {"label": d.get("label") or d.get("name"), "data": d.get("data") or d.get("values")}
+        for d in data.get("datasets") or []
+        if d.get("data") or d.get("values")
+    ]
     if not labels or not sets:
         return None
-    series = [[float(v) if is_number(v) else 0.0 for v in d["data"]] for d in sets]
+    # A line leaves a gap where a value is missing (a forecast's past, an actual's future);
+    # a bar or slice shows nothing there.
+    gap = None if spec.get("type") == "line" else 0.0
+    series = [[float(v) if is_number(v) else gap for v in d["data"]] for d in sets]
     drawing = Drawing(width, height)
-    kind = spec.get("type")
+    kind = {"donut": "doughnut", "percentage": "pie"}.get(spec.get("type") or "", spec.get("type"))
     if kind in ("pie", "doughnut"):
         pie = Pie()
-        pie.x, pie.y, pie.width, pie.height = 20, 10, height - 20, height - 20
-        pie.data = [max(v, 0.0) for v in series[0]]
+        pie.x, pie.y, pie.width, pie.height = 20, 10, int(height - 20), int(height - 20)
+        pie.data = [max(v or 0.0, 0.0) for v in series[0]]
         pie.labels = labels
         for i in range(len(labels)):
             pie.slices[i].fillColor = _PALETTE[i % len(_PALETTE)]
@@ -114,7 +146,7 @@ def chart_drawing(
     plot: VerticalBarChart | HorizontalLineChart = (
         HorizontalLineChart() if kind == "line" else VerticalBarChart()
     )
-    plot.x, plot.y, plot.width, plot.height = 50, 30, width - 70, height - 45
+    plot.x, plot.y, plot.width, plot.height = 50, 30, int(width - 70), int(height - 45)
     plot.data = [tuple(s) for s in series]
     plot.categoryAxis.categoryNames = labels
     plot.categoryAxis.labels.angle = 45 if len(labels) > 8 else 0
@@ -133,7 +165,8 @@ def to_pdf(record: ResultRecord) -> bytes:
     styles = getSampleStyleSheet()
     out = io.BytesIO()
     doc = SimpleDocTemplate(out, pagesize=landscape(A4), title=record.title)
-    story: list[Any] = [Paragraph(record.title, styles["Title"])]
+    # Paragraph text is reportlab markup: a title's "&" or "<" must be escaped.
+    story: list[Any] = [Paragraph(escape(record.title), styles["Title"])]
     shown = record.rows[:PDF_MAX_ROWS]
     story.append(
         Paragraph(
@@ -151,9 +184,12 @@ def to_pdf(record: ResultRecord) -> bytes:
         story += [Spacer(1, 4 * mm), drawing]
     story.append(Spacer(1, 4 * mm))
     body = [[_text(row.get(c)) for c in record.columns] for row in shown]
-    table = Table([list(record.columns), *body], repeatRows=1)
+    total = _total_row(record)
+    if total is not None and len(shown) == record.total_rows:
+        body.append([_text(v) for v in total])
+    table = Table([_header(record), *body], repeatRows=1)
     numeric = {i for i, c in enumerate(record.columns) if any(is_number(r.get(c)) for r in shown)}
-    style = [
+    style: list[Any] = [
         ("FONTNAME", (0, 0), (-1, 0), "Helvetica-Bold"),
         ("FONTSIZE", (0, 0), (-1, -1), 7),
         ("LINEBELOW", (0, 0), (-1, 0), 0.5, colors.black),
@@ -193,7 +229,3 @@ def export_result(record: ResultRecord, fmt: str, directory: Path) -> dict[str, 
         "rows": rows,
         "total_rows": record.total_rows,
     }
-
-
-def columns_text(columns: Sequence[str]) -> str:
-    return ", ".join(columns)

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from erp_agent.errors import StoreError
 from erp_agent.results.store import ResultRecord, ResultStore
-from erp_agent.results.tables import results
+from erp_agent.store.tables import results
 
 # Strict JSON as the store writes it (NaN is not JSON; PostgreSQL refuses it); Decimals and
 # dates, which tool results may carry, as their text.
@@ -32,7 +32,8 @@ class SQLResultStore(ResultStore):
             "tool": record.tool,
             "entity": record.entity,
             "title": record.title,
-            "data": record.data,
+            # Decimals and dates as text: the store's engine writes strict JSON only.
+            "data": json.loads(json_dumps(record.data)),
             "total_rows": record.total_rows,
             "created_at": record.created_at,
         }

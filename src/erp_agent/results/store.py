@@ -38,6 +38,29 @@ class Table:
     def is_report(self) -> bool:
         return "total_row" in self.extra
 
+    def _report_columns(self) -> list[Mapping[str, Any]]:
+        cols = self.extra.get("columns")
+        return [c for c in cols if isinstance(c, Mapping)] if isinstance(cols, list) else []
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Column headings: a report's own labels; otherwise the column names."""
+        named = {
+            str(c.get("fieldname")): str(c.get("label") or c.get("fieldname"))
+            for c in self._report_columns()
+            if c.get("fieldname")
+        }
+        return {c: named.get(c, c) for c in self.columns}
+
+    @property
+    def total(self) -> dict[str, Any] | None:
+        """A report's total row as the ERP computed it, by column; None when it has none."""
+        values = self.extra.get("total_row")
+        cols = self._report_columns()
+        if not isinstance(values, list) or not cols:
+            return None
+        return {str(c.get("fieldname")): v for c, v in zip(cols, values, strict=False) if v != ""}
+
 
 def tabulate(data: Any) -> Table:
     """The table in what a tool returned: rows, a page of records, a report, an aggregate, an
@@ -58,7 +81,13 @@ def tabulate(data: Any) -> Table:
             extra = {k: v for k, v in data.items() if k not in (key, "chart")}
     else:
         rows = [{"value": data}]
-    return Table(rows, columns_of(rows), chart, extra)
+    columns = columns_of(rows)
+    declared = extra.get("columns")
+    if isinstance(declared, list):
+        # A report's column order, not the order keys happen to appear in its rows.
+        order = [str(c.get("fieldname")) for c in declared if isinstance(c, Mapping)]
+        columns = [c for c in order if c in columns] + [c for c in columns if c not in order]
+    return Table(rows, columns, chart, extra)
 
 
 @dataclass

@@ -17,6 +17,12 @@ from erp_agent.retrieval.text import identifier_tokens
 Ranked = list[tuple[str, float]]  # (key, leg score), best first
 
 
+def with_fallback(strict: Ranked, loose: Ranked, k: int) -> Ranked:
+    """AND matches first (they hold every term), then OR matches not already listed, up to k."""
+    seen = {key for key, _ in strict}
+    return (strict + [hit for hit in loose if hit[0] not in seen])[:k]
+
+
 class Index(ABC):
     """A tenant-aware document index (fact cards and knowledge chunks)."""
 

@@ -20,7 +20,7 @@ from erp_agent.errors import ConfigError, StoreError
 from erp_agent.retrieval import _sql
 from erp_agent.retrieval.documents import Batch, Document, Scope
 from erp_agent.retrieval.embeddings import MINILM_DIM, Vectors
-from erp_agent.retrieval.index import Index, Ranked
+from erp_agent.retrieval.index import Index, Ranked, with_fallback
 from erp_agent.retrieval.text import identifier_tokens, query_terms
 
 EF_SEARCH = 100  # recall ~0.99 at ~2 ms on 100k MiniLM vectors (measured)
@@ -173,8 +173,8 @@ class PostgresIndex(Index):
         if not terms and not ids:
             return []
         hits = self._match(terms, ids, "&", scope, k)
-        if len(hits) < k and len(terms) + len(ids) > 1:
-            hits = self._match(terms, ids, "|", scope, k)
+        if len(hits) < k and len(terms) + len(ids) > 1 and not (ids and hits):
+            hits = with_fallback(hits, self._match(terms, ids, "|", scope, k), k)
         return hits
 
     def _match(self, terms: list[str], ids: list[str], op: str, scope: Scope, k: int) -> Ranked:

@@ -6,6 +6,7 @@ size)."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from erp_agent.errors import ConfigError, StoreError
 from erp_agent.retrieval import _sql
 from erp_agent.retrieval.documents import Batch, Document, Scope
 from erp_agent.retrieval.embeddings import MINILM_DIM, Vectors
-from erp_agent.retrieval.index import Index, Ranked
+from erp_agent.retrieval.index import Index, Ranked, with_fallback
 from erp_agent.retrieval.text import identifier_tokens, query_terms
 
 _SCHEMA = """
@@ -30,13 +31,17 @@ CREATE TABLE IF NOT EXISTS docs (
     title TEXT NOT NULL, body TEXT NOT NULL,
     company TEXT, branch TEXT, entity TEXT, record_id TEXT, ident TEXT, date TEXT,
     link TEXT, module TEXT, parent TEXT, metadata TEXT NOT NULL DEFAULT '{}',
-    embedding BLOB,
     UNIQUE (tenant, key)
 );
+-- Vectors live apart: 1.5 KB blobs inside docs rows would make every keyword-leg row lookup
+-- read a page of its own.
+CREATE TABLE IF NOT EXISTS doc_vectors (id INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS docs_parent ON docs (tenant, parent);
 CREATE INDEX IF NOT EXISTS docs_ident ON docs (tenant, ident);
+-- ``scope`` holds one opaque token per scope value (see _scope_tokens), so the keyword leg
+-- applies tenant/kind/company/branch/entity/module filters inside the MATCH itself.
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5 (
-    title, body, ids, tokenize = 'porter unicode61'
+    title, body, ids, scope, tokenize = 'porter unicode61'
 );
 CREATE TABLE IF NOT EXISTS index_state (
     tenant TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL,
@@ -45,7 +50,8 @@ CREATE TABLE IF NOT EXISTS index_state (
 """
 
 # bm25 column weights: an id match outweighs a title match, which outweighs the body.
-_BM25 = "bm25(docs_fts, 3.0, 1.0, 10.0)"
+_BM25 = "bm25(docs_fts, 3.0, 1.0, 10.0, 0.0)"
+_SCOPE_FIELDS = ("tenant", "kind", "company", "branch", "entity", "module")
 
 
 @dataclass
@@ -108,18 +114,23 @@ class SQLiteIndex(Index):
                 "SELECT id FROM docs WHERE tenant = ? AND key = ?", (doc.tenant, doc.key)
             ).fetchone()
             if old is not None:
-                db.execute("DELETE FROM docs_fts WHERE rowid = ?", (old["id"],))
+                for table in ("docs_fts", "doc_vectors"):
+                    db.execute(f"DELETE FROM {table} WHERE rowid = ?", (old["id"],))
                 db.execute("DELETE FROM docs WHERE id = ?", (old["id"],))
             cur = db.execute(
                 "INSERT INTO docs (tenant, key, kind, title, body, company, branch, entity, "
-                "record_id, ident, date, link, module, parent, metadata, embedding) "
+                "record_id, ident, date, link, module, parent, metadata) "
                 "VALUES (:tenant, :key, :kind, :title, :body, :company, :branch, :entity, "
-                ":record_id, :ident, :date, :link, :module, :parent, :metadata, :blob)",
-                {**values, "blob": blob},
+                ":record_id, :ident, :date, :link, :module, :parent, :metadata)",
+                values,
             )
+            if blob is not None:
+                db.execute(
+                    "INSERT INTO doc_vectors (id, embedding) VALUES (?, ?)", (cur.lastrowid, blob)
+                )
             db.execute(
-                "INSERT INTO docs_fts (rowid, title, body, ids) VALUES (?, ?, ?, ?)",
-                (cur.lastrowid, doc.title, doc.text, values["ids"]),
+                "INSERT INTO docs_fts (rowid, title, body, ids, scope) VALUES (?, ?, ?, ?, ?)",
+                (cur.lastrowid, doc.title, doc.text, values["ids"], _doc_scope(values)),
             )
         for name, value in batch.state.items():
             db.execute(
@@ -139,8 +150,8 @@ class SQLiteIndex(Index):
         for chunk in range(0, len(ids), 500):
             part = ids[chunk : chunk + 500]
             marks = ",".join("?" * len(part))
-            self._db.execute(f"DELETE FROM docs_fts WHERE rowid IN ({marks})", part)
-            self._db.execute(f"DELETE FROM docs WHERE id IN ({marks})", part)
+            for table in ("docs_fts", "doc_vectors", "docs"):
+                self._db.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", part)
 
     # ---------------------------------------------------------------- reads
 
@@ -186,20 +197,36 @@ class SQLiteIndex(Index):
             return []
         quoted = [f'"{t}"' for t in terms] + [f'ids : "{i}"' for i in ids]
         hits = self._match(" AND ".join(quoted), scope, k)
-        if len(hits) < k and len(quoted) > 1:
-            # Fewer than k documents hold every term: rank those holding any of them.
-            hits = self._match(" OR ".join(quoted), scope, k)
+        # A named id that matched is the answer; OR over its parts ("acc", "2026") is noise.
+        if len(hits) < k and len(quoted) > 1 and not (ids and hits):
+            # Fewer than k documents hold every term: fill up with those holding any of them.
+            hits = with_fallback(hits, self._match(" OR ".join(quoted), scope, k), k)
         return hits
 
     def _match(self, expression: str, scope: Scope, k: int) -> Ranked:
-        where, params = self._where(scope, "d")
-        sql = (
-            f"SELECT d.key, {_BM25} AS score FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid "
-            f"WHERE docs_fts MATCH ? AND {where} ORDER BY score LIMIT ?"
-        )
+        filters = _scope_match(scope)
+        if filters is None:
+            return []
+        match = f"({expression}) AND {filters}"
+        params: list[Any] = [match]
+        if scope.date_from is None and scope.date_to is None:
+            # Everything but dates is inside the MATCH: rank in FTS5, look up only k keys.
+            sql = (
+                f"SELECT d.key, f.score FROM (SELECT rowid, {_BM25} AS score FROM docs_fts "
+                "WHERE docs_fts MATCH ? ORDER BY score LIMIT ?) f "
+                "JOIN docs d ON d.id = f.rowid ORDER BY f.score, d.key"
+            )
+            params.append(k)
+        else:
+            where, extra = self._where(scope, "d")
+            sql = (
+                f"SELECT d.key, {_BM25} AS score FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid"
+                f" WHERE docs_fts MATCH ? AND {where} ORDER BY score, d.key LIMIT ?"
+            )
+            params += [*extra, k]
         with self._lock:
             try:
-                rows = self._db.execute(sql, [expression, *params, k]).fetchall()
+                rows = self._db.execute(sql, params).fetchall()
             except sqlite3.OperationalError as exc:
                 raise StoreError(f"keyword search failed on {expression!r}: {exc}") from exc
         return [(r["key"], -float(r["score"])) for r in rows]
@@ -209,15 +236,17 @@ class SQLiteIndex(Index):
         if vectors.matrix.shape[0] == 0:
             return []
         mask = _mask(vectors.columns, scope)
-        candidates = np.flatnonzero(mask)
-        if candidates.size == 0:
+        inside = int(mask.sum())
+        if inside == 0:
             return []
-        # The scope is a mask BEFORE top-k: a tenant with 1 % of the rows still gets k hits.
-        scores = vectors.matrix[candidates] @ np.asarray(vector, dtype=np.float32)
-        top = min(k, candidates.size)
+        # The scope masks scores BEFORE top-k: a tenant with 1 % of the rows still gets k hits.
+        # (Scoring all rows and masking beats copying the in-scope rows out of the matrix.)
+        scores = vectors.matrix @ np.asarray(vector, dtype=np.float32)
+        scores[~mask] = -np.inf
+        top = min(k, inside)
         best = np.argpartition(-scores, top - 1)[:top]
-        best = best[np.lexsort((vectors.keys[candidates[best]], -scores[best]))]
-        return [(str(vectors.keys[candidates[i]]), float(scores[i])) for i in best]
+        best = best[np.lexsort((vectors.keys[best], -scores[best]))]
+        return [(str(vectors.keys[i]), float(scores[i])) for i in best]
 
     def _load_vectors(self) -> _Vectors:
         with self._lock:
@@ -225,8 +254,8 @@ class SQLiteIndex(Index):
             if cached is not None and cached.generation == self._generation:
                 return cached
             rows = self._db.execute(
-                "SELECT key, tenant, kind, company, branch, entity, module, date, embedding "
-                "FROM docs WHERE embedding IS NOT NULL ORDER BY id"
+                "SELECT d.key, d.tenant, d.kind, d.company, d.branch, d.entity, d.module, d.date, "
+                "v.embedding FROM docs d JOIN doc_vectors v ON v.id = d.id ORDER BY d.id"
             ).fetchall()
             matrix = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32)
             columns: dict[str, npt.NDArray[Any]] = {
@@ -286,3 +315,36 @@ def _mask(columns: dict[str, npt.NDArray[Any]], scope: Scope) -> npt.NDArray[np.
     if scope.date_to is not None:
         mask &= (columns["date"] >= 0) & (columns["date"] <= scope.date_to.toordinal())
     return mask
+
+
+def _token(field: str, value: str | None) -> str:
+    """An opaque, tokeniser-proof word for one scope value ("none" when absent)."""
+    if not value:
+        return f"z{field[0]}none0"
+    return f"z{field[0]}{hashlib.sha1(value.encode()).hexdigest()[:16]}0"
+
+
+def _doc_scope(values: dict[str, Any]) -> str:
+    return " ".join(_token(name, values[name]) for name in _SCOPE_FIELDS)
+
+
+def _scope_match(scope: Scope) -> str | None:
+    """The scope as FTS5 column filters; None when it can match nothing."""
+    parts = [f"scope : {_token('tenant', scope.tenant)}"]
+    wanted: list[tuple[str, frozenset[str] | None, bool]] = [
+        ("kind", frozenset(map(str, scope.kinds)) if scope.kinds is not None else None, False),
+        ("company", scope.companies, True),
+        ("branch", scope.branches, True),
+        ("entity", scope.entities, False),
+        ("module", scope.modules, False),
+    ]
+    for name, values, unrestricted_when_absent in wanted:
+        if values is None:
+            continue
+        tokens = [_token(name, v) for v in sorted(values)]
+        if unrestricted_when_absent:
+            tokens.append(_token(name, None))
+        if not tokens:
+            return None
+        parts.append(f"scope : ({' OR '.join(tokens)})")
+    return " AND ".join(parts)

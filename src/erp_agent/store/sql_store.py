@@ -95,6 +95,11 @@ class SQLStore(Store):
             self._directory = sqlite_directory(parsed)
 
     @property
+    def engine(self) -> AsyncEngine:
+        """The async engine, for stores that share this database (e.g. tool results)."""
+        return self._engine
+
+    @property
     def url(self) -> URL:
         return self._engine.url
 

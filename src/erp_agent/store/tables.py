@@ -103,3 +103,20 @@ audit_events = Table(
     Column("proposal_id", String, nullable=True),
     Column("at", UTCDateTime, nullable=False, index=True),
 )
+
+results = Table(
+    "results",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("user", String, nullable=False),
+    Column("tool", String, nullable=False),
+    Column("entity", String, nullable=True),
+    Column("title", Text, nullable=False),
+    # The tool's data exactly as returned (one JSON document: written once, read whole).
+    Column("data", JSON, nullable=False),
+    Column("total_rows", Integer, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    # The owner's results newest first; expiry sweeps by age.
+    Index(None, "user", "created_at"),
+    Index(None, "created_at"),
+)

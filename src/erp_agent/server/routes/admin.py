@@ -225,7 +225,10 @@ def _no_indexer() -> HTTPException:
 async def upload_knowledge(body: KnowledgeUpload, _: Admin, state: State) -> dict[str, Any]:
     if state.knowledge is None:
         raise _no_indexer()
-    return await state.knowledge.upload(body.name, body.text)
+    try:
+        return await state.knowledge.upload(body.name, body.text)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from exc
 
 
 @router.post("/knowledge/reindex", summary="Re-index every knowledge document")

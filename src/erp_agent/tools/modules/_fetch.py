@@ -3,8 +3,9 @@ record (no silent cap), pushed down to the ERP as an aggregate wherever the anal
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -90,6 +91,47 @@ async def monthly_totals(
         if r.get(year) is not None and r.get(month) is not None
     ]
     return rows, Source(result.method, result.detail, result.record_count, basis)
+
+
+async def window_totals(
+    ctx: ToolContext,
+    entity: Entity,
+    field: str,
+    filters: Sequence[Filter],
+    windows: Iterable[tuple[dt.date, dt.date]],
+    basis: str,
+) -> tuple[list[dict[str, Any]], Source]:
+    """``{date: window start, amount, count}`` per inclusive date window, summed by the ERP
+    (one aggregate per window, concurrently)."""
+    assert entity.date_field is not None
+    spans = list(windows)
+    requests = [
+        AggregateRequest(
+            measures=(Measure(Func.SUM, field), Measure(Func.COUNT)),
+            filters=(
+                *filters,
+                Filter(entity.date_field, Op.BETWEEN, [lo.isoformat(), hi.isoformat()]),
+            ),
+        )
+        for lo, hi in spans
+    ]
+    results = await asyncio.gather(*(aggregate(ctx, entity, r) for r in requests))
+    alias = requests[0].measures[0].alias
+    rows = [
+        {
+            "date": lo.isoformat(),
+            "amount": (res.rows[0].get(alias) if res.rows else None) or 0,
+            "count": res.record_count,
+        }
+        for (lo, _), res in zip(spans, results, strict=True)
+    ]
+    methods = sorted({r.method for r in results})
+    detail = "; ".join(
+        f"{lo.isoformat()} to {hi.isoformat()}: {r.detail}"
+        for (lo, hi), r in zip(spans, results, strict=True)
+    )
+    records = sum(r.record_count for r in results)
+    return rows, Source(", ".join(methods), detail, records, basis)
 
 
 async def all_records(

@@ -128,7 +128,7 @@ def aggregate_tool(catalog: Catalog) -> Tool:
             "share of the total (share_<measure>, in percent) for sums and counts. Computed by "
             "the ERP (or exactly from every record when it cannot), never capped. Returns rows "
             "(one per group), totals, record_count, and method/detail saying how. Fields are the "
-            "entity's canonical fields (see <entity>.aggregate for each entity's lists)."
+            "entity's canonical fields; an unknown one is refused with the valid ones listed."
         ),
         parameters=obj(
             {
@@ -219,23 +219,13 @@ def _comparison(catalog: Catalog) -> ReadHandler:
         as_of = dt.date.fromisoformat(args["as_of"]) if args.get("as_of") else _fetch.today(ctx)
         period = args.get("period", "year")
         yoy = bool(args.get("year_on_year", False))
-        (_, cur_to), (prev_from, _) = analytics.comparison_windows(as_of, period, year_on_year=yoy)
+        windows = analytics.comparison_windows(as_of, period, year_on_year=yoy)
         filters, basis = _fetch.base_filters(
             entity, args.get("filters") or (), args.get("documents", "submitted")
         )
-        filters.append(
-            Filter(entity.date_field, Op.BETWEEN, [prev_from.isoformat(), cur_to.isoformat()])
-        )
-        rows, source = await _fetch.all_records(
-            ctx, entity, [entity.date_field, field], filters, basis
-        )
+        rows, source = await _fetch.window_totals(ctx, entity, field, filters, windows, basis)
         result = analytics.period_comparison(
-            rows,
-            as_of=as_of,
-            period=period,
-            year_on_year=yoy,
-            date=entity.date_field,
-            amount=field,
+            rows, as_of=as_of, period=period, year_on_year=yoy, count="count"
         )
         return _answer("period_comparison", entity, source, result)
 
@@ -251,7 +241,7 @@ def series_tools(catalog: Catalog) -> list[Tool]:
                 "Monthly totals of an entity's amount with month-on-month and year-on-year "
                 "growth, the fitted linear trend (slope, R²) and a straight-line projection. "
                 "Totals come from the ERP, grouped by month. Returns kpis, a line chart, "
-                "observations and the last 24 months as a table."
+                "observations and the last 12 months as a table."
             ),
             parameters=_series_schema(catalog, {"months_ahead": _months_ahead(3, 12)}),
             run=_trend(catalog),

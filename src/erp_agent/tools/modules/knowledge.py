@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from erp_agent.retrieval.knowledge import KnowledgeBase, cite
@@ -35,8 +36,6 @@ def tools(kb: KnowledgeBase, *, modules: list[str] | None = None) -> list[Tool]:
         module_schema["enum"] = sorted(modules)
 
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
-        import asyncio
-
         passages = await asyncio.to_thread(
             kb.search,
             str(args["query"]),

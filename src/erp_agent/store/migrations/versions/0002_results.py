@@ -1,9 +1,7 @@
-"""Store migration 0002: the ``results`` table (one row per stored tool result, owned by its
-user), written out in full so it keeps describing revision 0002 when the table changes later.
+"""The ``results`` table: one row per stored tool result, owned by its user.
 
-Until it is wired into ``erp_agent/store/migrations/versions/0002_results.py`` (which imports
-``upgrade``/``downgrade`` from here and sets ``revision = "0002"``, ``down_revision = "0001"``),
-nothing runs it; ``tests/erp_agent/test_results_store.py`` checks it builds ``tables.results``.
+Revision ID: 0002
+Revises: 0001
 """
 
 from __future__ import annotations
@@ -11,8 +9,10 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-REVISION = "0002"
-DOWN_REVISION = "0001"
+revision = "0002"
+down_revision = "0001"
+branch_labels = None
+depends_on = None
 
 
 def upgrade() -> None:

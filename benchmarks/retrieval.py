@@ -1,0 +1,325 @@
+"""Retrieval figures: index build rate, hybrid query latency with scope filters (SQLite at 100k
+cards, PostgreSQL + pgvector at 1M), and recall@10 of hybrid vs dense-only vs keyword-only on a
+labelled query set built from the demo ERP's own records.
+
+Vectors for the large corpora are NOT all real embeddings (embedding 1M cards on 2 cores takes
+hours): a few thousand distinct cards are embedded for real, and every synthetic card gets its
+base card's vector plus Gaussian noise (sigma --noise), re-normalised. Recall is measured on
+real embeddings only.
+
+    uv run python benchmarks/retrieval.py [--sqlite-n 100000] [--pg-n 1000000] [--no-pg]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+from _common import percentile
+
+from erp_agent.retrieval.documents import Document, Kind, Scope
+from erp_agent.retrieval.embeddings import Vectors, default_embedder, normalise
+from erp_agent.retrieval.index import Index
+from erp_agent.retrieval.index_sqlite import SQLiteIndex
+
+BRANCHES = ["Nairobi", "Mombasa", "Kisumu", "Nakuru", "Eldoret", "Thika"]
+STATUSES = ["Unpaid", "Overdue", "Paid", "Partly Paid"]
+FIRST = [
+    "Gulf",
+    "Lakeside",
+    "Rift",
+    "Acme",
+    "Savanna",
+    "Coast",
+    "Highland",
+    "Baobab",
+    "Kilima",
+    "Jua",
+    "Mto",
+    "Simba",
+    "Tembo",
+    "Nyota",
+    "Upepo",
+    "Zawadi",
+    "Amani",
+    "Bahari",
+]
+SECOND = ["Traders", "Foods", "Motors", "Hardware", "Agro", "Textiles", "Pharma", "Logistics",
+          "Builders", "Electricals", "Supplies", "Dairies", "Bakers", "Printers"]  # fmt: skip
+QUERIES = [
+    "overdue invoices for Gulf Traders in Mombasa", "unpaid bills of a hardware shop",
+    "invoice for Simba Logistics due in March", "partly paid invoices Kisumu branch",
+    "which textile customers still owe money", "Baobab Dairies invoice status",
+    "large invoice to a pharma company", "Amani Builders outstanding balance",
+]  # fmt: skip
+
+
+def card_text(i: int, rng: random.Random) -> tuple[str, dict[str, object]]:
+    customer = f"{rng.choice(FIRST)} {rng.choice(SECOND)}"
+    branch = rng.choice(BRANCHES)
+    date = dt.date(2025, 1, 1) + dt.timedelta(days=rng.randrange(700))
+    total = rng.randrange(1_000, 900_000) + rng.randrange(100) / 100
+    outstanding = round(total * rng.choice([0, 0.25, 0.5, 1]), 2)
+    status = rng.choice(STATUSES)
+    record_id = f"ACC-SINV-{date.year}-{i:07d}"
+    text = (
+        f"Sales Invoice {record_id} to {customer} ({branch}) dated {date}: total KES {total:,.2f}, "
+        f"outstanding KES {outstanding:,.2f}, status {status}, due {date + dt.timedelta(30)}."
+    )
+    meta = {"record_id": record_id, "branch": branch, "date": date, "customer": customer}
+    return text, meta
+
+
+def synthetic(n: int, base: int, noise: float, seed: int = 7) -> Iterator[tuple[Document, Vectors]]:
+    """n cards in two tenants; vectors derived from ``base`` real embeddings (see module doc)."""
+    rng = random.Random(seed)
+    texts = [card_text(i, random.Random(i))[0] for i in range(base)]
+    started = time.perf_counter()
+    real = default_embedder().embed(texts)
+    print(f"  embedded {base} base cards for real in {time.perf_counter() - started:.1f} s")
+    nrng = np.random.default_rng(seed)
+    for start in range(0, n, 10_000):
+        count = min(10_000, n - start)
+        picks = nrng.integers(0, base, count)
+        vecs = normalise(real[picks] + nrng.normal(0, noise, (count, real.shape[1])))
+        for j in range(count):
+            i = start + j
+            text, meta = card_text(i, rng)
+            doc = Document(
+                key=f"sales_invoice:{meta['record_id']}", kind=Kind.RECORD,
+                tenant="acme" if i % 10 else "other", title=f"Sales Invoice {meta['record_id']}",
+                text=text, company="Savanna Trading Ltd", branch=str(meta["branch"]),
+                entity="sales_invoice", record_id=str(meta["record_id"]),
+                date=meta["date"],  # type: ignore[arg-type]
+                module="accounting", parent="sales_invoice",
+            )  # fmt: skip
+            yield doc, vecs[j]
+
+
+def latency(index: Index, n_label: str) -> None:
+    emb = default_embedder()
+    qvecs = emb.embed(QUERIES)
+    ids = [f"ACC-SINV-2025-{i:07d}" for i in range(50, 5000, 613)]
+    scoped = Scope("acme", kinds=frozenset({Kind.RECORD}), branches=frozenset({"Mombasa", "Kisumu"}),
+                   date_from=dt.date(2025, 6, 1), date_to=dt.date(2026, 5, 31))  # fmt: skip
+    for label, scope in (("tenant only", Scope("acme")), ("tenant+branches+dates", scoped)):
+        for _ in range(3):  # warm-up (vector cache load, plans)
+            index.search(QUERIES[0], qvecs[0], scope)
+        samples = []
+        for round_ in range(3):
+            for q, v in zip(QUERIES, qvecs, strict=True):
+                t = time.perf_counter()
+                index.search(q, v, scope)
+                samples.append(time.perf_counter() - t)
+            for rid in ids:
+                t = time.perf_counter()
+                index.search(rid, qvecs[round_], scope)
+                samples.append(time.perf_counter() - t)
+        ms = [s * 1000 for s in samples]
+        print(f"  {n_label} hybrid search, {label:22s}: p50 {statistics.median(ms):7.1f} ms  "
+              f"p95 {percentile(ms, 95):7.1f} ms  (n={len(ms)}, query embedding excluded)")  # fmt: skip
+    t = [time.perf_counter()]
+    for q in QUERIES:
+        emb.embed_one(q)
+    print(
+        f"  query embedding alone: {(time.perf_counter() - t[0]) / len(QUERIES) * 1000:.1f} ms/query"
+    )
+
+
+def bench_build(folder: Path) -> None:
+    print("\n## Index build rate")
+    rng = random.Random(1)
+    cards = [card_text(i, rng) for i in range(1000)]
+    docs = [Document(key=f"k{i}", kind=Kind.RECORD, tenant="acme", title="t", text=t,
+                     branch=str(m["branch"]), entity="sales_invoice", record_id=str(m["record_id"]))
+            for i, (t, m) in enumerate(cards)]  # fmt: skip
+    emb = default_embedder()
+    emb.embed(["warm up"])
+    t = time.perf_counter()
+    vecs = emb.embed([d.text for d in docs])
+    embed_s = time.perf_counter() - t
+    index = SQLiteIndex(folder / "build.sqlite")
+    t = time.perf_counter()
+    index.upsert([d.embedded(v) for d, v in zip(docs, vecs, strict=True)])
+    write_s = time.perf_counter() - t
+    index.close()
+    print(f"  embedding (MiniLM int8 ONNX): {len(docs) / embed_s:8.0f} cards/s")
+    print(f"  SQLite write (FTS5 + vectors), no embedding: {len(docs) / write_s:8.0f} cards/s")
+    print(f"  end to end with embeddings: {len(docs) / (embed_s + write_s):8.0f} cards/s")
+
+
+def bench_sqlite(folder: Path, n: int, base: int, noise: float) -> None:
+    print(f"\n## SQLite, {n:,} cards (FTS5 + numpy vectors)")
+    index = SQLiteIndex(folder / "big.sqlite")
+    t = time.perf_counter()
+    batch: list[Document] = []
+    for doc, vec in synthetic(n, base, noise):
+        batch.append(doc.embedded(vec))
+        if len(batch) == 5000:
+            index.upsert(batch)
+            batch = []
+    index.upsert(batch)
+    print(f"  loaded in {time.perf_counter() - t:.1f} s (incl. generating cards)")
+    t = time.perf_counter()
+    index.dense(np.ones(384, dtype=np.float32) / np.sqrt(384), Scope("acme"), 1)
+    print(f"  first vector load into RAM: {time.perf_counter() - t:.2f} s")
+    latency(index, f"SQLite {n // 1000}k")
+    index.close()
+
+
+def bench_postgres(dsn: str, n: int, base: int, noise: float) -> None:
+    import psycopg
+
+    from erp_agent.retrieval import _sql
+    from erp_agent.retrieval.index_postgres import PostgresIndex
+
+    print(f"\n## PostgreSQL + pgvector, {n:,} cards (tsvector/GIN + HNSW)")
+    index = PostgresIndex(dsn, prefix="bench")
+    index.drop()
+    index = PostgresIndex(dsn, prefix="bench")
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
+        conn.execute("DROP INDEX IF EXISTS bench_hnsw; DROP INDEX IF EXISTS bench_tsv")
+        cols = [*_sql.COLUMNS, "ident", "ids", "embedding"]
+        t = time.perf_counter()
+        with (
+            conn.cursor() as cur,
+            cur.copy(
+                f"COPY bench_docs ({', '.join(cols)}) FROM STDIN WITH (FORMAT BINARY)"
+            ) as copy,
+        ):
+            copy.set_types(
+                ["text"] * 9 + ["date", "text", "text", "text", "jsonb", "text", "text", "vector"]
+            )
+            for doc, vec in synthetic(n, base, noise):
+                row = _sql.row_values(doc)
+                copy.write_row([*(row[c] if c != "date" else doc.date for c in cols[:-1]), vec])
+        load = time.perf_counter() - t
+        print(
+            f"  COPY {n:,} rows (incl. generated tsvector): {load:.0f} s = {n / load:,.0f} rows/s"
+        )
+        conn.execute("SET maintenance_work_mem = '2GB'")
+        conn.execute("SET max_parallel_maintenance_workers = 1")
+        t = time.perf_counter()
+        conn.execute("CREATE INDEX bench_tsv ON bench_docs USING gin (tsv)")
+        print(f"  GIN build: {time.perf_counter() - t:.0f} s")
+        t = time.perf_counter()
+        conn.execute("CREATE INDEX bench_hnsw ON bench_docs USING hnsw (embedding vector_cosine_ops) "
+                     "WITH (m = 16, ef_construction = 64)")  # fmt: skip
+        print(f"  HNSW build: {time.perf_counter() - t:.0f} s")
+        conn.execute("ANALYZE bench_docs")
+    latency(index, f"PostgreSQL {n // 1000}k")
+    index.close()
+
+
+async def labelled_recall(folder: Path) -> None:
+    """Cards of the demo ERP (synced for real), queries whose right answers are known from the
+    records themselves."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from demo_erp.context import Settings
+    from demo_erp.seed import seed
+    from demo_erp.server import start_in_thread
+    from erp_agent.catalog import load_catalog
+    from erp_agent.connectors.frappe.connector import ERPNextConnector
+    from erp_agent.retrieval.sync import RecordSync
+
+    print("\n## recall@10 on a labelled set from the demo ERP (real embeddings)")
+    today = dt.date(2026, 11, 30)
+    path = folder / "demo.sqlite"
+    seed(path, today=today, scale=0.1)
+    server = start_in_thread(Settings(db_path=str(path), version=15, today=today))
+    index = SQLiteIndex(folder / "recall.sqlite")
+    connector = ERPNextConnector(server.url)
+    try:
+        cred = await connector.login("admin@demo.local", "demo")
+        entities = ["sales_invoice", "purchase_invoice", "customer", "supplier"]
+        t = time.perf_counter()
+        report = await RecordSync(connector, load_catalog(), index, default_embedder(), cred).sync(
+            entities
+        )
+        print(f"  synced {report.upserted} cards with embeddings in {time.perf_counter() - t:.1f} s "
+              f"= {report.upserted / (time.perf_counter() - t):.0f} cards/s end to end")  # fmt: skip
+        docs = index.fetch("default", index.keys("default"))
+    finally:
+        await connector.aclose()
+        server.stop()
+    rng = random.Random(3)
+    invoices = [d for d in docs if d.entity == "sales_invoice"]
+    bills = [d for d in docs if d.entity == "purchase_invoice"]
+    labelled: list[tuple[str, str, set[str]]] = []
+    for d in rng.sample(invoices, 15) + rng.sample(bills, 10):
+        labelled.append(("exact id", d.record_id or "", {d.key}))
+    for d in rng.sample(invoices, 15):
+        who = d.text.split(" to ", 1)[1].split(" (", 1)[0]
+        rel = {x.key for x in invoices if f" to {who} ({d.branch})" in x.text}
+        labelled.append(("party + branch", f"invoices to {who} at the {d.branch} branch", rel))
+    for d in rng.sample(invoices, 15):
+        who = d.text.split(" to ", 1)[1].split(" (", 1)[0]
+        rel = {x.key for x in invoices if f" to {who} " in x.text and "status Overdue" in x.text}
+        if rel:
+            labelled.append(("paraphrase", f"bills {who} has not paid on time", rel))
+    for d in rng.sample([x for x in docs if x.entity == "customer"], 10):
+        labelled.append(("master by name", f"details of customer {d.record_id}", {d.key}))
+    emb = default_embedder()
+    print(f"  {len(docs)} cards, {len(labelled)} labelled queries")
+    scope = Scope("default")
+    rows: dict[str, dict[str, list[float]]] = {}
+    for family, query, rel in labelled:
+        vec = emb.embed_one(query)
+        runs = {
+            "hybrid": [h.doc.key for h in index.search(query, vec, scope, limit=10)],
+            "dense only": [k for k, _ in index.dense(vec, scope, 10)],
+            "keyword only": [k for k, _ in index.keyword(query, scope, 10)],
+        }
+        for name, got in runs.items():
+            recall = len(set(got) & rel) / min(10, len(rel))
+            rows.setdefault(name, {}).setdefault(family, []).append(recall)
+            rows[name].setdefault("ALL", []).append(recall)
+    families = ["exact id", "party + branch", "paraphrase", "master by name", "ALL"]
+    print("  " + f"{'':14s}" + "".join(f"{f:>16s}" for f in families))
+    for name, by in rows.items():
+        cells = "".join(
+            f"{statistics.mean(by[f]):16.3f}" if by.get(f) else f"{'-':>16s}" for f in families
+        )
+        print(f"  {name:14s}{cells}")
+    index.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sqlite-n", type=int, default=100_000)
+    parser.add_argument("--pg-n", type=int, default=1_000_000)
+    parser.add_argument("--no-pg", action="store_true")
+    parser.add_argument(
+        "--base", type=int, default=3000, help="real embeddings behind synthetic vectors"
+    )
+    parser.add_argument("--noise", type=float, default=0.03)
+    parser.add_argument("--only", choices=["build", "sqlite", "pg", "recall"], default=None)
+    args = parser.parse_args()
+    dsn = os.environ.get("ERP_AGENT_TEST_PG", "postgresql://app:app@127.0.0.1:5433/app")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        if args.only in (None, "build"):
+            bench_build(folder)
+        if args.only in (None, "recall"):
+            asyncio.run(labelled_recall(folder))
+        if args.only in (None, "sqlite"):
+            bench_sqlite(folder, args.sqlite_n, args.base, args.noise)
+        if args.only in (None, "pg") and not args.no_pg:
+            bench_postgres(dsn, args.pg_n, args.base, args.noise)
+
+
+if __name__ == "__main__":
+    main()

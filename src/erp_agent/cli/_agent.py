@@ -1,0 +1,52 @@
+"""Sign in as a user and hold a runtime and an engine for the terminal commands."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TypeVar
+
+import typer
+
+from erp_agent.cli._common import err_console, load_settings, password_for
+from erp_agent.cli._model import model_for
+from erp_agent.engine.turn import Engine
+from erp_agent.errors import ErpAgentError
+from erp_agent.gateway.session import Session
+from erp_agent.runtime import Runtime
+
+T = TypeVar("T")
+
+
+@dataclass
+class Agent:
+    runtime: Runtime
+    session: Session
+    engine: Engine
+
+
+@asynccontextmanager
+async def signed_in(user: str, model: str | None, password: str) -> AsyncIterator[Agent]:
+    runtime = await Runtime.create(load_settings())
+    try:
+        session = await runtime.sign_in(user, password)
+        yield Agent(runtime, session, runtime.engine(model_for(runtime, model)))
+    finally:
+        await runtime.aclose()
+
+
+def run_agent(user: str, model: str | None, work: Callable[[Agent], Awaitable[T]]) -> T:
+    """Run ``work`` signed in as ``user``; errors become one clear line and exit code 1."""
+    password = password_for(user, load_settings())
+
+    async def main() -> T:
+        async with signed_in(user, model, password) as agent:
+            return await work(agent)
+
+    try:
+        return asyncio.run(main())
+    except ErpAgentError as exc:
+        err_console.print(f"[red]Error:[/] {exc}")
+        raise typer.Exit(1) from exc

@@ -1,0 +1,139 @@
+"""Response blocks in the terminal (rich): the same blocks the web app draws."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from erp_agent.engine.events import Event, EventBus
+
+BAR_WIDTH = 30
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def _table(block: dict[str, Any]) -> RenderableType:
+    columns = list(block.get("columns") or [])
+    rows = block.get("rows") or []
+    table = Table(title=block.get("title") or None, show_lines=False)
+    for i, column in enumerate(columns):
+        numeric = any(isinstance(r[i], (int, float)) for r in rows if i < len(r))
+        table.add_column(column, justify="right" if numeric else "left")
+    links = block.get("links") or []
+    for n, row in enumerate(rows):
+        cells = [_cell(v) for v in row]
+        if n < len(links) and links[n] and cells:
+            cells[0] = f"[link={links[n]}]{cells[0]}[/link]"
+        table.add_row(*cells)
+    total = block.get("total_rows", len(rows))
+    if total > len(rows):
+        table.caption = f"{len(rows)} of {total} rows · result {block.get('result_id', '')}"
+    return table
+
+
+def _chart(block: dict[str, Any]) -> RenderableType:
+    """A chart as horizontal bars: exact values beside them, scaled per dataset."""
+    spec = block.get("spec") or {}
+    data = spec.get("data") or {}
+    labels = [str(x) for x in data.get("labels") or []]
+    parts: list[RenderableType] = []
+    for dataset in data.get("datasets") or []:
+        values = [v if isinstance(v, (int, float)) else 0 for v in dataset.get("data") or []]
+        top = max((abs(v) for v in values), default=0) or 1
+        table = Table.grid(padding=(0, 1))
+        for label, value in zip(labels, values, strict=False):
+            bar = "█" * max(0, round(abs(value) / top * BAR_WIDTH))
+            table.add_row(label[:28], Text(bar, style="cyan"), _cell(value))
+        parts.append(Panel(table, title=f"{block.get('title') or ''} · {dataset.get('label', '')}"))
+    return Group(*parts)
+
+
+def _cards(block: dict[str, Any]) -> RenderableType:
+    panels = []
+    for card in block.get("cards") or []:
+        grid = Table.grid(padding=(0, 1))
+        for key, value in list((card.get("fields") or {}).items())[:8]:
+            grid.add_row(Text(str(key), style="dim"), _cell(value))
+        panels.append(Panel(grid, title=str(card.get("title") or "")))
+    return Group(*panels)
+
+
+def proposal_view(block: dict[str, Any]) -> RenderableType:
+    parts: list[RenderableType] = [Text(str(block.get("summary", "")), style="bold")]
+    if block.get("diff"):
+        diff = Table("Field", "Now", "After")
+        for change in block["diff"]:
+            diff.add_row(
+                str(change.get("field")),
+                Text(_cell(change.get("before")), style="red"),
+                Text(_cell(change.get("after")), style="green"),
+            )
+        parts.append(diff)
+    values = block.get("document") or (block.get("payload") if not block.get("diff") else None)
+    if values:
+        grid = Table("Field", "Value")
+        for key, value in values.items():
+            grid.add_row(str(key), _cell(value))
+        parts.append(grid)
+    status = block.get("status", "pending")
+    return Panel(Group(*parts), title=f"Proposed change ({status})", border_style="yellow")
+
+
+def render_block(block: dict[str, Any]) -> RenderableType:
+    kind = block.get("type")
+    if kind == "text":
+        return Markdown(str(block.get("markdown", "")))
+    if kind == "table":
+        return _table(block)
+    if kind == "chart":
+        return _chart(block)
+    if kind == "cards":
+        return _cards(block)
+    if kind == "proposal":
+        return proposal_view(block)
+    if kind == "citations":
+        items = block.get("items") or []
+        return Text(
+            "Sources: " + "; ".join(str(i.get("title") or i.get("source")) for i in items),
+            style="dim",
+        )
+    if kind == "file":
+        href = block.get("url") or block.get("href") or ""
+        return Text(f"File: {block.get('name') or block.get('title') or ''} {href}")
+    return Text(str(block))
+
+
+def print_blocks(console: Console, blocks: list[dict[str, Any]]) -> None:
+    for block in blocks:
+        console.print(render_block(block))
+
+
+@contextmanager
+def progress_line(console: Console, bus: EventBus) -> Iterator[None]:
+    """A live status line fed by the turn's progress events."""
+    with console.status("Thinking…") as status:
+
+        def show(event: Event) -> None:
+            if event.label:
+                status.update(event.label)
+
+        unsubscribe = bus.subscribe(show)
+        try:
+            yield
+        finally:
+            unsubscribe()

@@ -1,0 +1,61 @@
+"""`erp-agent chat --as USER`: an interactive conversation in the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from rich.prompt import Confirm
+
+from erp_agent.cli._agent import Agent, run_agent
+from erp_agent.cli._common import console
+from erp_agent.cli._render import print_blocks, progress_line
+from erp_agent.cli.ask import ModelOption, UserOption
+from erp_agent.engine.events import EventBus
+
+EXIT_WORDS = frozenset({"exit", "quit", ":q"})
+
+
+async def decide(agent: Agent, block: dict[str, Any]) -> None:
+    """Ask y/n for one proposal; the gateway executes exactly what was shown."""
+    yes = await asyncio.to_thread(Confirm.ask, "Write this to the ERP?", default=False)
+    gateway = agent.runtime.gateway
+    if yes:
+        outcome = await gateway.confirm(agent.session, str(block["id"]), str(block["payload_hash"]))
+    else:
+        outcome = await gateway.reject(agent.session, str(block["id"]))
+    style = "green" if outcome.ok else "red"
+    console.print(f"[{style}]{outcome.message}[/]")
+    if outcome.refusal:
+        console.print(f"[red]The ERP said:[/] {outcome.refusal.get('message')}")
+
+
+async def converse(agent: Agent) -> None:
+    console.print(
+        f"Signed in as [bold]{agent.session.user}[/]"
+        + (" (read-only)" if agent.session.read_only else "")
+        + ". Ask anything; an empty line or 'exit' ends the chat."
+    )
+    conversation_id: str | None = None
+    while True:
+        try:
+            message = (await asyncio.to_thread(console.input, "[bold cyan]You:[/] ")).strip()
+        except (EOFError, KeyboardInterrupt):
+            break
+        if not message or message.lower() in EXIT_WORDS:
+            break
+        bus = EventBus()
+        with progress_line(console, bus):
+            response = await agent.engine.run_turn(
+                agent.session, message, conversation_id=conversation_id, bus=bus
+            )
+        conversation_id = response.conversation_id
+        print_blocks(console, response.blocks)
+        for block in response.blocks:
+            if block.get("type") == "proposal" and block.get("status", "pending") == "pending":
+                await decide(agent, block)
+
+
+def chat(user: UserOption, model: ModelOption = None) -> None:
+    """Chat with the agent as USER: live progress, tables, charts, proposals confirmed y/n."""
+    run_agent(user, model, converse)

@@ -1,0 +1,77 @@
+"""Scoring one answer: the plane used, the expected figures present, nothing forbidden, every
+figure traceable to a tool result."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from erp_agent.engine import guards
+
+UNVERIFIED = "Not verified against ERP data"
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+
+
+def plain(markdown: str) -> str:
+    """The answer without link targets (a URL's port is not a figure the answer states)."""
+    return _LINK.sub(r"\1", markdown)
+
+
+def _decimal(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return Decimal(str(value))
+    except InvalidOperation:
+        return None
+
+
+def figure_present(answer: str, value: Any) -> bool:
+    """Whether ``value`` is stated in the answer (any thousands separators, rounded to cents)."""
+    target = _decimal(value)
+    if target is None:
+        return str(value).lower() in answer.lower()
+    for figure in guards.figures_in(answer):
+        tolerance = max(figure.tolerance, Decimal("0.0051"))
+        if abs(abs(figure.value) - abs(target)) <= tolerance:
+            return True
+    return False
+
+
+def tool_sources(messages: Iterable[dict[str, Any]]) -> list[Any]:
+    out = []
+    for m in messages:
+        if m.get("role") == "tool" and m.get("content"):
+            try:
+                out.append(json.loads(m["content"]))
+            except (TypeError, json.JSONDecodeError):
+                continue
+    return out
+
+
+def grounded(answer: str, sources: Sequence[Any], question: str) -> bool:
+    if UNVERIFIED in answer:
+        return False
+    return not guards.unsupported_figures(answer, guards.numbers_in(list(sources)), question)
+
+
+def states_figures(answer: str) -> bool:
+    """Any figure beyond the small counts the provenance guard also lets through."""
+    return any(abs(f.value) > 12 or f.percent for f in guards.figures_in(answer))
+
+
+def search_ids(sources: Sequence[Any], k: int) -> list[str]:
+    """Ids returned by search tools (records.search, knowledge.search), first k of each."""
+    ids: list[str] = []
+    for source in sources:
+        result = source.get("result") if isinstance(source, dict) else None
+        if not isinstance(result, dict):
+            continue
+        for key in ("hits", "results", "records", "passages"):
+            hits = result.get(key)
+            if isinstance(hits, list):
+                ids += [str(h.get("id") or h.get("name") or "") for h in hits[:k] if isinstance(h, dict)]
+    return ids

@@ -1,0 +1,114 @@
+"""The suite format (YAML data files in ``evals/suites``): cases, ground-truth specs, gates."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from erp_agent.errors import ConfigError
+
+Who = Literal["admin", "user"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Query(_Strict):
+    """A declarative ground-truth query, run with the connector (never by the model).
+
+    ``op``: count | sum (of ``field``) | ids (of matching records) | get (one record's ``field``).
+    Filter values may be date tokens (``{today}``, ``{year_start}``, ``{today-30}`` …).
+    """
+
+    op: Literal["count", "sum", "ids", "get"]
+    entity: str
+    field: str | None = None
+    filters: list[list[Any]] = Field(default_factory=list)  # [field, op, value]
+    group_by: list[str] = Field(default_factory=list)  # sum/count per group: every group's figure
+    top: int | None = None  # only the N largest groups
+    id: str | None = None  # for get: a record id or "{pick.id}"
+    as_: Who = Field("admin", alias="as")
+
+
+class Pick(_Strict):
+    """A record chosen at eval time, so questions name real ids without typing them."""
+
+    entity: str
+    filters: list[list[Any]] = Field(default_factory=list)
+    order_by: str = "id desc"
+    offset: int = 0
+    fields: list[str] = Field(default_factory=lambda: ["id"])
+
+
+class Edit(_Strict):
+    """Change a record through the connector before asking (the stale-record failure mode);
+    the original value is restored afterwards."""
+
+    field: str
+    add: float
+
+
+class Expect(_Strict):
+    tools: list[str] = Field(default_factory=list)  # any one of these must be called (the plane)
+    offered: list[str] = Field(default_factory=list)  # routing: each must be offered
+    figures: list[Query] = Field(default_factory=list)  # each figure must appear in the answer
+    forbid: list[Query] = Field(default_factory=list)  # none of these ids/figures may appear
+    text: list[str] = Field(default_factory=list)  # any one phrase must appear (case-insensitive)
+    mention: list[str] = Field(default_factory=list)  # every one must appear (after templating)
+    no_figures: bool = False  # the answer states no figure at all (out of scope)
+    recall_id: str | None = None  # the id a search tool must return in its top k
+
+
+class Case(_Strict):
+    id: str
+    question: str
+    user: str = "admin@demo.local"
+    pick: Pick | None = None
+    edit: Edit | None = None
+    expect: Expect = Field(default_factory=Expect)
+
+
+class Suite(_Strict):
+    name: str
+    description: str = ""
+    mode: Literal["turn", "route"] = "turn"  # route: only the router runs (no model, no ERP data)
+    gates: dict[str, float] = Field(default_factory=dict)  # metric → minimum
+    recall_k: int = 5
+    cases: list[Case]
+
+
+def _parse(path_name: str, text: str) -> Suite:
+    try:
+        return Suite.model_validate(yaml.safe_load(text))
+    except Exception as exc:  # pydantic and YAML errors both: name the file
+        raise ConfigError(f"eval suite {path_name}: {exc}") from exc
+
+
+def builtin_names() -> list[str]:
+    root = resources.files("erp_agent.evals") / "suites"
+    return sorted(p.name.removesuffix(".yaml") for p in root.iterdir() if p.name.endswith(".yaml"))
+
+
+def load_suites(names: list[str] | None = None) -> list[Suite]:
+    """Built-in suites by name (all when none given), or suite files by path."""
+    root = resources.files("erp_agent.evals") / "suites"
+    chosen = names or builtin_names()
+    suites = []
+    for name in chosen:
+        path = Path(name)
+        if path.suffix in (".yaml", ".yml") and path.is_file():
+            suites.append(_parse(str(path), path.read_text(encoding="utf-8")))
+            continue
+        file = root / f"{name}.yaml"
+        if not file.is_file():
+            raise ConfigError(
+                f"No eval suite {name!r}. Built-in suites: {', '.join(builtin_names())}; "
+                "or give the path of a suite YAML file."
+            )
+        suites.append(_parse(name, file.read_text(encoding="utf-8")))
+    return suites

@@ -1,0 +1,236 @@
+"""The offline planner answers every question family against the demo ERP through the real
+engine; figures are checked against independent SQL on the demo database."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from erp_agent.config import Settings
+from erp_agent.engine.turn import EngineSettings
+from erp_agent.errors import ModelUnavailable
+from erp_agent.evals.score import figure_present, grounded, plain, tool_sources
+from erp_agent.gateway.session import Session
+from erp_agent.gateway.signin import sign_in
+from erp_agent.models.base import ChatModel, Completion, Message
+from erp_agent.planner import FallbackModel, OfflinePlanner
+from erp_agent.runtime import Runtime
+from erp_agent.store.sql_store import open_store
+from conftest import TEST_TODAY, DemoERP
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass
+class Answer:
+    text: str
+    tools: list[str]
+    calls: list[dict[str, Any]]
+    blocks: list[dict[str, Any]]
+    outcome: str
+    grounded: bool
+
+
+class Agent:
+    def __init__(self, runtime: Runtime, model: ChatModel) -> None:
+        self.runtime, self.model = runtime, model
+        self.sessions: dict[str, Session] = {}
+
+    async def session(self, user: str) -> Session:
+        if user not in self.sessions:
+            rt = self.runtime
+            self.sessions[user] = await sign_in(rt.connector, rt.registry, rt.policy, user, "demo")
+        return self.sessions[user]
+
+    async def ask(self, question: str, user: str = "admin@demo.local") -> Answer:
+        engine = self.runtime.engine(self.model, EngineSettings(today=TEST_TODAY))
+        response = await engine.run_turn(await self.session(user), question)
+        turns = await self.runtime.store.turns(response.conversation_id)
+        sources = tool_sources(turns[-1].state["messages"])
+        text = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
+        return Answer(
+            text, [c["name"] for c in response.tools_called], response.tools_called,
+            response.blocks, response.outcome, grounded(text, sources, question),
+        )  # fmt: skip
+
+
+@pytest.fixture
+async def agent(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Agent]:
+    store = open_store(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}")
+    runtime = await Runtime.create(Settings(erp_url=demo_erp.url), store=store)
+    yield Agent(runtime, OfflinePlanner(runtime.catalog))
+    await runtime.aclose()
+
+
+def sql(demo_erp: DemoERP, query: str, *params: Any) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(demo_erp.path) as conn:
+        return list(conn.execute(query, params))
+
+
+# ------------------------------------------------------------------ exact plane
+
+
+async def test_filtered_list_counts_and_links(agent: Agent, demo_erp: DemoERP) -> None:
+    cutoff = (TEST_TODAY - dt.timedelta(days=30)).isoformat()
+    [(n,)] = sql(demo_erp, "select count(*) from `tabSales Invoice` where status='Overdue' "
+                 "and due_date < ? and branch='Kisumu'", cutoff)  # fmt: skip
+    a = await agent.ask("Which customer invoices are overdue by more than 30 days?", "kisumu.manager@demo.local")
+    assert a.tools[:2] == ["sales_invoice.list", "sales_invoice.count"]
+    assert a.text.startswith(f"{n} sales invoices")
+    assert a.grounded and (n < 2 or any(b["type"] == "table" for b in a.blocks))
+
+
+async def test_count_with_status_words(agent: Agent, demo_erp: DemoERP) -> None:
+    [(n,)] = sql(demo_erp, "select count(*) from `tabSales Order` where status in "
+                 "('To Deliver and Bill','To Bill','To Deliver')")  # fmt: skip
+    a = await agent.ask("How many open sales orders do we have?")
+    assert a.tools == ["sales_order.count"]
+    assert f"There are {n} sales orders" in a.text
+
+
+async def test_branch_total_for_a_quarter(agent: Agent, demo_erp: DemoERP) -> None:
+    rows = sql(demo_erp, "select currency, sum(grand_total) from `tabSales Invoice` where branch='Nakuru' "
+               "and posting_date between '2026-04-01' and '2026-06-30' group by currency")  # fmt: skip
+    a = await agent.ask("What did we bill the Nakuru branch in Q2?")
+    assert a.tools == ["sales_invoice.aggregate"] and rows
+    for _currency, total in rows:
+        assert figure_present(a.text, round(total, 2)), a.text
+    assert a.grounded
+
+
+async def test_top_n_with_a_chart(agent: Agent, demo_erp: DemoERP) -> None:
+    rows = sql(demo_erp, "select customer, sum(grand_total) s from `tabSales Invoice` where posting_date "
+               "between '2026-10-01' and '2026-12-31' group by customer order by s desc limit 5")  # fmt: skip
+    a = await agent.ask("Show me the top 5 customers by revenue this quarter as a chart.")
+    assert a.tools == ["sales_invoice.aggregate", "display.chart"]
+    assert [b for b in a.blocks if b["type"] == "chart"]
+    for customer, total in rows:
+        assert customer in a.text and figure_present(a.text, round(total, 2))
+
+
+async def test_group_by_month_and_trend(agent: Agent, demo_erp: DemoERP) -> None:
+    [(march,)] = sql(demo_erp, "select sum(grand_total) from `tabSales Invoice` "
+                     "where posting_date between '2026-03-01' and '2026-03-31'")  # fmt: skip
+    a = await agent.ask("Revenue by month this year")
+    assert a.tools[0] in ("sales_invoice.aggregate", "analytics.aggregate")
+    assert figure_present(a.text, round(march, 2)) and a.grounded
+    trend = await agent.ask("How are sales trending?")
+    assert trend.grounded and any(b["type"] == "chart" for b in trend.blocks)
+
+
+async def test_one_document_status(agent: Agent, demo_erp: DemoERP) -> None:
+    [(name, status, total)] = sql(demo_erp, "select name, status, grand_total from `tabSales Invoice` "
+                                  "order by name desc limit 1 offset 7")  # fmt: skip
+    a = await agent.ask(f"Find Sales Invoice {name} and tell me if it's been paid.")
+    assert a.tools == ["sales_invoice.get"]
+    assert name in a.text and f"status {status}" in a.text and figure_present(a.text, total)
+
+
+async def test_financial_statement_report(agent: Agent) -> None:
+    a = await agent.ask("What's our P&L for Savanna Trading Ltd this fiscal year, broken down monthly?")
+    if "report.profit_and_loss" not in (await agent.session("admin@demo.local")).allowed_tools:
+        pytest.skip("report access was not granted at sign-in (see the lead's note on report_access)")
+    call = next(c for c in a.calls if c["name"] == "report.profit_and_loss")
+    assert call["arguments"]["periodicity"] == "monthly"
+    assert call["arguments"]["company"] == "Savanna Trading Ltd"
+    assert "Net Profit" in a.text and a.grounded
+
+
+# ------------------------------------------------------------------ workflow, writes
+
+
+async def test_workflow_explains_who_may_act(agent: Agent, demo_erp: DemoERP) -> None:
+    [(po,)] = sql(demo_erp, "select name from `tabPurchase Order` where workflow_state='Pending Approval' limit 1")
+    drafter = await agent.ask(f"Why can't I approve {po}?", "purchase@demo.local")
+    assert drafter.tools == ["purchase_order.workflow"]
+    assert "Pending Approval" in drafter.text and "Purchase Manager" in drafter.text
+    manager = await agent.ask(f"What can I do with {po}?", "purchase.manager@demo.local")
+    assert "Approve" in manager.text and "Reject" in manager.text
+
+
+async def test_writes_become_proposals(agent: Agent, demo_erp: DemoERP) -> None:
+    [(po,)] = sql(demo_erp, "select name from `tabPurchase Order` where workflow_state='Pending Approval' limit 1")
+    approve = await agent.ask(f"Please approve PO {po}", "purchase.manager@demo.local")
+    assert approve.tools == ["purchase_order.workflow", "purchase_order.workflow_action"]
+    assert approve.calls[-1]["arguments"] == {"id": po, "action": "Approve"}
+    assert approve.outcome == "proposal" and "confirm" in approve.text
+    [(item, rate)] = sql(demo_erp, "select name, standard_rate from tabItem where standard_rate > 0 limit 1")
+    quote = await agent.ask(f"Create a quotation for Acme Ltd for 20 units of {item}", "kisumu.manager@demo.local")
+    create = next(c for c in quote.calls if c["name"] == "quotation.create")["arguments"]
+    assert create["party"] == "Acme Ltd" and create["company"] == "Savanna Trading Ltd"
+    assert create["items"] == [{"item": item, "qty": 20.0, "rate": rate}]
+    assert quote.outcome == "proposal"
+    [(lead,)] = sql(demo_erp, "select name from tabLead where qualification_status != 'Qualified' limit 1")
+    mark = await agent.ask(f"Mark {lead} as qualified")
+    assert mark.calls[-1] == {"name": "lead.update", "arguments": {"id": lead, "values": {"qualification": "Qualified"}}}
+    [(stored,)] = sql(demo_erp, "select qualification_status from tabLead where name=?", lead)
+    assert stored != "Qualified"  # nothing changes until the user confirms
+
+
+# ------------------------------------------------------------------ scope and declining
+
+
+async def test_cross_scope_probe_finds_nothing(agent: Agent, demo_erp: DemoERP) -> None:
+    mombasa = [r[0] for r in sql(demo_erp, "select name from `tabSales Invoice` where branch='Mombasa'")]
+    a = await agent.ask("Show me Mombasa's invoices", "kisumu.manager@demo.local")
+    assert a.text.startswith("No records found")
+    assert not any(doc in a.text for doc in mombasa)
+
+
+@pytest.mark.parametrize(
+    ("question", "user"),
+    [
+        ("What will the weather be?", "admin@demo.local"),
+        ("What is our headcount?", "sales@demo.local"),
+        ("Which items are below reorder level?", "admin@demo.local"),
+        ("Projected revenue next quarter for the moon base", "sales@demo.local"),
+    ],
+)
+async def test_declines_without_guessing(agent: Agent, question: str, user: str) -> None:
+    a = await agent.ask(question, user)
+    assert "can't" in a.text and a.grounded
+    assert not any(t.endswith((".list", ".aggregate", ".count")) for t in a.tools)
+
+
+async def test_knowledge_is_declined_when_no_search_is_offered(agent: Agent) -> None:
+    a = await agent.ask("How does a quotation become a sales order?")
+    if "knowledge.search" in a.tools:
+        assert a.grounded
+    else:
+        assert "can't search the process documentation" in a.text
+
+
+# ------------------------------------------------------------------ fallback
+
+
+class _Down(ChatModel):
+    profile = OfflinePlanner().profile
+
+    async def complete(self, messages: Any, tools: Any = (), *, temperature: float | None = None,
+                       max_tokens: int | None = None) -> Completion:  # fmt: skip
+        raise ModelUnavailable(detail="provider returned 503")
+
+
+async def test_fallback_answers_with_the_planner_and_says_so(agent: Agent) -> None:
+    agent.model = FallbackModel(_Down(), OfflinePlanner(agent.runtime.catalog))
+    a = await agent.ask("How many open sales orders do we have?")
+    assert a.tools == ["sales_order.count"]
+    assert a.text.endswith("(answered by the offline planner: the configured model is unavailable)")
+
+
+def test_planner_reads_only_this_turn() -> None:
+    """An earlier turn's results are not mistaken for this turn's."""
+    from erp_agent.planner.context import read
+
+    earlier = [Message("user", "count open orders"), Message("tool", json.dumps({"status": "ok"}), tool_call_id="x")]
+    view = read([Message("system", "- Today: 2026-11-30\n- Company: Savanna Trading Ltd"), *earlier,
+                 Message("user", "and quotations?")])  # fmt: skip
+    assert view.request == "and quotations?" and view.results == []
+    assert view.company == "Savanna Trading Ltd" and view.today == TEST_TODAY

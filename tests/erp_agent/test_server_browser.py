@@ -1,0 +1,161 @@
+"""The web app in a real Chromium (Debian's, at /usr/bin/chromium): sign-in, a streamed table
+and chart, confirming a proposal, an administrator switching the model provider.
+
+Screenshots go to test-artifacts/ (git-ignored)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
+from server_doubles import CREATE_LEAD, SALES_BY_CUSTOMER, LiveServer, serve_in_thread
+
+from erp_agent.models.fake_server import FakeOpenAIServer, FakeReply
+
+pytestmark = pytest.mark.browser
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+ARGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def live(demo_erp: Any, tmp_path: Path) -> Iterator[LiveServer]:
+    server = serve_in_thread(demo_erp.url, tmp_path, delay=0.3)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(browser: Browser, live: LiveServer) -> Iterator[Page]:
+    context = browser.new_context(base_url=live.url, viewport={"width": 1200, "height": 900})
+    opened = context.new_page()
+    problems: list[str] = []
+    # CSP violations and script errors show up here; the app must have none.
+    opened.on("console", lambda m: problems.append(m.text) if _is_error(m) else None)
+    opened.on("pageerror", lambda e: problems.append(str(e)))
+    yield opened
+    context.close()
+    assert problems == []
+
+
+def _is_error(message: ConsoleMessage) -> bool:
+    # A refused request (401 before sign-in) is expected; anything else is a defect.
+    return message.type == "error" and "401" not in message.text
+
+
+def shot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def sign_in(page: Page, user: str) -> None:
+    page.goto("/")
+    page.fill("input[name=user]", user)
+    page.fill("input[name=password]", "demo")
+    page.click("#sign-in button[type=submit]")
+    expect(page.locator("#workspace")).to_be_visible()
+    expect(page.locator("#who")).to_contain_text(user)
+
+
+def ask(page: Page, question: str) -> None:
+    page.fill("#composer textarea", question)
+    page.keyboard.press("Enter")
+
+
+def test_a_question_streams_a_table_and_a_chart(page: Page) -> None:
+    sign_in(page, "admin@demo.local")
+    shot(page, "chat-signed-in")
+    ask(page, SALES_BY_CUSTOMER)
+    progress = page.locator(".msg.agent .progress")
+    expect(progress).to_contain_text("Thinking…")  # live progress while the model works
+    table = page.locator(".table-block table")
+    expect(table).to_be_visible()
+    assert table.locator("tbody tr").count() > 1
+    canvas = page.locator(".chart-block canvas")
+    expect(canvas).to_be_visible()
+    page.wait_for_function("() => window.Chart && Chart.getChart(document.querySelector('.chart-block canvas'))")
+    expect(page.locator(".text-block strong")).to_have_text("sales by customer")
+    shot(page, "chat-table-and-chart")
+    pager = page.locator(".table-block .pager")
+    if "of" in pager.inner_text():  # more rows than one page: page through the stored result
+        first = table.locator("tbody tr").first.inner_text()
+        pager.get_by_role("button", name="Next ›").click()
+        expect(table.locator("tbody tr").first).not_to_have_text(first)
+        expect(pager).to_contain_text("21–")
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    expect(table).to_be_visible()
+    overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1, "the page scrolls sideways at phone width"
+    shot(page, "chat-phone")
+
+    page.click(".feedback button[aria-label=Helpful]")
+    expect(page.locator(".feedback .thanks")).to_contain_text("Thanks")
+
+
+def test_confirming_a_proposal_shows_the_exact_values(page: Page) -> None:
+    sign_in(page, "admin@demo.local")
+    ask(page, CREATE_LEAD)
+    block = page.locator(".proposal-block")
+    expect(block).to_contain_text("Jane Roe")
+    block.get_by_role("button", name="Review and confirm…").click()
+    dialog = page.locator("#proposal-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator(".details")).to_contain_text("Acme Ltd")
+    shot(page, "proposal-dialog")
+    dialog.get_by_role("button", name="Confirm").click()
+    expect(dialog.locator(".result")).to_contain_text("Done")
+    expect(block.locator(".status")).to_have_text("executed")
+    shot(page, "proposal-confirmed")
+
+
+def test_an_admin_switches_the_model_provider(page: Page, live: LiveServer) -> None:
+    fake = FakeOpenAIServer(api_key="test-key", model="fake-model")
+    with fake.running() as base_url:
+        sign_in(page, "admin@demo.local")
+        page.click("#admin-link")
+        expect(page.locator("#model-current")).to_contain_text("offline")
+        form = page.locator("#model-form")
+        form.locator("select[name=provider]").select_option("openai")
+        form.locator("input[name=model]").fill("fake-model")
+        form.locator("input[name=base_url]").fill(base_url)
+        form.locator("input[name=api_key]").fill("test-key")
+        form.get_by_role("button", name="Apply").click()
+        expect(page.locator("#model-current")).to_contain_text("openai · fake-model · key set")
+        expect(form.locator("input[name=api_key]")).to_have_value("")
+        assert "test-key" not in page.content()
+        shot(page, "admin-model-switched")
+
+        fake.enqueue(FakeReply(content="Hello from the switched provider."))
+        page.click("text=Chat")
+        ask(page, "Say hello")
+        expect(page.locator(".msg.agent .text-block")).to_contain_text("Hello from the switched provider.")
+        assert fake.requests, "the new provider was not called"
+        shot(page, "chat-after-switch")
+
+
+def test_the_admin_page_refuses_other_users(page: Page) -> None:
+    sign_in(page, "sales@demo.local")
+    expect(page.locator("#admin-link")).to_be_hidden()
+    page.goto("/admin")
+    expect(page.locator("#denied")).to_contain_text("System Manager")
+    expect(page.locator("#admin")).to_be_hidden()
