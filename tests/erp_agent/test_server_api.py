@@ -242,3 +242,23 @@ async def test_metrics_count_requests_turns_tools_and_tokens(client: httpx.Async
     assert 'erp_agent_turn_seconds_count{outcome="answered"} 1.0' in text
     assert 'erp_agent_tool_calls_total{tool="sales_invoice.aggregate"} 1.0' in text
     assert 'erp_agent_tokens_total{kind="prompt"} 350.0' in text
+
+
+async def test_exports_go_through_the_export_tool(client: httpx.AsyncClient, harness: Harness) -> None:
+    await sign_in(client, ADMIN)
+    result_id = final(await ask(client, SALES_BY_CUSTOMER))["blocks"][1]["result_id"]
+    xlsx = await client.get(f"/api/results/{result_id}/export", params={"format": "xlsx"})
+    assert xlsx.status_code == 200
+    assert xlsx.content[:2] == b"PK"  # a zip container: a real workbook
+    assert "attachment" in xlsx.headers["content-disposition"]
+    events = await harness.runtime.store.events(tool="results.export")
+    assert events
+    assert events[0].user == ADMIN
+
+
+def test_file_blocks_reach_the_browser_as_urls_not_paths() -> None:
+    from erp_agent.server.blocks import for_web
+
+    block = {"type": "file", "name": "Sales.xlsx", "path": "/srv/exports/admin/res_abc.xlsx"}
+    (shown,) = for_web([block])
+    assert shown == {"type": "file", "name": "Sales.xlsx", "url": "/api/results/res_abc/export?format=xlsx"}

@@ -42,7 +42,9 @@ def model_from(spec: str) -> ChatModel:
     return build_model(ModelSettings(provider=provider, model=name, api_key_env=_KEY_ENV[provider]))
 
 
-async def _run(model: ChatModel, suites: list[str], password: str, today: dt.date | None) -> EvalRun:
+async def _run(
+    model: ChatModel, suites: list[str], password: str, today: dt.date | None
+) -> EvalRun:
     settings = load_settings()
     with tempfile.TemporaryDirectory(prefix="erp-agent-eval-") as tmp:
         # Eval conversations go to a throwaway store, never the deployment's.
@@ -58,9 +60,12 @@ async def _run(model: ChatModel, suites: list[str], password: str, today: dt.dat
 
 
 def command(
-    model: Annotated[str, typer.Option(help="offline | openai:MODEL | anthropic:MODEL")] = "offline",
+    model: Annotated[
+        str, typer.Option(help="offline | openai:MODEL | anthropic:MODEL")
+    ] = "offline",
     suite: Annotated[
-        list[str] | None, typer.Option("--suite", help="Suite name or YAML path (repeatable; default: all).")
+        list[str] | None,
+        typer.Option("--suite", help="Suite name or YAML path (repeatable; default: all)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     today: Annotated[

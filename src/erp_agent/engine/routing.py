@@ -24,11 +24,15 @@ SPINE = (
     "display.cards",
     "knowledge.search",
     "records.search",
-    "results.page",
-    "results.export",
-    "analytics.aggregate",
     "workflow.describe",
 )
+# Tools whose schema is large or whose use is rarer: offered when the request's words ask.
+ON_DEMAND = {
+    "export": "results.export", "excel": "results.export", "xlsx": "results.export",
+    "csv": "results.export", "pdf": "results.export", "download": "results.export",
+    "more": "results.page", "next": "results.page", "rest": "results.page", "page": "results.page",
+    "sort": "results.page", "sorted": "results.page",
+}  # fmt: skip
 WRITE_WORDS = frozenset(
     [
         "create",
@@ -139,7 +143,7 @@ class Router:
         for name in route.reports:
             modules.append(self.catalog.report(name).module)
         route.modules = list(dict.fromkeys(self.catalog.with_related(dict.fromkeys(modules))))
-        analyses = [tool for word, tool in ANALYSIS_WORDS.items() if word in words]
+        analyses = [tool for word, tool in {**ANALYSIS_WORDS, **ON_DEMAND}.items() if word in words]
         route.offered = self._offer(route, session, [*analyses, *extra])
         return route
 
@@ -165,6 +169,8 @@ class Router:
             if route.wants_write and not session.read_only:
                 add(t.name for t in by_entity.get(name, []) if t.effect is Effect.WRITE)
         add(f"report.{r}" for r in route.reports)
+        if not any(n.endswith(".aggregate") for n in chosen):
+            add(["analytics.aggregate"])  # totals over any entity when none was named
         if not route.entities and not route.reports:
             for module in route.modules:
                 add(f"report.{r.name}" for r in self.catalog.reports_for_module(module))

@@ -16,14 +16,27 @@ def _cell(value: float | None) -> str:
 
 def table(run: EvalRun) -> Table:
     out = Table(title=f"erp-agent eval · model {run.model}")
-    for column in ("suite", "cases", "accuracy", "grounded", "recall@k", "prompt tok", "p50 ms", "p95 ms", "gates"):
+    for column in (
+        "suite",
+        "cases",
+        "accuracy",
+        "grounded",
+        "recall@k",
+        "prompt tok",
+        "p50 ms",
+        "p95 ms",
+        "gates",
+    ):
         out.add_column(column, justify="left" if column in ("suite", "gates") else "right")
     for s in run.suites:
         m = s.metrics
-        gates = ", ".join(
-            f"[{'green' if g['ok'] else 'red'}]{name} {_cell(g['value'])}/{g['bound']:g}[/]"
-            for name, g in s.gates.items()
-        ) or "–"
+        gates = (
+            ", ".join(
+                f"[{'green' if g['ok'] else 'red'}]{name} {_cell(g['value'])}/{g['bound']:g}[/]"
+                for name, g in s.gates.items()
+            )
+            or "–"
+        )
         out.add_row(
             s.name, _cell(m["cases"]), _cell(m["accuracy"]), _cell(m["groundedness"]),
             _cell(m["recall_at_k"]), _cell(m["prompt_tokens"]), _cell(m["latency_ms_p50"]),

@@ -84,7 +84,9 @@ class _Sessions:
     async def get(self, user: str) -> Session:
         if user not in self.cache:
             rt = self.runtime
-            self.cache[user] = await sign_in(rt.connector, rt.registry, rt.policy, user, self.password)
+            self.cache[user] = await sign_in(
+                rt.connector, rt.registry, rt.policy, user, self.password
+            )
         return self.cache[user]
 
 
@@ -109,7 +111,9 @@ async def run_suites(
                 if suite.mode == "route":
                     cases.append(await _route_case(runtime, sessions, suite, case))
                 else:
-                    cases.append(await _turn_case(runtime, engine, truth, sessions, suite, case, admin))
+                    cases.append(
+                        await _turn_case(runtime, engine, truth, sessions, suite, case, admin)
+                    )
             except Exception as exc:  # one broken case must not hide the others' scores
                 cases.append(CaseResult(suite.name, case.id, case.question, case.user, False, False,
                                         error=f"{type(exc).__name__}: {exc}"))  # fmt: skip
@@ -117,7 +121,9 @@ async def run_suites(
     return EvalRun(model.profile.name, results)
 
 
-async def _route_case(runtime: Runtime, sessions: _Sessions, suite: Suite, case: Case) -> CaseResult:
+async def _route_case(
+    runtime: Runtime, sessions: _Sessions, suite: Suite, case: Case
+) -> CaseResult:
     session = await sessions.get(case.user)
     started = time.perf_counter()
     route = runtime.router.route(case.question, session)
@@ -127,7 +133,13 @@ async def _route_case(runtime: Runtime, sessions: _Sessions, suite: Suite, case:
 
 
 async def _turn_case(
-    runtime: Runtime, engine: Any, truth: Truth, sessions: _Sessions, suite: Suite, case: Case, admin: str
+    runtime: Runtime,
+    engine: Any,
+    truth: Truth,
+    sessions: _Sessions,
+    suite: Suite,
+    case: Case,
+    admin: str,
 ) -> CaseResult:
     admin_session = await sessions.get(admin)
     session = await sessions.get(case.user)
@@ -156,7 +168,9 @@ async def _turn_case(
         checks = await _checks(case, suite, truth, sessions, admin_session, picked, question, answer,
                                [c["name"] for c in response.tools_called], sources)  # fmt: skip
         recall = None
-        if case.expect.recall_id and any(c["name"].endswith(".search") for c in response.tools_called):
+        if case.expect.recall_id and any(
+            c["name"].endswith(".search") for c in response.tools_called
+        ):
             wanted = str(resolve(case.expect.recall_id, truth.today, picked))
             recall = 1.0 if wanted in score.search_ids(sources, suite.recall_k) else 0.0
         is_grounded = score.grounded(answer, sources, question)

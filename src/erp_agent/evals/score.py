@@ -73,5 +73,7 @@ def search_ids(sources: Sequence[Any], k: int) -> list[str]:
         for key in ("hits", "results", "records", "passages"):
             hits = result.get(key)
             if isinstance(hits, list):
-                ids += [str(h.get("id") or h.get("name") or "") for h in hits[:k] if isinstance(h, dict)]
+                ids += [
+                    str(h.get("id") or h.get("name") or "") for h in hits[:k] if isinstance(h, dict)
+                ]
     return ids

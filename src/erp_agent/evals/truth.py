@@ -106,7 +106,9 @@ class Truth:
             return [await self.connector.count(cred, q.entity, flts)]
         measure = Measure(Func.SUM, q.field) if q.op == "sum" else Measure(Func.COUNT, None)
         request = AggregateRequest(
-            measures=(measure,), group_by=tuple(GroupKey(g, None) for g in q.group_by), filters=tuple(flts)
+            measures=(measure,),
+            group_by=tuple(GroupKey(g, None) for g in q.group_by),
+            filters=tuple(flts),
         )
         result = await self.connector.aggregate(cred, q.entity, request)
         key = f"sum_{q.field}" if q.op == "sum" else "count_records"

@@ -278,7 +278,9 @@ def _report_text(label: str, r: Result, args: Mapping[str, Any], req: Request) -
         for k, v in args.items()
         if k in ("company", "from_date", "to_date", "as_of_date", "periodicity")
     )
-    if not rows and not lines:
+    count = data.get("row_count")
+    count = count if isinstance(count, int) else len(rows)
+    if not count and not lines:
         return f"No records found: the {label} report ({scope}) returned no rows."
-    head = f"{label} ({scope}): {fmt(len(rows))} rows, shown in the table."
+    head = f"{label} ({scope}): {fmt(count)} rows, shown in the table."
     return head + ("\n" + "\n".join(lines) if lines else "")

@@ -43,6 +43,20 @@ class Result:
             return self.content["result"]
         if "page" in self.content:
             return {"rows": self.content["page"], "summary": self.content.get("summary", {})}
+        summary = self.content.get("summary")
+        if isinstance(summary, dict) and ("report_summary" in summary or "top_rows" in summary):
+            # A big report: the engine sends its own summary (the ERP's totals, the top rows).
+            return {
+                "rows": summary.get("top_rows") or [],
+                "summary": summary.get("report_summary") or [],
+                "total_row": summary.get("totals") or {},
+                "columns": [
+                    {"fieldname": c.get("name"), "label": c.get("label")}
+                    for c in summary.get("columns") or []
+                    if isinstance(c, dict)
+                ],
+                "row_count": summary.get("row_count"),
+            }
         return None
 
     @property

@@ -366,7 +366,10 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
         req.compared_field = _compared_field(req.entity, low)
     if req.date_part is None:
         # "broken down monthly" also sets a report's periodicity when no entity is named.
-        word = re.search(r"\b(monthly|quarterly|yearly|annually|by month|by quarter|by year|per month|per quarter)\b", low)
+        word = re.search(
+            r"\b(monthly|quarterly|yearly|annually|by month|by quarter|by year|per month|per quarter)\b",
+            low,
+        )
         if word:
             req.date_part = _DATE_PARTS[word.group(1).split()[-1]]
     req.names = _names(text, req.entity, catalog, [d for _, d in req.doc_ids])

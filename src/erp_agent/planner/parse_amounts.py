@@ -58,7 +58,9 @@ def parse_top(text: str) -> int | None:
     if m:
         word = m.group(1)
         return int(word) if word.isdigit() else _WORDS[word]
-    m = re.search(r"\b(\d{1,3}|" + "|".join(_WORDS) + r")\s+(?:top|largest|biggest|best|highest|leading)\b", t)
+    m = re.search(
+        r"\b(\d{1,3}|" + "|".join(_WORDS) + r")\s+(?:top|largest|biggest|best|highest|leading)\b", t
+    )
     if m:
         word = m.group(1)
         return int(word) if word.isdigit() else _WORDS[word]

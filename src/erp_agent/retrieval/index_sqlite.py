@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS index_state (
 
 # bm25 column weights: an id match outweighs a title match, which outweighs the body.
 _BM25 = "bm25(docs_fts, 3.0, 1.0, 10.0, 0.0)"
+PRUNE_ABOVE = 20_000  # documents; below this the OR fallback keeps even ubiquitous terms
 _SCOPE_FIELDS = ("tenant", "kind", "company", "branch", "entity", "module")
 
 
@@ -200,8 +201,28 @@ class SQLiteIndex(Index):
         # A named id that matched is the answer; OR over its parts ("acc", "2026") is noise.
         if len(hits) < k and len(quoted) > 1 and not (ids and hits):
             # Fewer than k documents hold every term: fill up with those holding any of them.
-            hits = with_fallback(hits, self._match(" OR ".join(quoted), scope, k), k)
+            loose = self._selective([f'"{t}"' for t in terms]) + [f'ids : "{i}"' for i in ids]
+            hits = with_fallback(hits, self._match(" OR ".join(loose), scope, k), k)
         return hits
+
+    def _selective(self, quoted: list[str]) -> list[str]:
+        """In a large index, the terms found in at most half the documents. A term in most
+        documents adds ~nothing to bm25 (its IDF is ~0) yet makes FTS5 rank every document
+        holding it: OR-ing "invoice" over 100k invoice cards costs more than the whole rest of
+        the search. Small indexes keep every term (cheap, and the fill-up is still useful)."""
+        with self._lock:
+            total = self._db.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
+            if total < PRUNE_ABOVE:
+                return quoted
+            kept = [
+                term
+                for term in quoted
+                if self._db.execute(
+                    "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?", (term,)
+                ).fetchone()[0]
+                <= total / 2
+            ]
+        return kept or quoted
 
     def _match(self, expression: str, scope: Scope, k: int) -> Ranked:
         filters = _scope_match(scope)

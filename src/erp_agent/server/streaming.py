@@ -14,6 +14,7 @@ from erp_agent.engine.events import Event, EventBus, TextDelta
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ErpAgentError, ErpAuthenticationError, ErpSessionExpired
 from erp_agent.gateway.session import Session
+from erp_agent.server.blocks import for_web
 from erp_agent.server.db import TurnLogRow
 from erp_agent.server.state import ServerState
 
@@ -93,4 +94,6 @@ async def stream_turn(
         log.exception("turn failed for %s", session.user)
         yield sse("error", {"message": error_text(exc)})
         return
-    yield sse("response", response.as_dict())
+    payload = response.as_dict()
+    payload["blocks"] = for_web(payload["blocks"])
+    yield sse("response", payload)

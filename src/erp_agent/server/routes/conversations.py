@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException
 
+from erp_agent.server.blocks import for_web
 from erp_agent.server.routes._deps import State, User
 from erp_agent.server.state import ServerState
 
@@ -23,7 +24,7 @@ async def _fresh_proposals(
 ) -> list[dict[str, Any]]:
     """A stored response shows a proposal as it was; show its status as it is now."""
     out = []
-    for block in blocks:
+    for block in for_web(blocks):
         if block.get("type") == "proposal":
             proposal = await state.runtime.store.get_proposal(str(block.get("id")))
             if proposal is not None:

@@ -56,8 +56,9 @@ function tableBlock(block) {
       pager.append(prev, el('span', {}, `${start + 1}–${Math.min(start + limit, total)} of ${total}`), next);
     }
     if (block.result_id) {
-      const href = `/api/results/${encodeURIComponent(block.result_id)}/export?format=csv&columns=${encodeURIComponent(page.columns.join(','))}`;
-      pager.append(el('a', { class: 'export', href, download: true }, 'Export CSV'));
+      const base = `/api/results/${encodeURIComponent(block.result_id)}/export?format=`;
+      pager.append(el('span', { class: 'export' }, 'Export ',
+        ...['csv', 'xlsx', 'pdf'].flatMap((f, i) => [i ? ' · ' : '', el('a', { href: base + f, download: true }, f.toUpperCase())])));
     }
   }
 

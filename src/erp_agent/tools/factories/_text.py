@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from erp_agent.catalog import Entity, FieldType, Operation
-from erp_agent.tools.factories.filters import groupable, measurable
 
 WRITE_RULE = (
     "This prepares a proposal; the user must confirm it before anything changes in the ERP. "
@@ -60,8 +59,7 @@ def describe(entity: Entity, op: Operation) -> str:
         Operation.GET: (
             f"Get one {label} by its id, with all its fields"
             + (f" and its rows ({', '.join(tables)})" if tables else "")
-            + f". Use when you know the id (from the user or {name}.list). {about} "
-            "Returns the record."
+            + f". Use when you know the id (from the user or {name}.list). Returns the record."
         ),
         Operation.COUNT: (
             f"Count {plural} matching filters. Returns the exact number as count. Use for "
@@ -71,12 +69,10 @@ def describe(entity: Entity, op: Operation) -> str:
             f"Exact totals, counts, averages, minimums and maximums over {plural}, computed by "
             "the ERP, optionally grouped by fields or by year/quarter/month of a date. Returns "
             "rows (one per group; each measure as <func>_<field>, count as count_records), "
-            "record_count, and how it was computed. "
-            f"Numeric fields: {', '.join(measurable(entity)) or 'none'}. "
-            f"Group by: {', '.join(groupable(entity)) or 'none'}. " + _hints(entity)
+            "record_count, and how it was computed. " + _hints(entity)
         ),
         Operation.CREATE: (
-            f"Prepare a new {label} for the user to confirm. {about} Give the fields you know; "
+            f"Prepare a new {label} for the user to confirm. Give the fields you know; "
             "the ERP fills defaults and computes totals. Returns a proposal to show the user; "
             "nothing is saved until they confirm."
         ),
