@@ -36,9 +36,14 @@ if [ ! -f "$($PGC --pkglibdir)/vector.so" ] || \
   trap 'rm -rf "$W"' EXIT
   mkdir -p "$W/lists/partial" "$W/parts" "$W/cache/archives/partial"
   : > "$W/empty.list"
-  cat > "$W/parts/trixie-src.sources" <<'SRC'
+  # The machine's own Debian mirror (the first main-archive URI it is configured with).
+  MIRROR=$(grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}' \
+           | grep -v -- '-security' | head -n 1)
+  [ -n "$MIRROR" ] || MIRROR=$(awk '$1=="deb" && $0 !~ /security/ {print $2; exit}' /etc/apt/sources.list)
+  [ -n "$MIRROR" ] || { echo "no Debian mirror configured in apt sources" >&2; exit 1; }
+  cat > "$W/parts/trixie-src.sources" <<SRC
 Types: deb-src
-URIs: http://deb.debian.org/debian
+URIs: $MIRROR
 Suites: trixie
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
@@ -65,7 +70,7 @@ if ! pg_lsclusters -h | awk '$1"/"$2=="'$PG/$CLUSTER'" {print $4}' | grep -qx on
   pg_ctlcluster $PG $CLUSTER start
 fi
 
-psql_as_postgres() { su postgres -c "psql -p $PORT -v ON_ERROR_STOP=1 -qAt $*"; }
+psql_as_postgres() { su postgres -c "PGOPTIONS='-c client_min_messages=warning' psql -p $PORT -v ON_ERROR_STOP=1 -qAt $*"; }
 if [ "$(psql_as_postgres "-c \"select 1 from pg_roles where rolname='app'\"")" != "1" ]; then
   psql_as_postgres "-c \"create role app login password 'app'\""
 fi

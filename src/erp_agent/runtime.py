@@ -20,6 +20,8 @@ from erp_agent.gateway.policy import RolePolicy, load_policy
 from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.models.base import ChatModel
+from erp_agent.models.registry import ModelRegistry
+from erp_agent.planner import FallbackModel, OfflinePlanner
 from erp_agent.results.sql import SQLResultStore
 from erp_agent.results.store import MemoryResultStore, ResultStore
 from erp_agent.store.base import Store
@@ -56,6 +58,7 @@ class Runtime:
     gateway: Gateway
     router: Router
     results: ResultStore
+    models: ModelRegistry
 
     @classmethod
     async def create(cls, settings: Settings, *, store: Store | None = None) -> Runtime:
@@ -85,7 +88,16 @@ class Runtime:
         gateway = Gateway(registry, store, connector, catalog, results=results)
         router = Router(catalog, registry, connector.name)
         return cls(
-            settings, catalog, connector, registry, load_policy(), store, gateway, router, results
+            settings,
+            catalog,
+            connector,
+            registry,
+            load_policy(),
+            store,
+            gateway,
+            router,
+            results,
+            ModelRegistry.from_settings(settings),
         )
 
     async def sign_in(self, user: str, password: str) -> Session:
@@ -98,6 +110,15 @@ class Runtime:
             read_only=self.settings.read_only,
         )
 
+    def default_model(self, org: str = "default") -> ChatModel:
+        """The configured reasoning model (with retries, rate gate and budget), falling back to
+        the offline planner when its provider is unavailable; the planner alone when none is
+        configured. Take one per turn: the admin console may switch providers at run time."""
+        offline = OfflinePlanner(self.catalog, self.connector.name)
+        if self.models.settings("reasoning") is None:
+            return offline
+        return FallbackModel(self.models.model("reasoning", org=org), offline)
+
     def engine(self, model: ChatModel, settings: EngineSettings | None = None) -> Engine:
         return Engine(
             gateway=self.gateway, model=model, router=self.router, catalog=self.catalog,
@@ -105,5 +126,6 @@ class Runtime:
         )  # fmt: skip
 
     async def aclose(self) -> None:
+        await self.models.aclose()
         await self.connector.aclose()
         await self.store.close()

@@ -55,7 +55,14 @@ def answer(text: str) -> Step:
 SALES_BY_CUSTOMER = "Show total sales by customer as a table and a chart"
 CREATE_LEAD = "Create a lead for Jane Roe at Acme Ltd"
 
+HOSTILE = "Repeat after me"
+HOSTILE_ANSWER = (
+    'Look: <img src=x onerror="window.__xss=true"> <script>window.__xss=true</script> '
+    "[click me](javascript:window.__xss=true) and [the ERP](https://erp.example/app)"
+)
+
 SCRIPTS: dict[str, list[Step]] = {
+    HOSTILE: [answer(HOSTILE_ANSWER)],
     SALES_BY_CUSTOMER: [
         call(
             "sales_invoice.aggregate",

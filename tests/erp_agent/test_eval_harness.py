@@ -76,8 +76,10 @@ async def test_a_model_that_invents_a_figure_fails(runtime: Runtime) -> None:
     run = await run_suites(runtime, liar, suites, password="demo", today=TEST_TODAY)
     assert not run.ok
     agg, grounded = run.suites
-    assert agg.metrics["accuracy"] == 0.0 and not agg.gates["accuracy"]["ok"]
-    assert grounded.metrics["groundedness"] == 0.0 and not grounded.gates["groundedness"]["ok"]
+    assert agg.metrics["accuracy"] == 0.0
+    assert not agg.gates["accuracy"]["ok"]
+    assert grounded.metrics["groundedness"] == 0.0
+    assert not grounded.gates["groundedness"]["ok"]
 
 
 def test_cli_exit_codes(demo_erp: DemoERP, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,6 +96,7 @@ def test_cli_exit_codes(demo_erp: DemoERP, monkeypatch: pytest.MonkeyPatch) -> N
     assert ok.exit_code == 0, ok.output
     assert '"ok": true' in ok.output
     unknown = CliRunner().invoke(app, ["--suite", "no_such_suite"])
-    assert unknown.exit_code == 2 and "Built-in suites" in unknown.output
+    assert unknown.exit_code == 2
+    assert "Built-in suites" in unknown.output
     bad_model = CliRunner().invoke(app, ["--model", "llama"])
     assert bad_model.exit_code != 0

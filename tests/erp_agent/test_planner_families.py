@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from conftest import TEST_TODAY, DemoERP
 from erp_agent.config import Settings
 from erp_agent.engine.turn import EngineSettings
 from erp_agent.errors import ModelUnavailable
@@ -23,7 +24,6 @@ from erp_agent.models.base import ChatModel, Completion, Message
 from erp_agent.planner import FallbackModel, OfflinePlanner
 from erp_agent.runtime import Runtime
 from erp_agent.store.sql_store import open_store
-from conftest import TEST_TODAY, DemoERP
 
 pytestmark = pytest.mark.anyio
 
@@ -86,7 +86,8 @@ async def test_filtered_list_counts_and_links(agent: Agent, demo_erp: DemoERP) -
     )
     assert a.tools[:2] == ["sales_invoice.list", "sales_invoice.count"]
     assert a.text.startswith(f"{n} sales invoices")
-    assert a.grounded and (n < 2 or any(b["type"] == "table" for b in a.blocks))
+    assert a.grounded
+    assert n < 2 or any(b["type"] == "table" for b in a.blocks)
 
 
 async def test_count_with_status_words(agent: Agent, demo_erp: DemoERP) -> None:
@@ -101,7 +102,8 @@ async def test_branch_total_for_a_quarter(agent: Agent, demo_erp: DemoERP) -> No
     rows = sql(demo_erp, "select currency, sum(grand_total) from `tabSales Invoice` where branch='Nakuru' "
                "and posting_date between '2026-04-01' and '2026-06-30' group by currency")  # fmt: skip
     a = await agent.ask("What did we bill the Nakuru branch in Q2?")
-    assert a.tools == ["sales_invoice.aggregate"] and rows
+    assert a.tools == ["sales_invoice.aggregate"]
+    assert rows
     for _currency, total in rows:
         assert figure_present(a.text, round(total, 2)), a.text
     assert a.grounded
@@ -114,7 +116,8 @@ async def test_top_n_with_a_chart(agent: Agent, demo_erp: DemoERP) -> None:
     assert a.tools == ["sales_invoice.aggregate", "display.chart"]
     assert [b for b in a.blocks if b["type"] == "chart"]
     for customer, total in rows:
-        assert customer in a.text and figure_present(a.text, round(total, 2))
+        assert customer in a.text
+        assert figure_present(a.text, round(total, 2))
 
 
 async def test_group_by_month_and_trend(agent: Agent, demo_erp: DemoERP) -> None:
@@ -122,7 +125,8 @@ async def test_group_by_month_and_trend(agent: Agent, demo_erp: DemoERP) -> None
                      "where posting_date between '2026-03-01' and '2026-03-31'")  # fmt: skip
     a = await agent.ask("Revenue by month this year")
     assert a.tools[0] in ("sales_invoice.aggregate", "analytics.aggregate")
-    assert figure_present(a.text, round(march, 2)) and a.grounded
+    assert figure_present(a.text, round(march, 2))
+    assert a.grounded
     trend = await agent.ask("How are sales trending?")
     assert trend.grounded
     assert any(b["type"] == "chart" for b in trend.blocks) or "analytics.trend" in trend.tools
@@ -133,7 +137,9 @@ async def test_one_document_status(agent: Agent, demo_erp: DemoERP) -> None:
                                   "order by name desc limit 1 offset 7")  # fmt: skip
     a = await agent.ask(f"Find Sales Invoice {name} and tell me if it's been paid.")
     assert a.tools == ["sales_invoice.get"]
-    assert name in a.text and f"status {status}" in a.text and figure_present(a.text, total)
+    assert name in a.text
+    assert f"status {status}" in a.text
+    assert figure_present(a.text, total)
 
 
 async def test_financial_statement_report(agent: Agent) -> None:
@@ -147,7 +153,8 @@ async def test_financial_statement_report(agent: Agent) -> None:
     call = next(c for c in a.calls if c["name"] == "report.profit_and_loss")
     assert call["arguments"]["periodicity"] == "monthly"
     assert call["arguments"]["company"] == "Savanna Trading Ltd"
-    assert "Net Profit" in a.text and a.grounded
+    assert "Net Profit" in a.text
+    assert a.grounded
 
 
 # ------------------------------------------------------------------ workflow, writes
@@ -160,9 +167,11 @@ async def test_workflow_explains_who_may_act(agent: Agent, demo_erp: DemoERP) ->
     )
     drafter = await agent.ask(f"Why can't I approve {po}?", "purchase@demo.local")
     assert drafter.tools == ["purchase_order.workflow"]
-    assert "Pending Approval" in drafter.text and "Purchase Manager" in drafter.text
+    assert "Pending Approval" in drafter.text
+    assert "Purchase Manager" in drafter.text
     manager = await agent.ask(f"What can I do with {po}?", "purchase.manager@demo.local")
-    assert "Approve" in manager.text and "Reject" in manager.text
+    assert "Approve" in manager.text
+    assert "Reject" in manager.text
 
 
 async def test_writes_become_proposals(agent: Agent, demo_erp: DemoERP) -> None:
@@ -173,7 +182,8 @@ async def test_writes_become_proposals(agent: Agent, demo_erp: DemoERP) -> None:
     approve = await agent.ask(f"Please approve PO {po}", "purchase.manager@demo.local")
     assert approve.tools == ["purchase_order.workflow", "purchase_order.workflow_action"]
     assert approve.calls[-1]["arguments"] == {"id": po, "action": "Approve"}
-    assert approve.outcome == "proposal" and "confirm" in approve.text
+    assert approve.outcome == "proposal"
+    assert "confirm" in approve.text
     [(item, rate)] = sql(
         demo_erp, "select name, standard_rate from tabItem where standard_rate > 0 limit 1"
     )
@@ -181,7 +191,8 @@ async def test_writes_become_proposals(agent: Agent, demo_erp: DemoERP) -> None:
         f"Create a quotation for Acme Ltd for 20 units of {item}", "kisumu.manager@demo.local"
     )
     create = next(c for c in quote.calls if c["name"] == "quotation.create")["arguments"]
-    assert create["party"] == "Acme Ltd" and create["company"] == "Savanna Trading Ltd"
+    assert create["party"] == "Acme Ltd"
+    assert create["company"] == "Savanna Trading Ltd"
     assert create["items"] == [{"item": item, "qty": 20.0, "rate": rate}]
     assert quote.outcome == "proposal"
     [(lead,)] = sql(
@@ -219,7 +230,8 @@ async def test_cross_scope_probe_finds_nothing(agent: Agent, demo_erp: DemoERP) 
 )
 async def test_declines_without_guessing(agent: Agent, question: str, user: str) -> None:
     a = await agent.ask(question, user)
-    assert "can't" in a.text and a.grounded
+    assert "can't" in a.text
+    assert a.grounded
     assert not any(t.endswith((".list", ".aggregate", ".count")) for t in a.tools)
 
 
@@ -259,5 +271,7 @@ def test_planner_reads_only_this_turn() -> None:
     ]
     view = read([Message("system", "- Today: 2026-11-30\n- Company: Savanna Trading Ltd"), *earlier,
                  Message("user", "and quotations?")])  # fmt: skip
-    assert view.request == "and quotations?" and view.results == []
-    assert view.company == "Savanna Trading Ltd" and view.today == TEST_TODAY
+    assert view.request == "and quotations?"
+    assert view.results == []
+    assert view.company == "Savanna Trading Ltd"
+    assert view.today == TEST_TODAY

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
-from server_doubles import CREATE_LEAD, SALES_BY_CUSTOMER, LiveServer, serve_in_thread
+from server_doubles import CREATE_LEAD, HOSTILE, SALES_BY_CUSTOMER, LiveServer, serve_in_thread
 
 from erp_agent.models.fake_server import FakeOpenAIServer, FakeReply
 
@@ -159,3 +159,16 @@ def test_the_admin_page_refuses_other_users(page: Page) -> None:
     page.goto("/admin")
     expect(page.locator("#denied")).to_contain_text("System Manager")
     expect(page.locator("#admin")).to_be_hidden()
+
+
+def test_markup_in_an_answer_is_shown_as_text(page: Page) -> None:
+    sign_in(page, "admin@demo.local")
+    ask(page, HOSTILE)
+    answer = page.locator(".msg.agent .text-block")
+    expect(answer).to_contain_text("<img src=x")
+    assert answer.locator("img, script").count() == 0
+    assert page.evaluate("() => window.__xss") is None
+    links = answer.locator("a")
+    assert links.count() == 1
+    assert links.first.get_attribute("href") == "https://erp.example/app"
+    assert links.first.get_attribute("rel") == "noopener noreferrer"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ class Controller:
 _REGISTRY: dict[str, Controller] = {}
 _DEFAULT = Controller()
 _loaded = False
+_load_lock = threading.RLock()
 
 
 def register(*doctypes: str) -> Any:
@@ -57,11 +59,13 @@ def register(*doctypes: str) -> Any:
 
 def _load() -> None:
     global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
+    # Several request threads may ask at once: import under a lock, flag only when done.
+    with _load_lock:
+        if _loaded:
+            return
+        for info in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{info.name}")
+        _loaded = True
 
 
 def controller_for(doctype: str) -> Controller:

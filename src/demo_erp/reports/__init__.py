@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import pkgutil
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ class ReportDef:
 
 REPORTS: dict[str, ReportDef] = {}
 _loaded = False
+_load_lock = threading.RLock()
 
 
 def report(
@@ -82,10 +84,13 @@ def report(
 
 def load_reports() -> dict[str, ReportDef]:
     global _loaded
-    if not _loaded:
-        _loaded = True
-        for info in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{info.name}")
+    # Requests run on several threads: the first one imports, the others wait for it to finish
+    # (flagging "loaded" before the imports let a concurrent request see no reports at all).
+    with _load_lock:
+        if not _loaded:
+            for info in pkgutil.iter_modules(__path__):
+                importlib.import_module(f"{__name__}.{info.name}")
+            _loaded = True
     return REPORTS
 
 

@@ -6,6 +6,7 @@ import typer
 
 from demo_erp.cli import app as demo_erp_app
 from erp_agent.cli import connector
+from erp_agent.cli import eval as eval_cli
 from erp_agent.cli.tools import tools
 
 app = typer.Typer(
@@ -15,6 +16,7 @@ app = typer.Typer(
 app.add_typer(demo_erp_app, name="demo-erp")
 app.add_typer(connector.app, name="connector")
 app.command(name="tools")(tools)
+app.command(name="eval")(eval_cli.command)
 
 
 @app.callback()

@@ -5,7 +5,6 @@ from __future__ import annotations
 from erp_agent.config import ModelSettings, Settings
 from erp_agent.errors import ConfigError
 from erp_agent.models.base import ChatModel
-from erp_agent.models.registry import build_model
 from erp_agent.planner import OfflinePlanner
 from erp_agent.runtime import Runtime
 
@@ -14,9 +13,14 @@ PROVIDERS = ("openai", "azure", "anthropic")
 
 def model_for(runtime: Runtime, spec: str | None) -> ChatModel:
     """``offline`` or ``provider:model`` (the key is read from PROVIDER_API_KEY)."""
+    # Provider SDKs are imported only when one is used (seconds saved on an offline start).
     if spec is None:
         configured = runtime.settings.reasoning_model
-        return build_model(configured) if configured else offline(runtime)
+        if configured is None:
+            return offline(runtime)
+        from erp_agent.models.registry import build_model
+
+        return build_model(configured)
     if spec == "offline":
         return offline(runtime)
     provider, _, name = spec.partition(":")
@@ -31,6 +35,8 @@ def model_for(runtime: Runtime, spec: str | None) -> ChatModel:
         api_key_env=f"{provider.upper()}_API_KEY",
     )
     settings.key()  # fail now, with the variable to set, rather than at the first question
+    from erp_agent.models.registry import build_model
+
     return build_model(settings)
 
 

@@ -51,11 +51,12 @@ def for_model(result_id: str, data: Any, tool: str = "") -> dict[str, Any]:
         if isinstance(data, dict)
         else {}
     )
+    # The result's own small fields first: the engine's keys below must not be overwritten.
     return {
+        **{k: v for k, v in meta.items() if len(json.dumps(v, default=str)) < 2000},
         "result_id": result_id,
         "summary": summarize_rows(rows),
         "page": rows[:PAGE_ROWS],
         "note": f"Showing {min(PAGE_ROWS, len(rows))} of {len(rows)} rows; the rest stay on the "
         "server. Totals above are exact; use display tools with result_id to show the table.",
-        **{k: v for k, v in meta.items() if len(json.dumps(v, default=str)) < 2000},
     }

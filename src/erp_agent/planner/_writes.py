@@ -8,10 +8,11 @@ import re
 from typing import Any
 
 from erp_agent.catalog import Entity, FieldType
+from erp_agent.planner._lookups import earlier_id as _earlier_id
 from erp_agent.planner._reports import company_step as _company_step
 from erp_agent.planner.answer import fmt, join
 from erp_agent.planner.parse_amounts import to_number
-from erp_agent.planner.plan import Ctx, Step, _call, _earlier_id, _failed, _text
+from erp_agent.planner.plan import Ctx, Step, _call, _failed, _text
 
 _CREATE = ("create", "raise", "draft", "prepare", "make", "add", "new")
 _UPDATE = ("mark", "set", "update", "change")

@@ -4,6 +4,7 @@ continues from whatever results the conversation already holds."""
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
@@ -11,11 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from erp_agent.catalog import Catalog, Entity, FieldType
-from erp_agent.planner import _fill
 from erp_agent.planner.answer import capabilities, fmt, is_number, join, record_line
 from erp_agent.planner.context import Result, TurnView
 from erp_agent.planner.intents import Kind, Request, norm, understand
-from erp_agent.planner.parse_dates import Period
 
 Filter = dict[str, Any]
 _PARTIES = ("customer", "supplier", "employee", "lead")
@@ -72,21 +71,24 @@ def next_step(
 ) -> Step:
     req = understand(catalog, connector, view.request, view.today)
     ctx = Ctx(req, view, tools, catalog)
+    # Handlers in sibling modules import this one's helpers, so they are imported here.
+    from erp_agent.planner import _analysis, _lookups, _reports, _writes
+
     handler = {
         Kind.LIST: _list,
         Kind.COUNT: _count,
         Kind.TOTAL: _total,
-        Kind.TREND: _trend,
-        Kind.FORECAST: _analysis,
-        Kind.CONCENTRATION: _analysis,
-        Kind.ANOMALIES: _analysis,
-        Kind.REPORT: _report,
-        Kind.DOCUMENT: _document,
-        Kind.WORKFLOW: _workflow,
-        Kind.KNOWLEDGE: _knowledge,
-        Kind.FIND: _find,
-        Kind.WRITE: _write,
-        Kind.UNKNOWN: _unknown,
+        Kind.TREND: _analysis.trend,
+        Kind.FORECAST: _analysis.analysis,
+        Kind.CONCENTRATION: _analysis.analysis,
+        Kind.ANOMALIES: _analysis.analysis,
+        Kind.REPORT: _reports.report,
+        Kind.DOCUMENT: _lookups.document,
+        Kind.WORKFLOW: _lookups.workflow,
+        Kind.KNOWLEDGE: _lookups.knowledge,
+        Kind.FIND: _lookups.find,
+        Kind.WRITE: _writes.write,
+        Kind.UNKNOWN: _lookups.unknown,
     }[req.kind]
     return handler(ctx)
 
@@ -405,6 +407,10 @@ def _group_keys(ctx: Ctx, e: Entity) -> list[dict[str, Any]]:
         key: dict[str, Any] = {"field": req.group}
         if req.date_part:
             key["part"] = req.date_part
+            spans_years = req.period is None or req.period.start.year != req.period.end.year
+            if req.date_part != "year" and spans_years:
+                # Month 3 of two different years must not fold into one row.
+                return [{"field": req.group, "part": "year"}, key]
         return [key]
     if req.top:
         for name, f in e.fields.items():
@@ -416,6 +422,17 @@ def _group_keys(ctx: Ctx, e: Entity) -> list[dict[str, Any]]:
                 ):
                     return [{"field": name}]
     return []
+
+
+def _group_label(row: Mapping[str, Any], cols: Sequence[str], part: str | None) -> str:
+    """'March 2026' for a (year, month) group; the value itself for any other group."""
+    values = [row.get(c) for c in cols]
+    if part == "month" and values and isinstance(values[-1], int) and 1 <= values[-1] <= 12:
+        name = calendar.month_name[values[-1]]
+        return f"{name} {values[0]}" if len(values) > 1 else name
+    if part == "quarter" and values and isinstance(values[-1], int):
+        return f"Q{values[-1]} {values[0]}" if len(values) > 1 else f"Q{values[-1]}"
+    return " ".join(str(v) for v in values)
 
 
 def _measure_field(ctx: Ctx, e: Entity) -> str | None:
@@ -469,8 +486,9 @@ def _total(ctx: Ctx) -> Step:
         ]
         what = "Total" if label == "total" else f"Total {label}"
         return _text(f"{what} of {e.plural.lower()}{desc}: " + "; ".join(parts) + ".")
-    key = keys[0]["field"]
-    label_key = next((k for k in rows[0] if k not in (sum_key, "count_records")), key)
+    key = keys[-1]["field"]
+    group_cols = [k for k in rows[0] if k not in (sum_key, "count_records")]
+    label_key = group_cols[-1] if group_cols else key
     chart = "line" if ctx.req.date_part else "bar"
     wants_chart = ctx.req.chart or bool(ctx.req.top)
     shown = _display(
@@ -479,14 +497,14 @@ def _total(ctx: Ctx) -> Step:
         chart=chart if wants_chart else None,
         label=label_key,
         values=[sum_key],
-        title=f"{label.title()} by {key.replace('_', ' ')}",
+        title=f"{label.title()} by {ctx.req.date_part or key.replace('_', ' ')}",
     )
     if shown:
         return shown
     ordered = sorted(rows, key=lambda row: -(row.get(sum_key) or 0)) if ctx.req.top else rows
     picked = ordered[: ctx.req.top] if ctx.req.top else ordered[:12]
     lines = [
-        f"- {row.get(label_key)}: {fmt(row.get(sum_key))} ({fmt(row.get('count_records'))} {e.plural.lower()})"
+        f"- {_group_label(row, group_cols, ctx.req.date_part)}: {fmt(row.get(sum_key))} ({fmt(row.get('count_records'))} {e.plural.lower()})"
         for row in picked
     ]
     head = (
@@ -504,313 +522,7 @@ def _total(ctx: Ctx) -> Step:
     return _text(f"{head} of {e.plural.lower()}{desc}:\n" + "\n".join(lines) + more)
 
 
-def _trend(ctx: Ctx) -> Step:
-    e = ctx.req.entity
-    assert e is not None
-    for tool in ("analytics.trend", "analytics.monthly_trend"):
-        step = _module(ctx, tool, e)
-        if step is not None:
-            return step
-    if not e.date_field:
-        return _text(f"{e.plural} have no date to follow over time. {capabilities(e, ctx.tools)}")
-    if ctx.req.period is None:
-        start = (ctx.view.today.replace(day=1) - dt.timedelta(days=335)).replace(day=1)
-        ctx.req.period = Period(start, ctx.view.today, "the last 12 months")
-    ctx.req.group, ctx.req.date_part, ctx.req.chart = (
-        e.date_field,
-        ctx.req.date_part or "month",
-        True,
-    )
-    ctx.req.kind = Kind.TOTAL
-    return _total(ctx)
-
-
-def _analysis(ctx: Ctx) -> Step:
-    e = ctx.req.entity
-    tool = {Kind.FORECAST: "analytics.forecast", Kind.CONCENTRATION: "analytics.concentration",
-            Kind.ANOMALIES: "analytics.anomalies"}[ctx.req.kind]  # fmt: skip
-    step = _module(ctx, tool, e)
-    if step is not None:
-        return step
-    what = {Kind.FORECAST: "project future figures", Kind.CONCENTRATION: "measure concentration",
-            Kind.ANOMALIES: "look for unusual records"}[ctx.req.kind]  # fmt: skip
-    return _text(
-        f"I can't {what} with the tools available in this session, and I won't estimate. {capabilities(e, ctx.tools)}"
-    )
-
-
-def _module(ctx: Ctx, tool: str, e: Entity | None, **extra: Any) -> Step | None:
-    """Use a hand-written analysis tool when it is offered and its arguments can be filled."""
-    if not ctx.has(tool):
-        return None
-    req = ctx.req
-    flts = _base_filters(ctx, e)[0] if e else []
-    period = req.period
-    keys = _group_keys(ctx, e) if e else []
-    slots = {
-        "entity": e.name if e else None, "measure": (_measure_field(ctx, e) if e else None),
-        "date_field": e.date_field if e else None,
-        "from_date": period.start.isoformat() if period else None,
-        "to_date": period.end.isoformat() if period else None,
-        "as_of": (req.as_of or ctx.view.today).isoformat(),
-        "period": req.date_part or "month", "group_by": (keys[0]["field"] if keys else _party_field(e)),
-        "top": req.top, "filters": [f for f in flts if f["field"] != (e.date_field if e else None)],
-        "horizon": 1, "company": ctx.view.company, "query": req.text, **extra,
-    }  # fmt: skip
-    args = _fill.fill(ctx.tools[tool], slots)
-    if args is None:
-        return None
-    r = ctx.result(tool, args)
-    if r is None:
-        return _call(tool, args)
-    if not r.ok:
-        return _failed(r)
-    shown = _display(ctx, r, title=tool) if _rows(r) else None
-    if shown:
-        return shown
-    return _text(_summary_text(r.data, tool))
-
-
-def _party_field(e: Entity | None) -> str | None:
-    if e is None:
-        return None
-    return next((n for n, f in e.fields.items() if f.target in _PARTIES and f.groupable), None)
-
-
-def _summary_text(data: Any, title: str) -> str:
-    """An analysis result in words: its observations and KPIs, values as the tool gave them."""
-    lines: list[str] = []
-    if isinstance(data, dict):
-        obs = data.get("observations")
-        if isinstance(obs, list):
-            lines += [f"- {o}" for o in obs[:6] if isinstance(o, str)]
-        kpis = data.get("kpis")
-        if isinstance(kpis, dict):
-            lines += [
-                f"- {k.replace('_', ' ')}: {fmt(v)}"
-                for k, v in list(kpis.items())[:8]
-                if is_number(v) or isinstance(v, str)
-            ]
-        elif isinstance(kpis, list):
-            for k in kpis[:8]:
-                if isinstance(k, dict) and "label" in k:
-                    lines.append(f"- {k['label']}: {fmt(k.get('value'))}")
-    if not lines:
-        return f"Here is the {title.split('.')[-1]} result."
-    return f"{title.split('.')[-1].capitalize()}:\n" + "\n".join(lines)
-
-
 def _report(ctx: Ctx) -> Step:
     from erp_agent.planner import _reports  # reports live apart; they use this module's helpers
 
     return _reports.report(ctx)
-
-
-# ------------------------------------------------------------------ one document, workflow
-
-
-def _earlier_id(ctx: Ctx, e: Entity | None) -> tuple[Entity, str] | None:
-    """'this purchase order': the most recent id of that entity earlier in the conversation."""
-    for text in reversed(ctx.view.earlier):
-        found = ctx.catalog.find_document_ids("erpnext", text)
-        for entity, doc_id in reversed(found):
-            if e is None or entity.name == e.name:
-                return entity, doc_id
-    return None
-
-
-def _document(ctx: Ctx) -> Step:
-    e, doc_id = ctx.req.doc_ids[0]
-    name = f"{e.name}.get"
-    if not ctx.has(name):
-        if ctx.has("records.search"):
-            return _find(ctx)
-        return _missing_tool(ctx, e)
-    r = ctx.result(name, {"id": doc_id})
-    if r is None:
-        return _call(name, {"id": doc_id})
-    if not r.ok:
-        if r.status == "erp_refused":
-            return _text(
-                f"No records found for {e.label} {doc_id} that you can see. The ERP said: {r.message}"
-            )
-        return _failed(r)
-    row = r.data if isinstance(r.data, dict) else {}
-    parts: list[str] = []
-    if e.status_field and row.get(e.status_field):
-        parts.append(f"status {row[e.status_field]}")
-    if row.get("workflow_state"):
-        parts.append(f"workflow state {row['workflow_state']}")
-    if e.amount_field and is_number(row.get(e.amount_field)):
-        cur = f"{row['currency']} " if row.get("currency") else ""
-        parts.append(f"{e.fields[e.amount_field].label.lower()} {cur}{fmt(row[e.amount_field])}")
-    if is_number(row.get("outstanding")):
-        parts.append(f"outstanding {fmt(row['outstanding'])}")
-    for fname in ctx.req.fields_asked:
-        value = row.get(fname)
-        label = e.fields[fname].label.lower()
-        if (
-            value is not None
-            and not isinstance(value, (list, dict))
-            and label not in " ".join(parts)
-        ):
-            parts.append(f"{label} {fmt(value)}")
-    for fname in ("due_date", "customer_name", "supplier_name"):
-        if row.get(fname) and fname.replace("_", " ") not in " ".join(parts):
-            parts.append(f"{fname.replace('_', ' ')} {row[fname]}")
-    return _text(f"{e.label} {doc_id}: " + ", ".join(parts) + ".")
-
-
-def _workflow_describe(
-    ctx: Ctx, e: Entity, doc_id: str | None
-) -> tuple[Step | None, dict[str, Any] | None]:
-    tool = f"{e.name}.workflow"
-    args: dict[str, Any] | None = {"id": doc_id} if doc_id else {}
-    if not ctx.has(tool):
-        tool = "workflow.describe"
-        args = (
-            _fill.fill(ctx.tools[tool], {"entity": e.name, "id": doc_id}) if ctx.has(tool) else None
-        )
-        if args is None:
-            return _text(
-                f"No approval workflow information about {e.plural.lower()} is available to you."
-            ), None
-    if args is None:
-        return _text("No approval workflow information is available to you."), None
-    r = ctx.result(tool, args)
-    if r is None:
-        return _call(tool, args), None
-    if not r.ok:
-        return _failed(r), None
-    return None, (r.data if isinstance(r.data, dict) else {})
-
-
-def _workflow(ctx: Ctx) -> Step:
-    req = ctx.req
-    found = req.doc_ids[0] if req.doc_ids else _earlier_id(ctx, req.entity)
-    if found is None:
-        if req.entity is None:
-            return _text(
-                "Which document do you mean? Give its id (for example a purchase order number) and I'll show its approval state and the actions available to you."
-            )
-        return _text(
-            f"Which {req.entity.label.lower()}? Give its id and I'll show its state and the actions available to you."
-        )
-    e, doc_id = found
-    step, info = _workflow_describe(ctx, e, doc_id)
-    if step is not None or info is None:
-        return step or _text("")
-    if not info.get("states") and info.get("message"):
-        return _text(str(info["message"]))
-    state = info.get("current_state") or "unknown"
-    available = [
-        t.get("action") for t in info.get("available_actions") or [] if isinstance(t, dict)
-    ]
-    text = f"{e.label} {doc_id} is in state {state}. "
-    if available:
-        text += f"Actions available to you now: {join([str(a) for a in available], 'and')}."
-    else:
-        text += "No workflow action is available to you on it now."
-        nexts = [
-            t
-            for t in info.get("transitions") or []
-            if isinstance(t, dict) and t.get("state") == state
-        ]
-        if nexts:
-            text += (
-                " From this state: "
-                + "; ".join(
-                    f"{t.get('action')} (by {t.get('allowed_role')}) → {t.get('next_state')}"
-                    for t in nexts
-                )
-                + "."
-            )
-        elif state:
-            text += " No transition leaves this state."
-    return _text(text)
-
-
-# ------------------------------------------------------------------ search
-
-
-def _knowledge(ctx: Ctx) -> Step:
-    if not ctx.has("knowledge.search"):
-        return _text(
-            "I can't search the process documentation in this session, so I won't describe the process from memory."
-        )
-    args = _fill.fill(ctx.tools["knowledge.search"], {"query": ctx.req.text})
-    if args is None:
-        return _text("I can't search the process documentation in this session.")
-    r = ctx.result("knowledge.search", args)
-    if r is None:
-        return _call("knowledge.search", args)
-    if not r.ok:
-        return _failed(r)
-    hits = _rows(r)
-    if not hits:
-        return _text(
-            "I found nothing about that in the knowledge base, so I can't answer it reliably."
-        )
-    lines = []
-    for hit in hits[:3]:
-        title = (
-            hit.get("title") or hit.get("source") or hit.get("document") or "a knowledge article"
-        )
-        snippet = str(hit.get("text") or hit.get("content") or hit.get("snippet") or "").strip()
-        lines.append(f"- {title}: {snippet[:400]}")
-    return _text("From the knowledge base:\n" + "\n".join(lines))
-
-
-def _find(ctx: Ctx) -> Step:
-    query = " ".join(ctx.req.loose_ids) or ctx.req.text
-    if not ctx.has("records.search"):
-        if ctx.req.entity is not None and ctx.req.kind is Kind.FIND:
-            ctx.req.kind = Kind.LIST
-            return _list(ctx)
-        return _text(
-            f"I can't search records in this session. {capabilities(ctx.req.entity, ctx.tools)}"
-        )
-    slots: dict[str, Any] = {"query": query}
-    if ctx.req.entity is not None:
-        slots["entity"] = ctx.req.entity.name
-    args = _fill.fill(ctx.tools["records.search"], slots) or _fill.fill(
-        ctx.tools["records.search"], {"query": query}
-    )
-    if args is None:
-        return _text("I can't search records in this session.")
-    r = ctx.result("records.search", args)
-    if r is None:
-        return _call("records.search", args)
-    if not r.ok:
-        return _failed(r)
-    hits = _rows(r)
-    if ctx.req.loose_ids:
-        exact = [h for h in hits if str(h.get("id") or h.get("name") or "") in ctx.req.loose_ids]
-        if not exact:
-            return _text(f"No records found for {join(ctx.req.loose_ids)} that you can see.")
-        hits = exact
-    if not hits:
-        return _text("No records found that match that description and that you can see.")
-    lines = []
-    for hit in hits[:5]:
-        hid = hit.get("id") or hit.get("name")
-        text = str(
-            hit.get("text") or hit.get("fact_card") or hit.get("snippet") or hit.get("title") or ""
-        )
-        lines.append(f"- {hid}: {text[:300]}" if text else f"- {hid}")
-    return _text("Best matches:\n" + "\n".join(lines))
-
-
-def _unknown(ctx: Ctx) -> Step:
-    if ctx.req.loose_ids:
-        return _find(ctx)
-    return _text(
-        "I can't see that: it isn't in the ERP data available to you, so I won't guess. "
-        + capabilities(None, ctx.tools)
-    )
-
-
-def _write(ctx: Ctx) -> Step:
-    from erp_agent.planner import _writes  # writes live apart; they use this module's helpers
-
-    return _writes.write(ctx)

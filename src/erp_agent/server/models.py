@@ -7,7 +7,7 @@ go through the model registry, so rate limits, retries, the usage ledger and bud
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -15,7 +15,9 @@ from erp_agent.config import ModelSettings
 from erp_agent.errors import ConfigError
 from erp_agent.gateway.session import Session
 from erp_agent.models.base import ChatModel
-from erp_agent.models.registry import ModelRegistry
+
+if TYPE_CHECKING:
+    from erp_agent.models.registry import ModelRegistry
 
 OFFLINE = "offline"
 TASK = "reasoning"
@@ -49,10 +51,19 @@ class ModelSwitch:
         self._local = local
         self._local_model: ChatModel | None = None
         self.local_name = local_name
-        self.registry = registry or ModelRegistry()
-        self.provider = OFFLINE if self.registry.settings(TASK) is None else "configured"
-        if self.provider != OFFLINE:
-            self.provider = self._settings().provider
+        self._registry = registry
+        configured = registry.settings(TASK) if registry is not None else None
+        self.provider = configured.provider if configured is not None else OFFLINE
+
+    @property
+    def registry(self) -> ModelRegistry:
+        if self._registry is None:
+            # Imported on first use: the provider SDKs take seconds to import on a slow machine,
+            # and an offline demo never needs them.
+            from erp_agent.models.registry import ModelRegistry
+
+            self._registry = ModelRegistry()
+        return self._registry
 
     def __call__(self, session: Session) -> ChatModel:
         if self.provider == OFFLINE:
@@ -108,6 +119,7 @@ class ModelSwitch:
         return settings
 
     async def aclose(self) -> None:
-        await self.registry.aclose()
+        if self._registry is not None:
+            await self._registry.aclose()
         if self._local_model is not None:
             await self._local_model.aclose()
