@@ -177,7 +177,7 @@ def bench_sqlite(folder: Path, n: int, base: int, noise: float) -> None:
     index.close()
 
 
-def bench_postgres(dsn: str, n: int, base: int, noise: float) -> None:
+def bench_postgres(dsn: str, n: int, base: int, noise: float, *, keep: bool = False) -> None:
     import psycopg
 
     from erp_agent.retrieval import _sql
@@ -221,6 +221,8 @@ def bench_postgres(dsn: str, n: int, base: int, noise: float) -> None:
         print(f"  HNSW build: {time.perf_counter() - t:.0f} s")
         conn.execute("ANALYZE bench_docs")
     latency(index, f"PostgreSQL {n // 1000}k")
+    if not keep:
+        index.drop()  # ~2 GB per million cards
     index.close()
 
 
@@ -302,6 +304,7 @@ def main() -> None:
     parser.add_argument("--sqlite-n", type=int, default=100_000)
     parser.add_argument("--pg-n", type=int, default=1_000_000)
     parser.add_argument("--no-pg", action="store_true")
+    parser.add_argument("--keep-pg", action="store_true", help="keep the bench_* tables")
     parser.add_argument(
         "--base", type=int, default=3000, help="real embeddings behind synthetic vectors"
     )
@@ -318,7 +321,7 @@ def main() -> None:
         if args.only in (None, "sqlite"):
             bench_sqlite(folder, args.sqlite_n, args.base, args.noise)
         if args.only in (None, "pg") and not args.no_pg:
-            bench_postgres(dsn, args.pg_n, args.base, args.noise)
+            bench_postgres(dsn, args.pg_n, args.base, args.noise, keep=args.keep_pg)
 
 
 if __name__ == "__main__":

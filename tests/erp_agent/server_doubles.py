@@ -68,7 +68,10 @@ SCRIPTS: dict[str, list[Step]] = {
             "sales_invoice.aggregate",
             {"measures": [{"func": "sum", "field": "total"}], "group_by": [{"field": "customer"}]},
         ),
-        call("display.table", lambda m: {"result_id": last_result_id(m), "title": "Sales by customer"}),
+        call(
+            "display.table",
+            lambda m: {"result_id": last_result_id(m), "title": "Sales by customer"},
+        ),
         call(
             "display.chart",
             lambda m: {
@@ -104,7 +107,10 @@ def _sum_column(messages: Sequence[Message]) -> str:
 
 class ScriptBook(ChatModel):
     def __init__(
-        self, scripts: dict[str, list[Step]] | None = None, name: str = "scripted-1", delay: float = 0.0
+        self,
+        scripts: dict[str, list[Step]] | None = None,
+        name: str = "scripted-1",
+        delay: float = 0.0,
     ) -> None:
         self.scripts = scripts or SCRIPTS
         self.profile = ModelProfile(name)
@@ -125,7 +131,9 @@ class ScriptBook(ChatModel):
         question = messages[last_user].content or ""
         steps = next((s for key, s in self.scripts.items() if key in question), None)
         if steps is None:
-            return Completion(f"({self.name}) I have no script for that.", [], Usage(10, 0, 3), self.name)
+            return Completion(
+                f"({self.name}) I have no script for that.", [], Usage(10, 0, 3), self.name
+            )
         done = sum(1 for m in messages[last_user:] if m.role == "assistant")
         completion = steps[min(done, len(steps) - 1)](messages)
         completion.model = self.name
@@ -171,7 +179,9 @@ async def sign_in(client: httpx.AsyncClient, user: str, password: str = "demo") 
     """Sign in like the web app: fetch a CSRF token, then post with it. Returns the new token."""
     csrf = (await client.get("/api/auth/csrf")).json()["csrf"]
     response = await client.post(
-        "/api/auth/sign-in", json={"user": user, "password": password}, headers={"X-CSRF-Token": csrf}
+        "/api/auth/sign-in",
+        json={"user": user, "password": password},
+        headers={"X-CSRF-Token": csrf},
     )
     assert response.status_code == 200, response.text
     token: str = response.json()["csrf"]
@@ -228,7 +238,9 @@ def serve_in_thread(erp_url: str, data_dir: Path, **kwargs: Any) -> LiveServer:
             await harness.switch.aclose()
             await runtime.aclose()
 
-    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True, name="erp-agent-server")
+    thread = threading.Thread(
+        target=lambda: asyncio.run(main()), daemon=True, name="erp-agent-server"
+    )
     thread.start()
     deadline = time.monotonic() + 20
     while "server" not in ready or not ready["server"].started:

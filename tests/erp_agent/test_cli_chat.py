@@ -35,7 +35,16 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_ask_json_with_the_offline_planner() -> None:
     result = runner.invoke(
-        app, ["ask", "How many customers are there?", "--as", "admin@demo.local", "--model", "offline", "--json"]
+        app,
+        [
+            "ask",
+            "How many customers are there?",
+            "--as",
+            "admin@demo.local",
+            "--model",
+            "offline",
+            "--json",
+        ],
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
@@ -70,7 +79,9 @@ def test_an_unknown_model_is_one_clear_line() -> None:
 
 @pytest.mark.usefixtures("scripted")
 def test_chat_confirms_a_proposal_with_y() -> None:
-    result = runner.invoke(app, ["chat", "--as", "admin@demo.local"], input=f"{CREATE_LEAD}\ny\nexit\n")
+    result = runner.invoke(
+        app, ["chat", "--as", "admin@demo.local"], input=f"{CREATE_LEAD}\ny\nexit\n"
+    )
     assert result.exit_code == 0, result.output
     assert "Jane Roe" in result.stdout
     assert "Done: Create Lead for Jane Roe" in result.stdout
@@ -79,7 +90,9 @@ def test_chat_confirms_a_proposal_with_y() -> None:
 @pytest.mark.usefixtures("scripted")
 def test_chat_rejects_with_n_and_keeps_the_conversation() -> None:
     result = runner.invoke(
-        app, ["chat", "--as", "admin@demo.local"], input=f"{CREATE_LEAD}\nn\n{SALES_BY_CUSTOMER}\n\n"
+        app,
+        ["chat", "--as", "admin@demo.local"],
+        input=f"{CREATE_LEAD}\nn\n{SALES_BY_CUSTOMER}\n\n",
     )
     assert result.exit_code == 0, result.output
     assert "Rejected: nothing was written." in result.stdout

@@ -29,7 +29,16 @@ def test_demo_is_ready_within_30_seconds_and_serves_the_app(tmp_path: Path) -> N
     env.pop("ERP_AGENT_REASONING_MODEL", None)
     started = time.monotonic()
     process = subprocess.Popen(
-        [sys.executable, "-c", COMMAND, "--port", str(port), "--data", str(tmp_path / "data"), "--no-index"],
+        [
+            sys.executable,
+            "-c",
+            COMMAND,
+            "--port",
+            str(port),
+            "--data",
+            str(tmp_path / "data"),
+            "--no-index",
+        ],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

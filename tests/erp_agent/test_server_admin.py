@@ -52,7 +52,9 @@ async def admin(harness: Harness) -> AsyncIterator[httpx.AsyncClient]:
 
 
 def browser(harness: Harness) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=harness.app), base_url="http://testserver")
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=harness.app), base_url="http://testserver"
+    )
 
 
 ADMIN_ROUTES = [
@@ -86,8 +88,19 @@ async def test_admin_routes_refuse_other_users(admin: httpx.AsyncClient, harness
 
 async def test_the_model_key_is_write_only(admin: httpx.AsyncClient, harness: Harness) -> None:
     start = (await admin.get("/api/admin/model")).json()
-    assert start == {"provider": "offline", "model": "scripted-1", "base_url": None, "key_set": False, "switchable": True}
-    choice = {"provider": "openai", "model": "gpt-test", "base_url": "http://127.0.0.1:9/v1", "api_key": SECRET}
+    assert start == {
+        "provider": "offline",
+        "model": "scripted-1",
+        "base_url": None,
+        "key_set": False,
+        "switchable": True,
+    }
+    choice = {
+        "provider": "openai",
+        "model": "gpt-test",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key": SECRET,
+    }
     switched = await admin.put("/api/admin/model", json=choice)
     assert switched.status_code == 200
     assert switched.json()["key_set"] is True
@@ -96,10 +109,16 @@ async def test_the_model_key_is_write_only(admin: httpx.AsyncClient, harness: Ha
     assert SECRET not in again.text
     assert again.json()["model"] == "gpt-test"
     # Changing only the model keeps the key, without the admin sending it again.
-    kept = (await admin.put("/api/admin/model", json={**choice, "model": "gpt-other", "api_key": None})).json()
+    kept = (
+        await admin.put("/api/admin/model", json={**choice, "model": "gpt-other", "api_key": None})
+    ).json()
     assert kept["key_set"] is True
     # Another endpoint never receives the old key.
-    moved = (await admin.put("/api/admin/model", json={**choice, "base_url": "http://elsewhere/v1", "api_key": None})).json()
+    moved = (
+        await admin.put(
+            "/api/admin/model", json={**choice, "base_url": "http://elsewhere/v1", "api_key": None}
+        )
+    ).json()
     assert moved["key_set"] is False
     for path in ("/api/admin/model", "/api/admin/log", "/api/admin/audit", "/openapi.json"):
         assert SECRET not in (await admin.get(path)).text
@@ -119,7 +138,9 @@ async def test_policy_edits_are_validated_and_apply_to_new_sessions(
     bad = await admin.put("/api/admin/policy", json={"yaml": "roles:\n  Sales User: lead.*\n"})
     assert bad.status_code == 422
     assert "expected a list of glob strings" in bad.json()["detail"]
-    assert (await admin.put("/api/admin/policy", json={"yaml": "roles: [unclosed"})).status_code == 422
+    assert (
+        await admin.put("/api/admin/policy", json={"yaml": "roles: [unclosed"})
+    ).status_code == 422
     async with browser(harness) as before:
         await sign_in(before, SALES)
         narrowed = dict(policy["policy"])
@@ -131,22 +152,35 @@ async def test_policy_edits_are_validated_and_apply_to_new_sessions(
         assert saved.json()["policy"]["roles"]["Sales User"] == ["customer.*"]
         async with browser(harness) as after:
             await sign_in(after, SALES)
-            answer = sse_events((await after.post("/api/chat", json={"message": SALES_BY_CUSTOMER})).text)[-1][1]
+            answer = sse_events(
+                (await after.post("/api/chat", json={"message": SALES_BY_CUSTOMER})).text
+            )[-1][1]
             assert [b["type"] for b in answer["blocks"]] == ["text"]  # the aggregate was refused
         # A session signed in before the change keeps what it was granted.
-        earlier = sse_events((await before.post("/api/chat", json={"message": SALES_BY_CUSTOMER})).text)[-1][1]
+        earlier = sse_events(
+            (await before.post("/api/chat", json={"message": SALES_BY_CUSTOMER})).text
+        )[-1][1]
         assert "table" in [b["type"] for b in earlier["blocks"]]
 
 
 async def test_read_only_switch_refuses_writes_in_open_sessions(admin: httpx.AsyncClient) -> None:
     proposal = next(
         b
-        for b in sse_events((await admin.post("/api/chat", json={"message": CREATE_LEAD})).text)[-1][1]["blocks"]
+        for b in sse_events((await admin.post("/api/chat", json={"message": CREATE_LEAD})).text)[
+            -1
+        ][1]["blocks"]
         if b["type"] == "proposal"
     )
-    assert (await admin.put("/api/admin/tenant", json={"read_only": True})).json() == {"read_only": True}
+    assert (await admin.put("/api/admin/tenant", json={"read_only": True})).json() == {
+        "read_only": True
+    }
     assert (await admin.get("/api/auth/me")).json()["read_only"] is True
-    refused = (await admin.post(f"/api/proposals/{proposal['id']}/confirm", json={"payload_hash": proposal["payload_hash"]})).json()
+    refused = (
+        await admin.post(
+            f"/api/proposals/{proposal['id']}/confirm",
+            json={"payload_hash": proposal["payload_hash"]},
+        )
+    ).json()
     assert refused["ok"] is False
     assert "no longer available" in refused["message"]
     await admin.put("/api/admin/tenant", json={"read_only": False})
@@ -176,15 +210,23 @@ async def test_interaction_log_filters_and_detail(admin: httpx.AsyncClient) -> N
     assert [r["message"] for r in by_tool] == [SALES_BY_CUSTOMER]
     assert (await admin.get("/api/admin/log", params={"user": "nobody@x"})).json() == []
     detail = (await admin.get(f"/api/admin/log/{by_tool[0]['turn_id']}")).json()
-    assert detail["log"]["tools_called"] == ["sales_invoice.aggregate", "display.table", "display.chart"]
+    assert detail["log"]["tools_called"] == [
+        "sales_invoice.aggregate",
+        "display.table",
+        "display.chart",
+    ]
     assert {e["tool"] for e in detail["events"]} >= {"sales_invoice.aggregate", "display.chart"}
-    audit = (await admin.get("/api/admin/audit", params={"tool": "display.chart", "decision": "allowed"})).json()
+    audit = (
+        await admin.get("/api/admin/audit", params={"tool": "display.chart", "decision": "allowed"})
+    ).json()
     assert audit
     assert all(e["tool"] == "display.chart" for e in audit)
 
 
 async def test_knowledge_without_an_indexer_is_501(admin: httpx.AsyncClient) -> None:
-    response = await admin.post("/api/admin/knowledge", json={"name": "returns.md", "text": "# Returns"})
+    response = await admin.post(
+        "/api/admin/knowledge", json={"name": "returns.md", "text": "# Returns"}
+    )
     assert response.status_code == 501
     assert "no knowledge indexer" in response.json()["detail"]
     assert (await admin.post("/api/admin/knowledge/reindex")).status_code == 501
@@ -198,9 +240,13 @@ async def test_knowledge_upload_and_reindex_with_an_indexer(demo_erp: Any, tmp_p
         await sign_in(admin, ADMIN)
         bad = await admin.post("/api/admin/knowledge", json={"name": "../etc/passwd", "text": "x"})
         assert bad.status_code == 422
-        ok = await admin.post("/api/admin/knowledge", json={"name": "returns.md", "text": "# Returns"})
+        ok = await admin.post(
+            "/api/admin/knowledge", json={"name": "returns.md", "text": "# Returns"}
+        )
         assert ok.json() == {"indexed": ["returns.md"]}
-        assert (await admin.post("/api/admin/knowledge/reindex")).json() == {"indexed": ["returns.md"]}
+        assert (await admin.post("/api/admin/knowledge/reindex")).json() == {
+            "indexed": ["returns.md"]
+        }
     await runtime.aclose()
 
 
@@ -211,11 +257,15 @@ async def test_admin_settings_survive_a_restart(demo_erp: Any, tmp_path: Path) -
         await sign_in(admin, ADMIN)
         await admin.put("/api/admin/tenant", json={"read_only": True})
         await admin.put("/api/admin/budgets", json={"org": "acme", "tokens": 5000})
-        await admin.put("/api/admin/model", json={"provider": "openai", "model": "m", "api_key": SECRET})
+        await admin.put(
+            "/api/admin/model", json={"provider": "openai", "model": "m", "api_key": SECRET}
+        )
     second = build_app(runtime, tmp_path)
     async with client_for(second.app) as admin:
         await sign_in(admin, ADMIN)
         assert (await admin.get("/api/admin/tenant")).json() == {"read_only": True}
-        assert {"org": "acme", "tokens": 5000, "used_this_month": 0} in (await admin.get("/api/admin/budgets")).json()["orgs"]
+        assert {"org": "acme", "tokens": 5000, "used_this_month": 0} in (
+            await admin.get("/api/admin/budgets")
+        ).json()["orgs"]
         assert (await admin.get("/api/admin/model")).json()["key_set"] is True
     await runtime.aclose()

@@ -41,11 +41,17 @@ async def client(harness: Harness) -> AsyncIterator[httpx.AsyncClient]:
 
 def other_client(harness: Harness) -> httpx.AsyncClient:
     """A second browser against the same app (the lifespan is already running)."""
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=harness.app), base_url="http://testserver")
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=harness.app), base_url="http://testserver"
+    )
 
 
-async def ask(client: httpx.AsyncClient, message: str, conversation_id: str | None = None) -> list[tuple[str, Any]]:
-    response = await client.post("/api/chat", json={"message": message, "conversation_id": conversation_id})
+async def ask(
+    client: httpx.AsyncClient, message: str, conversation_id: str | None = None
+) -> list[tuple[str, Any]]:
+    response = await client.post(
+        "/api/chat", json={"message": message, "conversation_id": conversation_id}
+    )
     assert response.status_code == 200, response.text
     assert response.headers["content-type"].startswith("text/event-stream")
     return sse_events(response.text)
@@ -60,10 +66,14 @@ def final(events: list[tuple[str, Any]]) -> dict[str, Any]:
 # ------------------------------------------------------------------ sign-in, cookies, CSRF
 
 
-async def test_sign_in_sets_an_httponly_lax_cookie_and_me_answers(client: httpx.AsyncClient) -> None:
+async def test_sign_in_sets_an_httponly_lax_cookie_and_me_answers(
+    client: httpx.AsyncClient,
+) -> None:
     csrf = (await client.get("/api/auth/csrf")).json()["csrf"]
     response = await client.post(
-        "/api/auth/sign-in", json={"user": ADMIN, "password": "demo"}, headers={"X-CSRF-Token": csrf}
+        "/api/auth/sign-in",
+        json={"user": ADMIN, "password": "demo"},
+        headers={"X-CSRF-Token": csrf},
     )
     assert response.status_code == 200
     cookies = response.headers.get_list("set-cookie")
@@ -81,13 +91,17 @@ async def test_sign_in_sets_an_httponly_lax_cookie_and_me_answers(client: httpx.
 async def test_wrong_password_gets_the_erps_refusal(client: httpx.AsyncClient) -> None:
     csrf = (await client.get("/api/auth/csrf")).json()["csrf"]
     response = await client.post(
-        "/api/auth/sign-in", json={"user": ADMIN, "password": "nope"}, headers={"X-CSRF-Token": csrf}
+        "/api/auth/sign-in",
+        json={"user": ADMIN, "password": "nope"},
+        headers={"X-CSRF-Token": csrf},
     )
     assert response.status_code == 401
     assert "Sign-in to the ERP failed" in response.json()["detail"]
 
 
-async def test_unsafe_requests_without_the_csrf_token_are_refused(client: httpx.AsyncClient) -> None:
+async def test_unsafe_requests_without_the_csrf_token_are_refused(
+    client: httpx.AsyncClient,
+) -> None:
     csrf = (await client.get("/api/auth/csrf")).json()["csrf"]
     no_header = await client.post("/api/auth/sign-in", json={"user": ADMIN, "password": "demo"})
     assert no_header.status_code == 403
@@ -146,15 +160,21 @@ async def test_conversations_resume_with_stored_responses_and_feedback(
     assert [t["user_message"] for t in resumed["turns"]] == [SALES_BY_CUSTOMER, "Anything else?"]
     assert resumed["turns"][0]["response"]["blocks"][1]["type"] == "table"
 
-    rated = await client.post(f"/api/turns/{first['turn_id']}/feedback", json={"rating": "down", "comment": "too wide"})
+    rated = await client.post(
+        f"/api/turns/{first['turn_id']}/feedback", json={"rating": "down", "comment": "too wide"}
+    )
     assert rated.status_code == 200
     resumed = (await client.get(f"/api/conversations/{first['conversation_id']}")).json()
     assert resumed["turns"][0]["feedback"]["comment"] == "too wide"
-    assert (await client.post(f"/api/turns/{first['turn_id']}/feedback", json={"rating": "meh"})).status_code == 422
+    assert (
+        await client.post(f"/api/turns/{first['turn_id']}/feedback", json={"rating": "meh"})
+    ).status_code == 422
 
     async with other_client(harness) as other:
         await sign_in(other, SALES)
-        assert (await other.get(f"/api/conversations/{first['conversation_id']}")).status_code == 404
+        assert (
+            await other.get(f"/api/conversations/{first['conversation_id']}")
+        ).status_code == 404
         refused = await other.post(f"/api/turns/{first['turn_id']}/feedback", json={"rating": "up"})
         assert refused.status_code == 404
 
@@ -174,7 +194,9 @@ async def test_results_page_and_export_for_their_owner_only(
     lines = exported.text.strip().splitlines()
     assert lines[0] == ",".join(table["columns"])
     assert len(lines) == table["total_rows"] + 1
-    assert (await client.get(f"/api/results/{result_id}", params={"columns": "nope"})).status_code == 422
+    assert (
+        await client.get(f"/api/results/{result_id}", params={"columns": "nope"})
+    ).status_code == 422
 
     async with other_client(harness) as other:
         await sign_in(other, SALES)
@@ -202,9 +224,13 @@ async def test_a_proposal_is_confirmed_once_with_its_exact_hash(client: httpx.As
     assert shown["status"] == "executed"
 
 
-async def test_a_rejected_proposal_writes_nothing(client: httpx.AsyncClient, harness: Harness) -> None:
+async def test_a_rejected_proposal_writes_nothing(
+    client: httpx.AsyncClient, harness: Harness
+) -> None:
     await sign_in(client, ADMIN)
-    proposal = next(b for b in final(await ask(client, CREATE_LEAD))["blocks"] if b["type"] == "proposal")
+    proposal = next(
+        b for b in final(await ask(client, CREATE_LEAD))["blocks"] if b["type"] == "proposal"
+    )
     async with other_client(harness) as other:
         await sign_in(other, SALES)
         stolen = (await other.post(f"/api/proposals/{proposal['id']}/reject")).json()
@@ -220,7 +246,9 @@ async def test_a_rejected_proposal_writes_nothing(client: httpx.AsyncClient, har
 # ------------------------------------------------------------------ operations
 
 
-async def test_health_checks_the_store_and_the_erp(client: httpx.AsyncClient, harness: Harness) -> None:
+async def test_health_checks_the_store_and_the_erp(
+    client: httpx.AsyncClient, harness: Harness
+) -> None:
     healthy = await client.get("/healthz")
     assert healthy.status_code == 200
     assert healthy.json() == {"status": "ok", "store": "ok", "erp": "ok"}
@@ -244,7 +272,9 @@ async def test_metrics_count_requests_turns_tools_and_tokens(client: httpx.Async
     assert 'erp_agent_tokens_total{kind="prompt"} 350.0' in text
 
 
-async def test_exports_go_through_the_export_tool(client: httpx.AsyncClient, harness: Harness) -> None:
+async def test_exports_go_through_the_export_tool(
+    client: httpx.AsyncClient, harness: Harness
+) -> None:
     await sign_in(client, ADMIN)
     result_id = final(await ask(client, SALES_BY_CUSTOMER))["blocks"][1]["result_id"]
     xlsx = await client.get(f"/api/results/{result_id}/export", params={"format": "xlsx"})
@@ -261,4 +291,8 @@ def test_file_blocks_reach_the_browser_as_urls_not_paths() -> None:
 
     block = {"type": "file", "name": "Sales.xlsx", "path": "/srv/exports/admin/res_abc.xlsx"}
     (shown,) = for_web([block])
-    assert shown == {"type": "file", "name": "Sales.xlsx", "url": "/api/results/res_abc/export?format=xlsx"}
+    assert shown == {
+        "type": "file",
+        "name": "Sales.xlsx",
+        "url": "/api/results/res_abc/export?format=xlsx",
+    }

@@ -92,7 +92,9 @@ def test_a_question_streams_a_table_and_a_chart(page: Page) -> None:
     assert table.locator("tbody tr").count() > 1
     canvas = page.locator(".chart-block canvas")
     expect(canvas).to_be_visible()
-    page.wait_for_function("() => window.Chart && Chart.getChart(document.querySelector('.chart-block canvas'))")
+    page.wait_for_function(
+        "() => window.Chart && Chart.getChart(document.querySelector('.chart-block canvas'))"
+    )
     expect(page.locator(".text-block strong")).to_have_text("sales by customer")
     shot(page, "chat-table-and-chart")
     pager = page.locator(".table-block .pager")
@@ -140,6 +142,10 @@ def test_an_admin_switches_the_model_provider(page: Page, live: LiveServer) -> N
         form.locator("input[name=base_url]").fill(base_url)
         form.locator("input[name=api_key]").fill("test-key")
         form.get_by_role("button", name="Apply").click()
+        # The first switch imports the provider SDKs (seconds on a busy machine).
+        expect(page.locator("#model-status")).to_have_text(
+            "Applied from the next question on.", timeout=30_000
+        )
         expect(page.locator("#model-current")).to_contain_text("openai · fake-model · key set")
         expect(form.locator("input[name=api_key]")).to_have_value("")
         assert "test-key" not in page.content()
@@ -148,7 +154,9 @@ def test_an_admin_switches_the_model_provider(page: Page, live: LiveServer) -> N
         fake.enqueue(FakeReply(content="Hello from the switched provider."))
         page.click("text=Chat")
         ask(page, "Say hello")
-        expect(page.locator(".msg.agent .text-block")).to_contain_text("Hello from the switched provider.")
+        expect(page.locator(".msg.agent .text-block")).to_contain_text(
+            "Hello from the switched provider."
+        )
         assert fake.requests, "the new provider was not called"
         shot(page, "chat-after-switch")
 
