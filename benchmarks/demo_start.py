@@ -19,15 +19,14 @@ import httpx
 
 from demo_erp.server import free_port
 
-# Until `demo` is registered in the erp-agent app, run the command function directly.
-COMMAND = "import typer; from erp_agent.cli.demo import demo; typer.run(demo)"
+COMMAND = ["-m", "erp_agent", "demo"]  # what `erp-agent demo` runs
 
 
 def start_once(folder: Path) -> float:
     port = free_port()
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-c", COMMAND, "--port", str(port), "--no-index"],
+        [sys.executable, *COMMAND, "--port", str(port), "--no-index"],
         cwd=folder,
         env={**os.environ, "ERP_AGENT_DATA_DIR": str(folder / "data")},
         stdout=subprocess.DEVNULL,

@@ -309,7 +309,12 @@ def main() -> None:
         "--base", type=int, default=3000, help="real embeddings behind synthetic vectors"
     )
     parser.add_argument("--noise", type=float, default=0.03)
-    parser.add_argument("--only", choices=["build", "sqlite", "pg", "recall"], default=None)
+    parser.add_argument(
+        "--only",
+        choices=["build", "sqlite", "pg", "pg-latency", "recall"],
+        default=None,
+        help="pg-latency: query the bench_* tables a --keep-pg run left",
+    )
     args = parser.parse_args()
     dsn = os.environ.get("ERP_AGENT_TEST_PG", "postgresql://app:app@127.0.0.1:5433/app")
     with tempfile.TemporaryDirectory() as tmp:
@@ -320,6 +325,11 @@ def main() -> None:
             asyncio.run(labelled_recall(folder))
         if args.only in (None, "sqlite"):
             bench_sqlite(folder, args.sqlite_n, args.base, args.noise)
+        if args.only == "pg-latency":
+            from erp_agent.retrieval.index_postgres import PostgresIndex
+
+            with PostgresIndex(dsn, prefix="bench") as kept:
+                latency(kept, f"PostgreSQL {kept.count('acme') // 900}k")  # type: ignore[attr-defined]
         if args.only in (None, "pg") and not args.no_pg:
             bench_postgres(dsn, args.pg_n, args.base, args.noise, keep=args.keep_pg)
 

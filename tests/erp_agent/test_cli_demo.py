@@ -19,8 +19,7 @@ pytestmark = pytest.mark.slow
 # bound here is looser so a busy CI machine does not fail it, yet it catches a start that
 # blocks on full seeding or indexing.
 READY_WITHIN = 60.0
-# Until `demo` is registered in the erp-agent app, run the command function directly.
-COMMAND = "import typer; from erp_agent.cli.demo import demo; typer.run(demo)"
+COMMAND = ["-m", "erp_agent", "demo"]  # what `erp-agent demo` runs
 
 
 def test_demo_is_ready_within_30_seconds_and_serves_the_app(tmp_path: Path) -> None:
@@ -31,8 +30,7 @@ def test_demo_is_ready_within_30_seconds_and_serves_the_app(tmp_path: Path) -> N
     process = subprocess.Popen(
         [
             sys.executable,
-            "-c",
-            COMMAND,
+            *COMMAND,
             "--port",
             str(port),
             "--data",

@@ -185,3 +185,13 @@ def test_backends_agree(tmp_path: Path, corpus: list[Document]) -> None:
 
 
 test_backends_agree = pytest.mark.postgres(test_backends_agree)
+
+
+def test_unknown_identifier_is_not_or_ed_into_its_series(index: Index) -> None:
+    """ "ACC-SINV-2026-99999" must not match every ACC-SINV-2026 card by its pieces."""
+    assert index.keyword("ACC-SINV-2026-99999", Scope("acme"), 60) == []
+    hits = index.keyword("Gulf Traders ACC-SINV-2026-99999", Scope("acme"), 60)
+    assert hits
+    assert {d.text.split(" to ")[1][:12] for d in index.fetch("acme", [k for k, _ in hits])} == {
+        "Gulf Traders"
+    }

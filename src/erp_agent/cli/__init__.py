@@ -7,6 +7,9 @@ import typer
 from demo_erp.cli import app as demo_erp_app
 from erp_agent.cli import connector
 from erp_agent.cli import eval as eval_cli
+from erp_agent.cli.ask import ask
+from erp_agent.cli.chat import chat
+from erp_agent.cli.demo import demo
 from erp_agent.cli.tools import tools
 
 app = typer.Typer(
@@ -17,6 +20,9 @@ app.add_typer(demo_erp_app, name="demo-erp")
 app.add_typer(connector.app, name="connector")
 app.command(name="tools")(tools)
 app.command(name="eval")(eval_cli.command)
+app.command(name="ask")(ask)
+app.command(name="chat")(chat)
+app.command(name="demo")(demo)
 
 
 @app.callback()

@@ -37,7 +37,7 @@ def demo(
     host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
     erp_port: Annotated[
         int, typer.Option("--erp-port", help="Port of the demo ERP (0: any free port).")
-    ] = 0,
+    ] = 8000,
     data: Annotated[
         Path, typer.Option("--data", help="Folder for the demo ERP's database.")
     ] = Path("data"),

@@ -22,7 +22,7 @@ from erp_agent.retrieval import _sql
 from erp_agent.retrieval.documents import Batch, Document, Scope
 from erp_agent.retrieval.embeddings import MINILM_DIM, Vectors
 from erp_agent.retrieval.index import Index, Ranked, with_fallback
-from erp_agent.retrieval.text import identifier_tokens, query_terms
+from erp_agent.retrieval.text import identifier_parts, identifier_tokens, query_terms
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -201,8 +201,10 @@ class SQLiteIndex(Index):
         # A named id that matched is the answer; OR over its parts ("acc", "2026") is noise.
         if len(hits) < k and len(quoted) > 1 and not (ids and hits):
             # Fewer than k documents hold every term: fill up with those holding any of them.
-            loose = self._selective([f'"{t}"' for t in terms]) + [f'ids : "{i}"' for i in ids]
-            hits = with_fallback(hits, self._match(" OR ".join(loose), scope, k), k)
+            words = [t for t in terms if t not in identifier_parts(query)]
+            loose = self._selective([f'"{t}"' for t in words]) + [f'ids : "{i}"' for i in ids]
+            if loose:
+                hits = with_fallback(hits, self._match(" OR ".join(loose), scope, k), k)
         return hits
 
     def _selective(self, quoted: list[str]) -> list[str]:

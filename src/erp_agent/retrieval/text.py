@@ -80,3 +80,13 @@ def query_terms(text: str) -> list[str]:
     words = [w.lower() for w in _WORD.findall(text)]
     kept = [w for w in words if w not in STOPWORDS]
     return list(dict.fromkeys(kept or words))
+
+
+def identifier_parts(text: str) -> set[str]:
+    """Lower-case pieces of the ids in ``text`` ("acc", "sinv", "2026", "00123"): alone they
+    match every document of the series, so an OR over them is noise."""
+    parts: set[str] = set()
+    for match in _IDENTIFIER.finditer(text):
+        if any(c.isdigit() for c in match.group()):
+            parts.update(w.lower() for w in _WORD.findall(match.group()))
+    return parts
