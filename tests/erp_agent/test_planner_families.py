@@ -121,11 +121,16 @@ async def test_top_n_with_a_chart(agent: Agent, demo_erp: DemoERP) -> None:
 
 
 async def test_group_by_month_and_trend(agent: Agent, demo_erp: DemoERP) -> None:
-    [(march,)] = sql(demo_erp, "select sum(grand_total) from `tabSales Invoice` "
-                     "where posting_date between '2026-03-01' and '2026-03-31'")  # fmt: skip
+    march = dict(sql(demo_erp, "select currency, sum(grand_total) from `tabSales Invoice` where "
+                     "posting_date between '2026-03-01' and '2026-03-31' group by currency"))  # fmt: skip
     a = await agent.ask("Revenue by month this year")
     assert a.tools[0] in ("sales_invoice.aggregate", "analytics.aggregate")
-    assert figure_present(a.text, round(march, 2))
+    # Currencies are never added together: each month's total is per currency.
+    assert figure_present(a.text, round(march["KES"], 2))
+    assert not figure_present(a.text, round(march["KES"] + march["USD"], 2))
+    table = next(b for b in a.blocks if b["type"] in ("table", "chart"))
+    shown = json.dumps(table)
+    assert all(str(round(v, 2)) in shown for v in march.values())
     assert a.grounded
     trend = await agent.ask("How are sales trending?")
     assert trend.grounded

@@ -462,7 +462,8 @@ def _total(ctx: Ctx) -> Step:
             f"I can't tell what to rank {e.plural.lower()} by. {capabilities(e, ctx.tools)}"
         )
     currency = "currency" in e.fields and e.fields["currency"].groupable and not ctx.view.company
-    group = keys or ([{"field": "currency"}] if currency else [])
+    # Amounts in different currencies are never added together: split every total by currency.
+    group = ([{"field": "currency"}] if currency else []) + keys
     args = {
         "measures": [{"func": "sum", "field": measure}, {"func": "count"}],
         "group_by": group,
@@ -487,7 +488,7 @@ def _total(ctx: Ctx) -> Step:
         what = "Total" if label == "total" else f"Total {label}"
         return _text(f"{what} of {e.plural.lower()}{desc}: " + "; ".join(parts) + ".")
     key = keys[-1]["field"]
-    group_cols = [k for k in rows[0] if k not in (sum_key, "count_records")]
+    group_cols = [k for k in rows[0] if k not in (sum_key, "count_records", "currency")]
     label_key = group_cols[-1] if group_cols else key
     chart = "line" if ctx.req.date_part else "bar"
     wants_chart = ctx.req.chart or bool(ctx.req.top)
@@ -504,7 +505,10 @@ def _total(ctx: Ctx) -> Step:
     ordered = sorted(rows, key=lambda row: -(row.get(sum_key) or 0)) if ctx.req.top else rows
     picked = ordered[: ctx.req.top] if ctx.req.top else ordered[:12]
     lines = [
-        f"- {_group_label(row, group_cols, ctx.req.date_part)}: {fmt(row.get(sum_key))} ({fmt(row.get('count_records'))} {e.plural.lower()})"
+        f"- {_group_label(row, group_cols, ctx.req.date_part)}: {row.get('currency') or ''} "
+        f"{fmt(row.get(sum_key))} ({fmt(row.get('count_records'))} {e.plural.lower()})".replace(
+            ": ", ": ", 1
+        ).replace("  ", " ")
         for row in picked
     ]
     head = (
