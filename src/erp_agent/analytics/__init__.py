@@ -7,16 +7,40 @@ Each documents the row fields it reads (its data contract); the tools in
 
 from __future__ import annotations
 
-from erp_agent.analytics._result import AnalysisResult, chart
-from erp_agent.analytics.ageing import DEFAULT_RANGES, ageing, bucket_labels
-from erp_agent.analytics.anomalies import anomalies, robust_z
-from erp_agent.analytics.concentration import concentration
-from erp_agent.analytics.forecast import forecast
-from erp_agent.analytics.shares import with_shares
-from erp_agent.analytics.trend import comparison_windows, monthly_trend, period_comparison
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# The analyses need pandas/numpy/scipy, which take seconds to import: load them on first use so
+# that starting the agent (and every CLI command) does not pay for it.
+_WHERE = {
+    "AnalysisResult": "_result", "chart": "_result", "ageing": "ageing", "bucket_labels": "ageing",
+    "anomalies": "anomalies", "robust_z": "anomalies", "concentration": "concentration",
+    "forecast": "forecast", "with_shares": "shares", "comparison_windows": "trend",
+    "monthly_trend": "trend", "period_comparison": "trend",
+}  # fmt: skip
+DEFAULT_RANGES = (30, 60, 90, 120)
+THRESHOLD = 3.5
+
+if TYPE_CHECKING:
+    from erp_agent.analytics._result import AnalysisResult, chart
+    from erp_agent.analytics.ageing import ageing, bucket_labels
+    from erp_agent.analytics.anomalies import anomalies, robust_z
+    from erp_agent.analytics.concentration import concentration
+    from erp_agent.analytics.forecast import forecast
+    from erp_agent.analytics.shares import with_shares
+    from erp_agent.analytics.trend import comparison_windows, monthly_trend, period_comparison
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "DEFAULT_RANGES",
+    "THRESHOLD",
     "AnalysisResult",
     "ageing",
     "anomalies",

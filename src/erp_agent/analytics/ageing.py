@@ -6,10 +6,10 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
+from erp_agent.analytics import DEFAULT_RANGES
 from erp_agent.analytics._result import AnalysisResult, Row, chart, fmt, num, to_date
 from erp_agent.errors import ToolInputError
 
-DEFAULT_RANGES = (30, 60, 90, 120)
 NOT_DUE = "Not yet due"
 
 

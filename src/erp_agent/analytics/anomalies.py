@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from erp_agent.analytics import THRESHOLD
 from erp_agent.analytics._result import (
     AnalysisResult,
     Row,
@@ -25,7 +26,6 @@ from erp_agent.analytics._result import (
     to_date,
 )
 
-THRESHOLD = 3.5
 _K = 0.6745
 _MEAN_AD_K = 1.2533
 

@@ -13,10 +13,8 @@ from typing import Any
 
 from erp_agent.config import ModelSettings, Settings
 from erp_agent.errors import ConfigError
-from erp_agent.models.anthropic import AnthropicModel
 from erp_agent.models.base import ChatModel, Completion, Message, StreamDelta
 from erp_agent.models.limits import Clock, RateGate, TokenRateGate
-from erp_agent.models.openai_compatible import OpenAICompatibleModel
 from erp_agent.models.resilience import ResilientModel, RetryPolicy, UsageEvent
 from erp_agent.models.usage import InMemoryUsageLedger, UsageLedger
 
@@ -26,8 +24,13 @@ ModelFactory = Callable[[ModelSettings], ChatModel]
 
 
 def build_model(settings: ModelSettings) -> ChatModel:
+    # Each SDK takes seconds to import: load only the configured provider's.
     if settings.provider == "anthropic":
+        from erp_agent.models.anthropic import AnthropicModel
+
         return AnthropicModel(settings)
+    from erp_agent.models.openai_compatible import OpenAICompatibleModel
+
     return OpenAICompatibleModel(settings)
 
 

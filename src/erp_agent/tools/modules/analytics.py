@@ -16,8 +16,7 @@ import datetime as dt
 from typing import Any
 
 from erp_agent import analytics
-from erp_agent.analytics.ageing import DEFAULT_RANGES
-from erp_agent.analytics.anomalies import THRESHOLD
+from erp_agent.analytics import DEFAULT_RANGES, THRESHOLD
 from erp_agent.catalog import Catalog, Entity, Operation
 from erp_agent.connectors.query import AggregateRequest, Filter, Func, Op
 from erp_agent.errors import ToolInputError
