@@ -13,20 +13,20 @@ from typing import TYPE_CHECKING, Any
 # The analyses need pandas/numpy/scipy, which take seconds to import: load them on first use so
 # that starting the agent (and every CLI command) does not pay for it.
 _WHERE = {
-    "AnalysisResult": "_result", "chart": "_result", "ageing": "ageing", "bucket_labels": "ageing",
-    "anomalies": "anomalies", "robust_z": "anomalies", "concentration": "concentration",
-    "forecast": "forecast", "with_shares": "shares", "comparison_windows": "trend",
+    "AnalysisResult": "_result", "chart": "_result", "ageing": "_ageing", "bucket_labels": "_ageing",
+    "anomalies": "_anomalies", "robust_z": "_anomalies", "concentration": "_concentration",
+    "forecast": "_forecast", "with_shares": "shares", "comparison_windows": "trend",
     "monthly_trend": "trend", "period_comparison": "trend",
 }  # fmt: skip
 DEFAULT_RANGES = (30, 60, 90, 120)
 THRESHOLD = 3.5
 
 if TYPE_CHECKING:
+    from erp_agent.analytics._ageing import ageing, bucket_labels
+    from erp_agent.analytics._anomalies import anomalies, robust_z
+    from erp_agent.analytics._concentration import concentration
+    from erp_agent.analytics._forecast import forecast
     from erp_agent.analytics._result import AnalysisResult, chart
-    from erp_agent.analytics.ageing import ageing, bucket_labels
-    from erp_agent.analytics.anomalies import anomalies, robust_z
-    from erp_agent.analytics.concentration import concentration
-    from erp_agent.analytics.forecast import forecast
     from erp_agent.analytics.shares import with_shares
     from erp_agent.analytics.trend import comparison_windows, monthly_trend, period_comparison
 

@@ -13,9 +13,9 @@ per entity as the user, and its refusal reaches the model verbatim.
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 from typing import Any
 
-from erp_agent import analytics
 from erp_agent.analytics import DEFAULT_RANGES, THRESHOLD
 from erp_agent.catalog import Catalog, Entity, Operation
 from erp_agent.connectors.query import AggregateRequest, Filter, Func, Op
@@ -38,6 +38,11 @@ RULE = (
     "Quote the figures and observations as returned; never recompute, add up or extrapolate "
     "them yourself. Say how they were computed (source) when asked."
 )
+
+
+def _analysis(module: str, function: str) -> Any:
+    """An analysis function, imported on first use (pandas and scipy are slow to import)."""
+    return getattr(importlib.import_module(f"erp_agent.analytics.{module}"), function)
 
 
 def _aggregatable(catalog: Catalog) -> list[Entity]:
@@ -100,7 +105,7 @@ def _aggregate(catalog: Catalog) -> ReadHandler:
         result = await _fetch.aggregate(ctx, entity, request)
         sums = [m.alias for m in request.measures if m.func in (Func.SUM, Func.COUNT)]
         if request.group_by:
-            rows, totals = analytics.with_shares(result.rows, sums)
+            rows, totals = _analysis("shares", "with_shares")(result.rows, sums)
         else:
             rows, totals = result.rows, {}
         return {
@@ -191,7 +196,9 @@ async def _monthly(
 def _trend(catalog: Catalog) -> ReadHandler:
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
         entity, rows, source = await _monthly(ctx, catalog, args)
-        result = analytics.monthly_trend(rows, months_ahead=int(args.get("months_ahead", 3)))
+        result = _analysis("trend", "monthly_trend")(
+            rows, months_ahead=int(args.get("months_ahead", 3))
+        )
         return _answer("monthly_trend", entity, source, result)
 
     return run
@@ -204,7 +211,9 @@ def _forecast(catalog: Catalog) -> ReadHandler:
             # A month still running would read as a collapse and drag the forecast down.
             current = _fetch.today(ctx).replace(day=1).isoformat()
             rows = [r for r in rows if r["date"] < current]
-        result = analytics.forecast(rows, months_ahead=int(args.get("months_ahead", 6)))
+        result = _analysis("_forecast", "forecast")(
+            rows, months_ahead=int(args.get("months_ahead", 6))
+        )
         return _answer("forecast", entity, source, result)
 
     return run
@@ -218,12 +227,12 @@ def _comparison(catalog: Catalog) -> ReadHandler:
         as_of = dt.date.fromisoformat(args["as_of"]) if args.get("as_of") else _fetch.today(ctx)
         period = args.get("period", "year")
         yoy = bool(args.get("year_on_year", False))
-        windows = analytics.comparison_windows(as_of, period, year_on_year=yoy)
+        windows = _analysis("trend", "comparison_windows")(as_of, period, year_on_year=yoy)
         filters, basis = _fetch.base_filters(
             entity, args.get("filters") or (), args.get("documents", "submitted")
         )
         rows, source = await _fetch.window_totals(ctx, entity, field, filters, windows, basis)
-        result = analytics.period_comparison(
+        result = _analysis("trend", "period_comparison")(
             rows, as_of=as_of, period=period, year_on_year=yoy, count="count"
         )
         return _answer("period_comparison", entity, source, result)
@@ -315,7 +324,7 @@ def _ageing(catalog: Catalog) -> ReadHandler:
         filters.append(Filter("outstanding", Op.NE, 0))
         fields = ["id", party, "due_date", "date", "outstanding"]
         rows, source = await _fetch.all_records(ctx, entity, fields, filters, basis)
-        result = analytics.ageing(
+        result = _analysis("_ageing", "ageing")(
             rows,
             as_of=as_of,
             ranges=args.get("ranges") or DEFAULT_RANGES,
@@ -388,7 +397,9 @@ def _concentration(catalog: Catalog) -> ReadHandler:
         rows = [{"key": r.get(by), "amount": r.get(alias)} for r in result.rows]
         source = _fetch.Source(result.method, result.detail, result.record_count, basis)
         noun = entity.field(by).label.lower() + "s"
-        answer = analytics.concentration(rows, top_n=int(args.get("top_n", 10)), noun=noun)
+        answer = _analysis("_concentration", "concentration")(
+            rows, top_n=int(args.get("top_n", 10)), noun=noun
+        )
         return _answer("concentration", entity, source, answer)
 
     return run
@@ -405,7 +416,7 @@ def _anomalies(catalog: Catalog) -> ReadHandler:
         party = next((p for p in ("customer", "supplier", "party") if p in entity.fields), None)
         fields = ["id", entity.date_field, field] + ([party] if party else [])
         rows, source = await _fetch.all_records(ctx, entity, fields, filters, basis)
-        result = analytics.anomalies(
+        result = _analysis("_anomalies", "anomalies")(
             rows,
             threshold=float(args.get("threshold", THRESHOLD)),
             date=entity.date_field,
