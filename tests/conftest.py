@@ -16,6 +16,20 @@ from demo_erp.context import ADMINISTRATOR, Ctx, Settings, as_user
 TEST_TODAY = dt.date(2026, 11, 30)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Stores, indexes and exports the agent writes go to a temporary folder, not the checkout."""
+    import os
+
+    previous = os.environ.get("ERP_AGENT_DATA_DIR")
+    os.environ["ERP_AGENT_DATA_DIR"] = str(tmp_path_factory.mktemp("agent-data"))
+    yield
+    if previous is None:
+        os.environ.pop("ERP_AGENT_DATA_DIR", None)
+    else:
+        os.environ["ERP_AGENT_DATA_DIR"] = previous
+
+
 @pytest.fixture
 def empty_db(tmp_path: Path) -> Iterator[tuple[Settings, Ctx]]:
     """A fresh demo ERP database with the schema and nothing else; an Administrator context."""

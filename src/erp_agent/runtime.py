@@ -5,6 +5,8 @@ Channels (CLI, HTTP API, MCP) build one Runtime and share it; nothing here holds
 
 from __future__ import annotations
 
+import asyncio
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,16 +26,28 @@ from erp_agent.models.registry import ModelRegistry
 from erp_agent.planner import FallbackModel, OfflinePlanner
 from erp_agent.results.sql import SQLResultStore
 from erp_agent.results.store import MemoryResultStore, ResultStore
+from erp_agent.retrieval.knowledge import KnowledgeBase
+from erp_agent.retrieval.retriever import Retriever
+from erp_agent.retrieval.settings import RetrievalSettings, make_retriever
 from erp_agent.store.base import Store
 from erp_agent.store.sql_store import SQLStore, open_store
 from erp_agent.tools.base import Tool, ToolRegistry
 from erp_agent.tools.factories import catalog_tools
 from erp_agent.tools.modules import analytics, calculator, display
+from erp_agent.tools.modules import knowledge as knowledge_tools
+from erp_agent.tools.modules import records as record_tools
 from erp_agent.tools.modules import results as result_tools
+from erp_agent.tools.modules import workflow as workflow_tools
 from erp_agent.tools.modules.discovery import search_tool
 
 
-def build_registry(catalog: Catalog, *, export_dir: Path | None = None) -> ToolRegistry:
+def build_registry(
+    catalog: Catalog,
+    *,
+    export_dir: Path | None = None,
+    retriever: Retriever | None = None,
+    knowledge: KnowledgeBase | None = None,
+) -> ToolRegistry:
     """Catalog-generated tools plus the hand-written modules, registered once at start."""
     registry = ToolRegistry(catalog_tools(catalog))
     modules: list[Tool] = [
@@ -41,10 +55,25 @@ def build_registry(catalog: Catalog, *, export_dir: Path | None = None) -> ToolR
         *analytics.tools(catalog),
         *calculator.tools(catalog),
         *result_tools.tools(catalog, export_dir=export_dir),
+        *workflow_tools.tools(catalog),
     ]
+    if knowledge is not None:
+        modules.extend(knowledge_tools.tools(knowledge, modules=list(catalog.modules)))
+    if retriever is not None:
+        modules.extend(record_tools.tools(retriever, catalog))
     registry.extend(modules)
     registry.add(search_tool(registry))
     return registry
+
+
+def retrieval_settings(settings: Settings) -> RetrievalSettings:
+    """Retrieval settings; the index lives in the data directory unless ERP_AGENT_INDEX_URL says."""
+    retrieval = RetrievalSettings()
+    if "ERP_AGENT_INDEX_URL" not in os.environ:
+        path = Path(settings.data_dir) / "index.sqlite"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        retrieval = retrieval.model_copy(update={"index_url": f"sqlite:///{path}"})
+    return retrieval
 
 
 @dataclass
@@ -59,6 +88,8 @@ class Runtime:
     router: Router
     results: ResultStore
     models: ModelRegistry
+    retriever: Retriever
+    knowledge: KnowledgeBase
 
     @classmethod
     async def create(cls, settings: Settings, *, store: Store | None = None) -> Runtime:
@@ -76,7 +107,15 @@ class Runtime:
             service=service,
             timeout=settings.erp_timeout,
         )
-        registry = build_registry(catalog, export_dir=Path(settings.data_dir) / "exports")
+        retrieval = retrieval_settings(settings)
+        retriever = make_retriever(retrieval)
+        knowledge = KnowledgeBase(retriever, retrieval.index_tenant)
+        registry = build_registry(
+            catalog,
+            export_dir=Path(settings.data_dir) / "exports",
+            retriever=retriever,
+            knowledge=knowledge,
+        )
         if store is None:
             path = Path(settings.data_dir) / "erp-agent.sqlite"
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -98,6 +137,8 @@ class Runtime:
             router,
             results,
             ModelRegistry.from_settings(settings),
+            retriever,
+            knowledge,
         )
 
     async def sign_in(self, user: str, password: str) -> Session:
@@ -123,7 +164,16 @@ class Runtime:
         return Engine(
             gateway=self.gateway, model=model, router=self.router, catalog=self.catalog,
             store=self.store, connector=self.connector, results=self.results, settings=settings,
+            context_providers=[self.knowledge_context],
         )  # fmt: skip
+
+    async def knowledge_context(self, query: str, session: Session, budget_tokens: int) -> str:
+        """The knowledge tier: the closest passages, within the budget, with their titles."""
+        passages = await asyncio.to_thread(self.knowledge.knowledge_context, query, budget_tokens)
+        if not passages:
+            return ""
+        lines = [f"[{p.label}] {p.text}" for p in passages]
+        return "Knowledge (cite the title in brackets when you use it):\n" + "\n\n".join(lines)
 
     async def aclose(self) -> None:
         await self.models.aclose()

@@ -12,7 +12,9 @@ def test_repeated_identical_call_is_refused() -> None:
     again = guards.check_call(state, "sales_invoice.list", {"filters": []}, offered)
     assert again is not None
     assert "already called" in again
-    assert guards.check_call(state, "sales_invoice.list", {"filters": [], "limit": 5}, offered) is None
+    assert (
+        guards.check_call(state, "sales_invoice.list", {"filters": [], "limit": 5}, offered) is None
+    )
 
 
 def test_paging_through_rows_to_total_is_redirected_to_aggregate() -> None:
@@ -42,7 +44,13 @@ def test_three_consecutive_failures_stop() -> None:
 
 
 def test_provenance_accepts_formatted_figures_and_flags_invented_ones() -> None:
-    sources = guards.numbers_in({"rows": [{"sum_total": 1234567.8, "share": 0.125}], "count": 42, "note": "KES 9,999.50 due"})
+    sources = guards.numbers_in(
+        {
+            "rows": [{"sum_total": 1234567.8, "share": 0.125}],
+            "count": 42,
+            "note": "KES 9,999.50 due",
+        }
+    )
     answer = (
         "Total billed was KES 1,234,567.80 (about 1.2M) over 42 invoices on 2026-03-01; "
         "top customer share 12.5%; invoice ACC-SINV-2026-00123 has 9,999.50 due."
@@ -53,4 +61,9 @@ def test_provenance_accepts_formatted_figures_and_flags_invented_ones() -> None:
 
 
 def test_provenance_allows_the_users_own_numbers() -> None:
-    assert guards.unsupported_figures("Invoices over 10,000 overdue by 60 days: none.", set(), "over 10,000 and 60 days") == []
+    assert (
+        guards.unsupported_figures(
+            "Invoices over 10,000 overdue by 60 days: none.", set(), "over 10,000 and 60 days"
+        )
+        == []
+    )

@@ -77,5 +77,9 @@ def test_budget_keeps_newest_units() -> None:
 
 def test_state_round_trip() -> None:
     call = ToolCall("c1", "x.y", '{"a": 1}')
-    messages = [Message("user", "hi"), Message("assistant", None, (call,)), Message("tool", "{}", tool_call_id="c1", name="x.y")]
+    messages = [
+        Message("user", "hi"),
+        Message("assistant", None, (call,)),
+        Message("tool", "{}", tool_call_id="c1", name="x.y"),
+    ]
     assert from_state(to_state(messages)) == messages

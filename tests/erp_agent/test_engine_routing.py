@@ -24,7 +24,9 @@ def session(allowed: set[str] | None = None, read_only: bool = False) -> Session
 
 
 def test_revenue_question_offers_invoice_reads_not_writes() -> None:
-    route = ROUTER.route("Show me the top 5 customers by revenue this quarter as a chart", session())
+    route = ROUTER.route(
+        "Show me the top 5 customers by revenue this quarter as a chart", session()
+    )
     assert "selling" in route.modules or "accounting" in route.modules
     assert "sales_invoice.aggregate" in route.offered
     assert "display.chart" in route.offered
@@ -69,4 +71,18 @@ def test_role_filter_comes_first() -> None:
 @pytest.mark.parametrize("question", ["What will the weather be?", "hello"])
 def test_out_of_scope_gets_only_the_spine(question: str) -> None:
     route = ROUTER.route(question, session())
-    assert all("." in n and n.split(".")[0] in {"tools", "calculator", "display", "knowledge", "records", "results", "analytics", "workflow"} for n in route.offered)
+    assert all(
+        "." in n
+        and n.split(".")[0]
+        in {
+            "tools",
+            "calculator",
+            "display",
+            "knowledge",
+            "records",
+            "results",
+            "analytics",
+            "workflow",
+        }
+        for n in route.offered
+    )

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import pytest
-from conftest import DemoERP
 
+from conftest import DemoERP
 from erp_agent.config import Settings
 from erp_agent.engine.events import Event, EventBus
 from erp_agent.engine.turn import EngineSettings

@@ -7,9 +7,11 @@ import typer
 from demo_erp.cli import app as demo_erp_app
 from erp_agent.cli import connector
 from erp_agent.cli import eval as eval_cli
+from erp_agent.cli import knowledge as knowledge_cli
 from erp_agent.cli.ask import ask
 from erp_agent.cli.chat import chat
 from erp_agent.cli.demo import demo
+from erp_agent.cli.sync import sync
 from erp_agent.cli.tools import tools
 
 app = typer.Typer(
@@ -23,6 +25,8 @@ app.command(name="eval")(eval_cli.command)
 app.command(name="ask")(ask)
 app.command(name="chat")(chat)
 app.command(name="demo")(demo)
+app.add_typer(knowledge_cli.app, name="knowledge")
+app.command(name="sync")(sync)
 
 
 @app.callback()

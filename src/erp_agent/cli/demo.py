@@ -23,6 +23,7 @@ from erp_agent.errors import ErpAgentError
 if TYPE_CHECKING:
     from erp_agent.config import Settings
     from erp_agent.retrieval.retriever import Retriever
+    from erp_agent.runtime import Runtime
     from erp_agent.server.knowledge import IndexedKnowledge
 
 DEMO_PASSWORD = "demo"
@@ -108,7 +109,7 @@ async def _serve(
     erp_url = f"http://127.0.0.1:{erp_port or free_port()}"
     settings = load_settings().model_copy(update={"erp_url": erp_url})
     runtime = await Runtime.create(settings)
-    knowledge, retriever = _knowledge(settings) if index else (None, None)
+    knowledge, retriever = _knowledge(runtime, settings) if index else (None, None)
     if seeding is not None:
         await asyncio.to_thread(_finish_seeding, seeding, erp_file)
     erp = start_in_thread(ErpSettings(db_path=str(erp_file)), port=int(erp_url.rsplit(":", 1)[1]))
@@ -161,20 +162,13 @@ def _announce(host: str, port: int, erp_url: str, model: str, seconds: float) ->
     console.print("\nCtrl-C stops the demo.")
 
 
-def _knowledge(settings: Settings) -> tuple[IndexedKnowledge | None, Retriever | None]:
-    """The admin console's knowledge upload and the index to fill, if retrieval works here."""
-    from erp_agent.retrieval.knowledge import KnowledgeBase
-    from erp_agent.retrieval.settings import RetrievalSettings, make_retriever
+def _knowledge(runtime: Runtime, settings: Settings) -> tuple[IndexedKnowledge, Retriever]:
+    """The admin console's knowledge upload, over the runtime's own index."""
     from erp_agent.server.knowledge import IndexedKnowledge
 
-    retrieval = RetrievalSettings()
-    try:
-        retriever = make_retriever(retrieval)
-    except ErpAgentError as exc:
-        console.print(f"[dim]Knowledge upload and indexing unavailable: {exc}[/]")
-        return None, None
-    kb = KnowledgeBase(retriever, retrieval.index_tenant)
-    return IndexedKnowledge(kb, Path(settings.data_dir) / "knowledge"), retriever
+    return IndexedKnowledge(
+        runtime.knowledge, Path(settings.data_dir) / "knowledge"
+    ), runtime.retriever
 
 
 async def _index(settings: Settings, knowledge: IndexedKnowledge, retriever: Retriever) -> None:

@@ -182,6 +182,8 @@ class Engine:
     async def _loop(self, run: _Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
         started = time.monotonic()
         context = await self._context(run)
+        if context:
+            run.sources.append(context)  # figures quoted from the context are traceable too
         for round_no in range(1, self.settings.max_rounds + 1):
             if time.monotonic() - started > self.settings.wall_time_seconds:
                 return await self._finish(
