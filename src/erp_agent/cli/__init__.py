@@ -11,6 +11,7 @@ from erp_agent.cli import knowledge as knowledge_cli
 from erp_agent.cli.ask import ask
 from erp_agent.cli.chat import chat
 from erp_agent.cli.demo import demo
+from erp_agent.cli.serve import serve
 from erp_agent.cli.sync import sync
 from erp_agent.cli.tools import tools
 
@@ -25,6 +26,7 @@ app.command(name="eval")(eval_cli.command)
 app.command(name="ask")(ask)
 app.command(name="chat")(chat)
 app.command(name="demo")(demo)
+app.command(name="serve")(serve)
 app.add_typer(knowledge_cli.app, name="knowledge")
 app.command(name="sync")(sync)
 

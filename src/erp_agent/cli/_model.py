@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from erp_agent.config import ModelSettings, Settings
 from erp_agent.errors import ConfigError
 from erp_agent.models.base import ChatModel
 from erp_agent.planner import OfflinePlanner
 from erp_agent.runtime import Runtime
+
+if TYPE_CHECKING:
+    from erp_agent.server import ModelSwitch
 
 PROVIDERS = ("openai", "azure", "anthropic")
 
@@ -15,12 +20,8 @@ def model_for(runtime: Runtime, spec: str | None) -> ChatModel:
     """``offline`` or ``provider:model`` (the key is read from PROVIDER_API_KEY)."""
     # Provider SDKs are imported only when one is used (seconds saved on an offline start).
     if spec is None:
-        configured = runtime.settings.reasoning_model
-        if configured is None:
-            return offline(runtime)
-        from erp_agent.models.registry import build_model
-
-        return build_model(configured)
+        # The configured model with retries, rate gate and budget, or the offline planner.
+        return runtime.default_model()
     if spec == "offline":
         return offline(runtime)
     provider, _, name = spec.partition(":")
@@ -47,3 +48,16 @@ def offline(runtime: Runtime) -> ChatModel:
 def describe(settings: Settings) -> str:
     configured = settings.reasoning_model
     return f"{configured.provider}:{configured.model}" if configured else "offline"
+
+
+def model_switch(runtime: Runtime, model: str | None) -> ModelSwitch:
+    """What the server asks for a turn's model. ``--model`` fills the local slot; without it the
+    configured model (if any) serves first, and an admin may switch providers at run time."""
+    from erp_agent.server import ModelSwitch
+
+    registry = runtime.models if model is None and runtime.models.settings("reasoning") else None
+    return ModelSwitch(
+        lambda: model_for(runtime, model or "offline"),
+        registry=registry,
+        local_name=model or "offline-planner",
+    )

@@ -102,9 +102,9 @@ async def _serve(
 
     from demo_erp.context import Settings as ErpSettings  # noqa: TID251 - see _SEED
     from demo_erp.server import free_port, start_in_thread  # noqa: TID251
-    from erp_agent.cli._model import model_for
+    from erp_agent.cli._model import model_switch
     from erp_agent.runtime import Runtime
-    from erp_agent.server import ModelSwitch, create_app
+    from erp_agent.server import create_app
 
     erp_url = f"http://127.0.0.1:{erp_port or free_port()}"
     settings = load_settings().model_copy(update={"erp_url": erp_url})
@@ -113,17 +113,7 @@ async def _serve(
     if seeding is not None:
         await asyncio.to_thread(_finish_seeding, seeding, erp_file)
     erp = start_in_thread(ErpSettings(db_path=str(erp_file)), port=int(erp_url.rsplit(":", 1)[1]))
-    registry = None
-    if model is None and settings.reasoning_model is not None:
-        from erp_agent.models.registry import ModelRegistry
-
-        registry = ModelRegistry.from_settings(settings)
-    # --model fills the local slot; without it the configured model (if any) serves first.
-    switch = ModelSwitch(
-        lambda: model_for(runtime, model or "offline"),
-        registry=registry,
-        local_name=model or "offline-planner",
-    )
+    switch = model_switch(runtime, model)
     app = create_app(runtime, switch, knowledge=knowledge)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
     serving = asyncio.create_task(server.serve())

@@ -1,0 +1,52 @@
+"""`erp-agent serve`: the agent's HTTP API and web app against the configured ERP."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from erp_agent.cli._common import console, err_console, load_settings
+from erp_agent.errors import ErpAgentError
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port of the web app and API.")] = 8080,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="offline, or provider:model (default: the configured one)."),
+    ] = None,
+) -> None:
+    """Serve the web app and API for the ERP at ERP_AGENT_ERP_URL (see docs/configuration.md)."""
+    try:
+        asyncio.run(_serve(host, port, model))
+    except ErpAgentError as exc:
+        err_console.print(f"[red]Error:[/] {exc}")
+        raise typer.Exit(1) from exc
+
+
+async def _serve(host: str, port: int, model: str | None) -> None:
+    import uvicorn
+
+    from erp_agent.cli._model import model_switch
+    from erp_agent.runtime import Runtime
+    from erp_agent.server import create_app
+    from erp_agent.server.knowledge import IndexedKnowledge
+
+    settings = load_settings()
+    runtime = await Runtime.create(settings)
+    switch = model_switch(runtime, model)
+    knowledge = IndexedKnowledge(runtime.knowledge, Path(settings.data_dir) / "knowledge")
+    app = create_app(runtime, switch, knowledge=knowledge)
+    console.print(
+        f"erp-agent on [bold]http://{host}:{port}/[/] — ERP {settings.erp_url} — "
+        f"model {switch.describe()['model']}"
+    )
+    try:
+        await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info")).serve()
+    finally:
+        await switch.aclose()
+        await runtime.aclose()
