@@ -283,3 +283,24 @@ async def test_max_rounds_and_tools_search(runtime: Runtime) -> None:
     looping = ScriptedModel(*[S.call("tools.search", {"query": f"thing {i}"}) for i in range(3)])
     stopped = await runtime.engine(looping, EngineSettings(max_rounds=3)).run_turn(session, "hello")
     assert stopped.outcome == "stopped"
+
+
+async def test_conversation_state_tier_carries_documents_forward(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    session = await runtime.sign_in("accounts.manager@demo.local", "demo")
+    conn = sqlite3.connect(demo_erp.path)
+    (name,) = conn.execute(
+        "select name from `tabSales Invoice` where docstatus = 1 limit 1"
+    ).fetchone()
+    conn.close()
+    first = await runtime.engine(ScriptedModel(S.reply("Noted."))).run_turn(
+        session, f"Look at {name}"
+    )
+    model = ScriptedModel(S.reply("It is the one above."))
+    await runtime.engine(model).run_turn(
+        session, "is it paid?", conversation_id=first.conversation_id
+    )
+    context = model.requests[0].messages[1].content or ""
+    assert f"Discussed earlier in this conversation: {name} (sales_invoice)" in context
+    assert "Earlier topics: sales_invoice" in context

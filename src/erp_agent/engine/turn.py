@@ -54,6 +54,7 @@ from erp_agent.tools.base import Effect
 
 ContextProvider = Callable[[str, Session, int], Awaitable[str]]
 MAX_ROUNDS = 10
+RECENT_TURNS = 3
 
 
 @dataclass
@@ -136,9 +137,14 @@ class Engine:
         run = _Run(
             turn, session, [*trimmed, Message("user", message)], route.offered, route.modules
         )
+        # The conversation-state tier: what the last few turns were about, so "it" and "that
+        # invoice" resolve without re-reading the whole history.
+        recent = [tuple(d) for t in past[-RECENT_TURNS:] for d in t.state.get("document_ids", [])]
         run.turn.state.update(
             history_len=len(trimmed), rules_sent=sorted(rules_sent), modules=route.modules,
             entities=route.entities, document_ids=route.document_ids,
+            recent_documents=[d for d in dict.fromkeys(recent) if d not in route.document_ids],
+            recent_entities=list(dict.fromkeys(e for t in past[-RECENT_TURNS:] for e in t.state.get("entities", []))),
         )  # fmt: skip
         await self._save(run)
         return await self._loop(run, bus, rules_sent)
@@ -393,6 +399,15 @@ class Engine:
                 "Documents mentioned: "
                 + ", ".join(f"{doc_id} ({entity})" for entity, doc_id in mentioned)
             )
+        recent = run.turn.state.get("recent_documents") or []
+        if recent:
+            parts.append(
+                "Discussed earlier in this conversation: "
+                + ", ".join(f"{doc_id} ({entity})" for entity, doc_id in recent)
+            )
+        topics = run.turn.state.get("recent_entities") or []
+        if topics:
+            parts.append("Earlier topics: " + ", ".join(topics))
         for provider in self.context_providers:
             text = await provider(
                 run.turn.user_message, run.session, self.settings.context_budget_tokens
