@@ -151,10 +151,7 @@ async def test_financial_statement_report(agent: Agent) -> None:
     a = await agent.ask(
         "What's our P&L for Savanna Trading Ltd this fiscal year, broken down monthly?"
     )
-    if "report.profit_and_loss" not in (await agent.session("admin@demo.local")).allowed_tools:
-        pytest.skip(
-            "report access was not granted at sign-in (see the lead's note on report_access)"
-        )
+    assert "report.profit_and_loss" in (await agent.session("admin@demo.local")).allowed_tools
     call = next(c for c in a.calls if c["name"] == "report.profit_and_loss")
     assert call["arguments"]["periodicity"] == "monthly"
     assert call["arguments"]["company"] == "Savanna Trading Ltd"

@@ -5,6 +5,7 @@ Screenshots go to test-artifacts/ (git-ignored)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,10 @@ ARGS = [
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not Path(CHROMIUM).exists():
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
+        message = "Chromium is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(message)  # CI installs it: a missing browser is a broken install step
+        pytest.skip(message)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         yield launched

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 from demo_erp.context import Ctx
@@ -111,7 +112,7 @@ def refresh_statuses(ctx: Ctx, touch_modified: bool = False) -> int:
     return changed
 
 
-class _Invoice(Controller):
+class _Invoice(Controller, ABC):
     doctype = ""
     party_field = ""
 
@@ -134,8 +135,9 @@ class _Invoice(Controller):
             doc["status"] = "Draft"
             doc["outstanding_amount"] = flt(doc.get("grand_total"))
 
+    @abstractmethod
     def gl_rows(self, ctx: Ctx, doc: Doc, company: dict[str, Any]) -> list[GLRow]:
-        raise NotImplementedError
+        """The GL rows this invoice posts (sales and purchase invoices differ)."""
 
     def on_submit(self, ctx: Ctx, doc: Doc) -> None:
         company = get_company(ctx, doc.get("company"))
