@@ -172,6 +172,13 @@ async def _index(settings: Settings, knowledge: IndexedKnowledge, retriever: Ret
         )
         entities = await asyncio.to_thread(asyncio.run, _sync_records(settings, retriever))
         console.print(f"[dim]Records indexed: {entities} entities.[/]")
+        # In-process scheduling (the embedded default): delta syncs from the watermarks.
+        from erp_agent.retrieval.settings import RetrievalSettings
+
+        interval = RetrievalSettings().sync_interval
+        while True:
+            await asyncio.sleep(interval)
+            await asyncio.to_thread(asyncio.run, _sync_records(settings, retriever))
     except ErpAgentError as exc:
         console.print(f"[yellow]Background indexing stopped:[/] {exc}")
 
