@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,16 @@ class DemoERP:
     url: str
     v16_url: str
     path: Path
+
+
+def raw(demo: DemoERP, sql: str, *params: object) -> list[sqlite3.Row]:
+    """Rows read straight from the demo ERP's database: the independent side of a check."""
+    conn = sqlite3.connect(demo.path)
+    conn.row_factory = sqlite3.Row
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
 
 
 @pytest.fixture(scope="session")

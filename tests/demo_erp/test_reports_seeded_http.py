@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from decimal import Decimal
 
 import httpx
 import pytest
 
-from conftest import DemoERP
+from conftest import DemoERP, raw
 
 COMPANY = "Savanna Trading Ltd"
 D = Decimal
@@ -32,14 +31,6 @@ def run(
         )
     assert reply.status_code == 200, reply.text
     return reply.json()["message"]  # type: ignore[no-any-return]
-
-
-def raw(demo: DemoERP, sql: str, *params: object) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(demo.path)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 def money(value: object) -> Decimal:

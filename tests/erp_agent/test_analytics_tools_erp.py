@@ -4,7 +4,6 @@ against sums computed independently from the demo database with sqlite3."""
 from __future__ import annotations
 
 import datetime as dt
-import sqlite3
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from decimal import Decimal
@@ -12,12 +11,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from agent_helpers import signed_in_context
 
-from conftest import TEST_TODAY, DemoERP
+from conftest import TEST_TODAY, DemoERP, raw
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.frappe.connector import ERPNextConnector
 from erp_agent.errors import ErpRefusal, ToolInputError
-from erp_agent.gateway.session import Session
 from erp_agent.tools.base import Tool, ToolContext
 from erp_agent.tools.modules import analytics
 
@@ -25,15 +24,6 @@ pytestmark = pytest.mark.anyio
 CATALOG = load_catalog()
 TOOLS: dict[str, Tool] = {t.name: t for t in analytics.tools(CATALOG)}
 SUBMITTED = "docstatus = 1"
-
-
-def raw(demo: DemoERP, sql: str, *params: object) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(demo.path)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 @pytest.fixture
@@ -44,15 +34,7 @@ async def erp(demo_erp: DemoERP) -> AsyncIterator[ERPNextConnector]:
 
 
 async def context(erp: ERPNextConnector, user: str) -> ToolContext:
-    cred = await erp.login(user, "demo")
-    session = Session(
-        id=f"test-{user}",
-        user=user,
-        credential=cred,
-        roles=frozenset(await erp.roles(cred)),
-        allowed_tools=frozenset(TOOLS),
-    )
-    return ToolContext(session=session, connector=erp, catalog=CATALOG)
+    return await signed_in_context(erp, user, TOOLS, CATALOG)
 
 
 async def run(ctx: ToolContext, name: str, args: dict[str, Any]) -> Any:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from decimal import Decimal
 
 import pytest
 
-from conftest import DemoERP
+from conftest import DemoERP, raw
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.frappe.connector import ERPNextConnector
 from erp_agent.connectors.query import (
@@ -43,15 +42,6 @@ async def erp16(demo_erp: DemoERP) -> AsyncIterator[ERPNextConnector]:
 
 async def as_user(connector: ERPNextConnector, user: str) -> Credential:
     return await connector.login(user, PASSWORD)
-
-
-def raw(demo: DemoERP, sql: str, *params: object) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(demo.path)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 # ------------------------------------------------------------------ sign-in

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from agent_helpers import signed_in_context
 
-from conftest import DemoERP
+from conftest import DemoERP, raw
 from erp_agent.catalog import Operation, load_catalog
 from erp_agent.connectors.frappe.connector import ERPNextConnector
 from erp_agent.errors import ToolInputError
-from erp_agent.gateway.session import Session
 from erp_agent.tools.base import ExecuteHandler, PrepareHandler, Tool, ToolContext
 from erp_agent.tools.factories import catalog_tools
 from erp_agent.tools.factories.filters import groupable, measurable
@@ -23,15 +22,6 @@ TOOLS = {t.name: t for t in catalog_tools(CATALOG)}
 COMPANY = "Savanna Trading Ltd"
 
 
-def raw(demo: DemoERP, sql: str, *params: object) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(demo.path)
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
-
-
 @pytest.fixture
 async def erp(demo_erp: DemoERP) -> AsyncIterator[ERPNextConnector]:
     connector = ERPNextConnector(demo_erp.url, catalog=CATALOG)
@@ -40,15 +30,7 @@ async def erp(demo_erp: DemoERP) -> AsyncIterator[ERPNextConnector]:
 
 
 async def context(erp: ERPNextConnector, user: str) -> ToolContext:
-    cred = await erp.login(user, "demo")
-    session = Session(
-        id=f"test-{user}",
-        user=user,
-        credential=cred,
-        roles=frozenset(await erp.roles(cred)),
-        allowed_tools=frozenset(TOOLS),
-    )
-    return ToolContext(session=session, connector=erp, catalog=CATALOG)
+    return await signed_in_context(erp, user, TOOLS, CATALOG)
 
 
 async def run(ctx: ToolContext, name: str, args: dict[str, Any]) -> Any:
