@@ -463,3 +463,16 @@ register(
     "Warehouse",
     "Workflow",
 )(MasterController)
+
+
+def ledger_columns(ctx: Ctx, name: str, now: str) -> dict[str, Any]:
+    """The standard columns of a ledger row the system writes (GL and stock ledger entries)."""
+    return {
+        "name": name,
+        "owner": ctx.user,
+        "creation": now,
+        "modified": now,
+        "modified_by": ctx.user,
+        "docstatus": 1,
+        "idx": 0,
+    }

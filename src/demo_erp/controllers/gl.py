@@ -17,6 +17,7 @@ from demo_erp.controllers.common import (
     flt,
     get_company,
     get_fiscal_year,
+    ledger_columns,
     reserve_series,
 )
 from demo_erp.exceptions import ClosedAccountingPeriod, ValidationError
@@ -131,13 +132,7 @@ def make_gl_entries(ctx: Ctx, doc: Doc, entries: list[GLRow]) -> None:
     for name, entry in zip(names, entries, strict=True):
         rows.append(
             {
-                "name": name,
-                "owner": ctx.user,
-                "creation": now,
-                "modified": now,
-                "modified_by": ctx.user,
-                "docstatus": 1,
-                "idx": 0,
+                **ledger_columns(ctx, name, now),
                 "posting_date": posting_date,
                 "account": entry["account"],
                 "party_type": entry.get("party_type"),

@@ -19,6 +19,7 @@ from demo_erp.controllers.common import (
     get_company,
     get_item,
     get_warehouse,
+    ledger_columns,
     reserve_series,
     validate_accounting_period,
 )
@@ -131,13 +132,7 @@ def _write(
     for name, entry in zip(names, entries, strict=True):
         rows.append(
             {
-                "name": name,
-                "owner": ctx.user,
-                "creation": now,
-                "modified": now,
-                "modified_by": ctx.user,
-                "docstatus": 1,
-                "idx": 0,
+                **ledger_columns(ctx, name, now),
                 "posting_date": posting_date,
                 "posting_time": doc.get("posting_time") or "00:00:00",
                 "voucher_type": doc["doctype"],
