@@ -19,17 +19,22 @@ from erp_agent.catalog.maps import (
     ReportMap,
     Transform,
 )
+from erp_agent.catalog.metrics import Dimension, MeasureFunc, Metric, MetricFilter, Returns
 
 __all__ = [
     "PACKAGED_ROOT",
     "Catalog",
     "ConnectorMaps",
+    "Dimension",
     "Entity",
     "EntityKind",
     "EntityMap",
     "Field",
     "FieldMap",
     "FieldType",
+    "MeasureFunc",
+    "Metric",
+    "MetricFilter",
     "Module",
     "Operation",
     "ParamMap",
@@ -37,6 +42,7 @@ __all__ = [
     "Report",
     "ReportMap",
     "ReportParam",
+    "Returns",
     "Transform",
     "load_catalog",
 ]

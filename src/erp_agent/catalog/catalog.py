@@ -6,9 +6,12 @@ import difflib
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
+from pydantic import Field as PydanticField
+
 from erp_agent.catalog._base import Frozen
 from erp_agent.catalog.entities import Entity, Module, Report
 from erp_agent.catalog.maps import ConnectorMaps, EntityMap, ReportMap
+from erp_agent.catalog.metrics import Dimension, Metric
 from erp_agent.errors import CatalogError
 
 _T = TypeVar("_T")
@@ -24,12 +27,23 @@ def _lookup(kind: str, name: str, table: Mapping[str, _T], where: str = "the cat
 
 
 class Catalog(Frozen):
-    """Canonical modules, entities and reports, plus each connector's native maps."""
+    """Canonical modules, entities and reports, each connector's native maps, and the metrics
+    (with their dimensions) of the semantic layer."""
 
     modules: dict[str, Module]
     entities: dict[str, Entity]
     reports: dict[str, Report]
     connectors: dict[str, ConnectorMaps]
+    dimensions: dict[str, Dimension] = PydanticField(default_factory=dict)
+    metrics: dict[str, Metric] = PydanticField(default_factory=dict)
+
+    def metric(self, name: str) -> Metric:
+        """The metric called ``name`` (``CatalogError`` if unknown)."""
+        return _lookup("metric", name, self.metrics)
+
+    def dimension(self, name: str) -> Dimension:
+        """The dimension called ``name`` (``CatalogError`` if unknown)."""
+        return _lookup("dimension", name, self.dimensions)
 
     def module(self, name: str) -> Module:
         """The module called ``name`` (``CatalogError`` if unknown)."""

@@ -3,10 +3,12 @@
 Layout (relative to the catalog root; the packaged one is this package's folder)::
 
     data/modules.yaml               module name -> module
-    data/common.yaml                fields: every entity has (id, modified)
+    data/common.yaml                fields: every entity has (id, modified); transaction_fields:
+                                    every transaction has too (docstatus)
     data/entities/<module>.yaml     entity name -> entity; the file names its primary module
     data/reports.yaml               report name -> report
-    maps/<connector>/_common.yaml   fields: native names of the common fields
+    data/metrics.yaml               dimensions: and metrics: of the semantic layer (optional)
+    maps/<connector>/_common.yaml   fields: / transaction_fields: native names of the common fields
     maps/<connector>/<module>.yaml  entities: / reports: native maps of that module's items
 """
 
@@ -24,6 +26,8 @@ from erp_agent.catalog._validate import cross_check
 from erp_agent.catalog.catalog import Catalog
 from erp_agent.catalog.entities import Entity, Module, Report
 from erp_agent.catalog.maps import ConnectorMaps, EntityMap, ReportMap
+from erp_agent.catalog.metrics import Dimension, Metric
+from erp_agent.catalog.metrics_check import check_metrics
 from erp_agent.errors import CatalogError
 
 PACKAGED_ROOT = Path(__file__).parent
@@ -67,22 +71,39 @@ class _Loader:
         modules = self._items("data/modules.yaml", raw_modules, "module", Module)
         # Names as declared, so one invalid module does not make its files "unknown" too.
         module_names = set(raw_modules)
-        common = self._mapping("data/common.yaml", "fields", self._read("data/common.yaml"))
-        entities = self._entities(module_names, common)
+        common_file = self._read("data/common.yaml")
+        common = self._mapping("data/common.yaml", "fields", common_file)
+        per_kind = {
+            "transaction": self._mapping("data/common.yaml", "transaction_fields", common_file)
+        }
+        entities = self._entities(module_names, common, per_kind)
+        transactions = {n for n, e in entities.items() if e.kind == "transaction"}
         reports = self._items(
             "data/reports.yaml", self._read("data/reports.yaml"), "report", Report
         )
         connectors = {
-            folder.name: self._connector(folder, module_names)
+            folder.name: self._connector(folder, module_names, transactions)
             for folder in sorted((self.root / "maps").glob("*"))
             if folder.is_dir()
         }
+        raw_metrics = (
+            self._read("data/metrics.yaml") if (self.root / "data/metrics.yaml").exists() else {}
+        )
+        dimensions = self._items(
+            "data/metrics.yaml", self._mapping("data/metrics.yaml", "dimensions", raw_metrics),
+            "dimension", Dimension,
+        )  # fmt: skip
+        metrics = self._items(
+            "data/metrics.yaml", self._mapping("data/metrics.yaml", "metrics", raw_metrics),
+            "metric", Metric,
+        )  # fmt: skip
         if self.problems:
             raise CatalogError(self.problems)
         catalog = Catalog(
-            modules=modules, entities=entities, reports=reports, connectors=connectors
-        )
-        problems = cross_check(catalog)
+            modules=modules, entities=entities, reports=reports, connectors=connectors,
+            dimensions=dimensions, metrics=metrics,
+        )  # fmt: skip
+        problems = cross_check(catalog) + check_metrics(catalog)
         if problems:
             raise CatalogError(problems)
         return catalog
@@ -135,7 +156,9 @@ class _Loader:
                 out[name] = item
         return out
 
-    def _entities(self, modules: set[str], common: dict[str, Any]) -> dict[str, Entity]:
+    def _entities(
+        self, modules: set[str], common: dict[str, Any], per_kind: Mapping[str, dict[str, Any]]
+    ) -> dict[str, Entity]:
         entities: dict[str, Entity] = {}
         for path in sorted((self.root / "data/entities").glob("*.yaml")):
             rel = f"data/entities/{path.name}"
@@ -154,16 +177,25 @@ class _Loader:
                 also = data.pop("also_in", [])
                 data["modules"] = [path.stem, *(also if isinstance(also, list) else [also])]
                 # Common fields come first (id) unless the entity redeclares them.
-                data["fields"] = {**common, **self._mapping(f"{rel}: {name}", "fields", data)}
+                # ... and fields every entity of its kind has (docstatus), after its own.
+                kind_fields = per_kind.get(str(data.get("kind")), {})
+                own = self._mapping(f"{rel}: {name}", "fields", data)
+                data["fields"] = {
+                    **common,
+                    **own,
+                    **{k: v for k, v in kind_fields.items() if k not in own},
+                }
                 data.update(name=name, source=rel)
                 entity = self._build(rel, "entity", name, Entity, data)
                 if entity is not None:
                     entities[name] = entity
         return entities
 
-    def _connector(self, folder: Path, modules: set[str]) -> ConnectorMaps:
+    def _connector(self, folder: Path, modules: set[str], transactions: set[str]) -> ConnectorMaps:
         base = f"maps/{folder.name}"
-        common = self._mapping(f"{base}/_common.yaml", "fields", self._read(f"{base}/_common.yaml"))
+        common_file = self._read(f"{base}/_common.yaml")
+        common = self._mapping(f"{base}/_common.yaml", "fields", common_file)
+        of_transactions = self._mapping(f"{base}/_common.yaml", "transaction_fields", common_file)
         entity_maps: dict[str, EntityMap] = {}
         report_maps: dict[str, ReportMap] = {}
         for path in sorted(folder.glob("*.yaml")):
@@ -182,6 +214,8 @@ class _Loader:
                     continue
                 emap = dict(raw) if isinstance(raw, dict) else {}
                 fields = {**common, **self._mapping(f"{rel}: {name}", "fields", emap)}
+                if name in transactions:
+                    fields = {**of_transactions, **fields}
                 emap.update(entity=name, source=rel, fields=fields)
                 built = self._build(rel, "entity map", name, EntityMap, emap)
                 if built is not None:

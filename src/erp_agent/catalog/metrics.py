@@ -1,0 +1,218 @@
+"""The semantic layer: business metrics and the dimensions they are grouped and filtered by.
+
+A metric names its documents once — entity, measure, defining filters, the date that places it
+in time, the dimensions it may be cut by and its currency rule — so "revenue" means one thing in
+every answer. Compact forms in ``data/metrics.yaml``::
+
+    measure: sum(base_net_total)         # sum|avg|min|max|count_distinct(field), count,
+                                         # or ratio(metric_a, metric_b)
+    filters: ["is_return = 0", "outstanding > 0", "due_date < today"]
+
+Dimensions are declared once; ``paths`` says how each entity reaches one (``customer.customer_group``
+goes through the invoice's ``customer`` link). An entity with a field of the dimension's name
+reaches it directly.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any, Self
+
+import yaml
+from pydantic import Field as PydanticField
+from pydantic import JsonValue, model_validator
+
+from erp_agent.catalog._base import Frozen
+
+
+class MeasureFunc(StrEnum):
+    SUM = "sum"
+    COUNT = "count"
+    AVG = "avg"
+    MIN = "min"
+    MAX = "max"
+    COUNT_DISTINCT = "count_distinct"
+    RATIO = "ratio"
+
+
+class Returns(StrEnum):
+    """What a metric does with credit/debit notes (``is_return`` documents)."""
+
+    INCLUDED = "included"  # counted, with their negative amounts: net of returns
+    EXCLUDED = "excluded"  # left out: gross figures
+    ONLY = "only"  # nothing but returns
+
+
+# Words for the model and the reader: what each filter operator means.
+FILTER_OPS = ("=", "!=", ">=", "<=", ">", "<", "not in", "in", "not like", "like", "between",
+              "is set", "is not set")  # fmt: skip
+_FILTER = re.compile(
+    r"^\s*([a-z_][a-z0-9_.]*)\s+(=|!=|>=|<=|>|<|not in|in|not like|like|between|is not set|is set)"
+    r"(?:\s+(.*?))?\s*$"
+)
+_MEASURE = re.compile(r"^\s*([a-z_]+)\s*(?:\(\s*([a-z0-9_.]+)\s*(?:,\s*([a-z0-9_]+)\s*)?\))?\s*$")
+# A filter value resolved when the query runs (the catalog holds no clock): today, today-30.
+TODAY = re.compile(r"^today(?:([+-])(\d+))?$")
+
+
+class MetricMeasure(Frozen):
+    """``sum(base_net_total)``: the function and the canonical field it takes (none for count);
+    a ratio names two metrics instead."""
+
+    func: MeasureFunc
+    field: str | None = None
+    numerator: str | None = None
+    denominator: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _compact(cls, raw: Any) -> Any:
+        if not isinstance(raw, str):
+            return raw
+        match = _MEASURE.match(raw)
+        if match is None:
+            raise ValueError(f"measure {raw!r} must look like sum(field), count or ratio(a, b)")
+        func, first, second = match.groups()
+        if func == MeasureFunc.RATIO:
+            return {"func": func, "numerator": first, "denominator": second}
+        if second is not None:
+            raise ValueError(f"measure {raw!r}: only ratio takes two arguments")
+        return {"func": func, "field": first}
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.func is MeasureFunc.RATIO:
+            if not (self.numerator and self.denominator) or self.field:
+                raise ValueError("ratio needs two metrics: ratio(numerator, denominator)")
+        elif self.numerator or self.denominator:
+            raise ValueError("only ratio names metrics")
+        elif (self.func is MeasureFunc.COUNT) != (self.field is None):
+            raise ValueError(f"{self.func} {'takes no' if self.field else 'needs a'} field")
+        return self
+
+    def __str__(self) -> str:
+        if self.func is MeasureFunc.RATIO:
+            return f"ratio({self.numerator}, {self.denominator})"
+        return f"{self.func}({self.field})" if self.field else str(self.func)
+
+
+class MetricFilter(Frozen):
+    """``field op value`` on a canonical field of the metric's entity (or, dotted, of a record it
+    links to); ``today`` in a value is resolved when the query runs, and ``$path`` compares with
+    another field of the same record."""
+
+    field: str
+    op: str
+    value: JsonValue = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _compact(cls, raw: Any) -> Any:
+        if not isinstance(raw, str):
+            return raw
+        match = _FILTER.match(raw)
+        if match is None:
+            raise ValueError(f"filter {raw!r} must look like 'field op value'")
+        field, op, text = match.groups()
+        value = yaml.safe_load(text) if text else None
+        return {"field": field, "op": op, "value": value}
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.op not in FILTER_OPS:
+            raise ValueError(
+                f"unknown filter operator {self.op!r} (known: {', '.join(FILTER_OPS)})"
+            )
+        if self.op in ("in", "not in") and not isinstance(self.value, list):
+            raise ValueError(f"filter on {self.field} with {self.op!r} needs a list")
+        if self.op == "between" and not (isinstance(self.value, list) and len(self.value) == 2):
+            raise ValueError(f"filter on {self.field} with 'between' needs [from, to]")
+        return self
+
+    @property
+    def reference(self) -> str | None:
+        """The field path a ``$path`` value compares with, if it is one."""
+        if isinstance(self.value, str) and self.value.startswith("$"):
+            return self.value[1:]
+        return None
+
+    @property
+    def row_level(self) -> bool:
+        """Whether the ERP cannot apply it as a plain filter (a linked field, or a comparison
+        between two fields): such metrics are computed from the rows, exactly, in code."""
+        return "." in self.field or self.reference is not None
+
+    def __str__(self) -> str:
+        value = "" if self.value is None else f" {self.value}"
+        return f"{self.field} {self.op}{value}"
+
+
+class Dimension(Frozen):
+    """Something figures are grouped or filtered by (customer, branch, item group...).
+
+    ``paths`` maps an entity to the canonical field path that reaches the dimension from it;
+    a dotted path follows a link (``customer.customer_group``). An entity with a field named
+    like the dimension needs no path. ``entity`` is the catalog entity whose ids the values are.
+    """
+
+    name: str
+    label: str
+    synonyms: tuple[str, ...] = ()
+    description: str = ""
+    entity: str | None = None
+    paths: dict[str, str] = PydanticField(default_factory=dict)
+    source: str = ""
+
+    def path_for(self, entity: str, fields: Any) -> str | None:
+        """The field path from ``entity`` (whose fields are ``fields``) to this dimension."""
+        if entity in self.paths:
+            return self.paths[entity]
+        return self.name if self.name in fields else None
+
+
+class Metric(Frozen):
+    """One business figure with one meaning (see the module docstring for the YAML)."""
+
+    name: str
+    label: str
+    synonyms: tuple[str, ...] = ()
+    description: str = PydanticField(min_length=20)
+    entity: str
+    measure: MetricMeasure
+    filters: tuple[MetricFilter, ...] = ()
+    # Transactions count submitted documents only unless a metric says "all" (never needed yet).
+    documents: str = "submitted"
+    returns: Returns | None = None
+    date_field: str | None = None
+    dimensions: tuple[str, ...] = ()
+    # "company" (company-currency amounts), "none" (counts, quantities, days), or the canonical
+    # field of the entity holding each document's currency (transaction-currency amounts).
+    currency: str = "none"
+    unit: str | None = None  # shown after the figure when it is not money: "days", "%"
+    group: str = ""  # the catalog section it is listed under (selling, receivables...)
+    source: str = ""
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.documents not in ("submitted", "all"):
+            raise ValueError("documents must be 'submitted' or 'all'")
+        if len(set(self.dimensions)) != len(self.dimensions):
+            raise ValueError("a dimension is listed twice")
+        if self.measure.func is MeasureFunc.RATIO and self.filters:
+            raise ValueError("a ratio takes its filters from its two metrics")
+        return self
+
+    @property
+    def is_money(self) -> bool:
+        return self.currency != "none"
+
+    @property
+    def returns_text(self) -> str | None:
+        """The metric's decision about credit notes, in words (None when it has none)."""
+        return {
+            Returns.INCLUDED: "returns (credit/debit notes) included as negative amounts",
+            Returns.EXCLUDED: "returns (credit/debit notes) excluded",
+            Returns.ONLY: "returns (credit/debit notes) only",
+            None: None,
+        }[self.returns]
