@@ -59,6 +59,9 @@ def _format(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class _Loader:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -111,7 +114,8 @@ class _Loader:
     def _read(self, rel: str) -> dict[str, Any]:
         path = self.root / rel
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            # libyaml's parser when PyYAML has it: the same safe loading, several times faster.
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
         except FileNotFoundError:
             self.problems.append(f"{rel}: file is missing")
             return {}

@@ -1,34 +1,34 @@
-"""The `erp-agent` command line."""
+"""The `erp-agent` command line.
+
+Commands are imported when they run (see _lazy.py): `erp-agent --help` loads none of them.
+"""
 
 from __future__ import annotations
 
 import typer
 
-from demo_erp.cli import app as demo_erp_app
-from erp_agent.cli import connector
-from erp_agent.cli import eval as eval_cli
-from erp_agent.cli import knowledge as knowledge_cli
-from erp_agent.cli.ask import ask
-from erp_agent.cli.chat import chat
-from erp_agent.cli.demo import demo
-from erp_agent.cli.serve import serve
-from erp_agent.cli.sync import sync
-from erp_agent.cli.tools import tools
+from erp_agent.cli._lazy import LazyCommand, lazy_group
 
+COMMANDS = [
+    LazyCommand("demo-erp", "demo_erp.cli:app", "The bundled demo ERP: a Frappe-compatible system of record."),
+    LazyCommand("connector", "erp_agent.cli.connector:app", "Check the connection to the ERP."),
+    LazyCommand("tools", "erp_agent.cli.tools:tools", "Sign in as USER and list the tools they are offered (role policy ∩ what the ERP grants)."),
+    LazyCommand("eval", "erp_agent.cli.eval:command", "Score a model on the eval suites; exit 1 when a suite's gate fails."),
+    LazyCommand("ask", "erp_agent.cli.ask:ask", "Ask one question as USER and print the answer."),
+    LazyCommand("chat", "erp_agent.cli.chat:chat", "Chat with the agent as USER: live progress, tables, charts, proposals confirmed y/n."),
+    LazyCommand("demo", "erp_agent.cli.demo:demo", "Start the demo: demo ERP + agent server + web app. Ctrl-C stops everything."),
+    LazyCommand("serve", "erp_agent.cli.serve:serve", "Serve the web app and API for the ERP at ERP_AGENT_ERP_URL (see docs/configuration.md)."),
+    LazyCommand("knowledge", "erp_agent.cli.knowledge:app", "The knowledge base: index Markdown documents, search passages."),
+    LazyCommand("sync", "erp_agent.cli.sync:sync", "Sync ERP records into the search index as fact cards, as the service user (ERP_AGENT_SYNC_USER / ERP_AGENT_SYNC_PASSWORD; demo: admin@demo.local / demo)."),
+]  # fmt: skip
+
+# Plain help: Typer's Rich help formatter alone takes longer to import than the 0.5 s budget.
 app = typer.Typer(
+    cls=lazy_group(COMMANDS),
     help="erp-agent: an AI agent that works inside your ERP as the signed-in user.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
-app.add_typer(demo_erp_app, name="demo-erp")
-app.add_typer(connector.app, name="connector")
-app.command(name="tools")(tools)
-app.command(name="eval")(eval_cli.command)
-app.command(name="ask")(ask)
-app.command(name="chat")(chat)
-app.command(name="demo")(demo)
-app.command(name="serve")(serve)
-app.add_typer(knowledge_cli.app, name="knowledge")
-app.command(name="sync")(sync)
 
 
 @app.callback()

@@ -13,24 +13,18 @@ import io
 import re
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
-
-from openpyxl import Workbook
-from openpyxl.styles import Font
-from reportlab.graphics.charts.barcharts import VerticalBarChart
-from reportlab.graphics.charts.linecharts import HorizontalLineChart
-from reportlab.graphics.charts.piecharts import Pie
-from reportlab.graphics.shapes import Drawing
-from reportlab.lib import colors
-from reportlab.lib.pagesizes import A4, landscape
-from reportlab.lib.styles import getSampleStyleSheet
-from reportlab.lib.units import mm
-from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from erp_agent.errors import ToolInputError
 from erp_agent.results.store import ResultRecord
 from erp_agent.results.summary import is_number
+
+if TYPE_CHECKING:
+    from reportlab.graphics.shapes import Drawing
+
+# openpyxl and reportlab are imported by the writer that needs them: together they take longer
+# to import than a whole terminal start may (see benchmarks/cli_start.py).
 
 FORMATS = {
     "csv": "text/csv",
@@ -39,7 +33,8 @@ FORMATS = {
 }
 # A PDF of a whole large result is unreadable and slow to build; CSV/XLSX carry every row.
 PDF_MAX_ROWS = 2000
-_PALETTE = [colors.HexColor(c) for c in ("#3366cc", "#dc3912", "#ff9900", "#109618", "#990099")]
+_PALETTE = ("#3366cc", "#dc3912", "#ff9900", "#109618", "#990099")
+_MM = 72 / 25.4  # points per millimetre, as reportlab.lib.units.mm
 
 
 def _cell(value: Any) -> Any:
@@ -79,6 +74,9 @@ def to_csv(record: ResultRecord) -> bytes:
 
 
 def to_xlsx(record: ResultRecord) -> bytes:
+    from openpyxl import Workbook
+    from openpyxl.styles import Font
+
     book = Workbook()
     sheet = book.active
     assert sheet is not None  # a new workbook always has its first sheet
@@ -115,9 +113,16 @@ def _text(value: Any) -> str:
 
 
 def chart_drawing(
-    spec: dict[str, Any], width: float = 240 * mm, height: float = 80 * mm
+    spec: dict[str, Any], width: float = 240 * _MM, height: float = 80 * _MM
 ) -> Drawing | None:
     """A reportlab drawing of a Chart.js-shaped spec (bar, line, pie, doughnut), or None."""
+    from reportlab.graphics.charts.barcharts import VerticalBarChart
+    from reportlab.graphics.charts.linecharts import HorizontalLineChart
+    from reportlab.graphics.charts.piecharts import Pie
+    from reportlab.graphics.shapes import Drawing
+    from reportlab.lib import colors
+
+    palette = [colors.HexColor(c) for c in _PALETTE]
     data = spec.get("data") or {}
     labels = [str(x) for x in data.get("labels") or []]
     # Chart.js datasets carry "data"; a Frappe report chart's carry "values".
@@ -140,7 +145,7 @@ def chart_drawing(
         pie.data = [max(v or 0.0, 0.0) for v in series[0]]
         pie.labels = labels
         for i in range(len(labels)):
-            pie.slices[i].fillColor = _PALETTE[i % len(_PALETTE)]
+            pie.slices[i].fillColor = palette[i % len(palette)]
         drawing.add(pie)
         return drawing
     plot: VerticalBarChart | HorizontalLineChart = (
@@ -154,14 +159,20 @@ def chart_drawing(
     plot.categoryAxis.labels.fontSize = 6
     for i in range(len(series)):
         if isinstance(plot, VerticalBarChart):
-            plot.bars[i].fillColor = _PALETTE[i % len(_PALETTE)]
+            plot.bars[i].fillColor = palette[i % len(palette)]
         else:
-            plot.lines[i].strokeColor = _PALETTE[i % len(_PALETTE)]
+            plot.lines[i].strokeColor = palette[i % len(palette)]
     drawing.add(plot)
     return drawing
 
 
 def to_pdf(record: ResultRecord) -> bytes:
+    from reportlab.lib import colors
+    from reportlab.lib.pagesizes import A4, landscape
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.lib.units import mm
+    from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+
     styles = getSampleStyleSheet()
     out = io.BytesIO()
     doc = SimpleDocTemplate(out, pagesize=landscape(A4), title=record.title)
