@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     data_dir: str = Field("data", description="Where the embedded store and indexes live.")
     read_only: bool = Field(False, description="A read-only workspace: writes are never offered.")
     erp_timeout: float = Field(30.0, gt=0, description="Seconds to wait for one ERP call.")
+    turn_deadline: float = Field(
+        60.0, gt=0, description="Seconds one turn may take in all (model, ERP calls, retries)."
+    )
     password: SecretStr | None = Field(None, description="Password for `--as USER` commands.")
     service_user: str | None = Field(
         None, description="Service user for role lookup and metadata only."

@@ -180,8 +180,28 @@ class ErpUnavailable(ErpError):
     """The ERP could not be reached or kept failing (timeouts, 5xx) after the allowed retries."""
 
 
+class ErpBadResponse(ErpUnavailable):
+    """The ERP (or a proxy in front of it) answered with something that is not its API: an HTML
+    error page, an empty or non-JSON body, a JSON shape the API never sends."""
+
+    def __init__(self, status: int, url: str) -> None:
+        self.status = status
+        self.url = url
+        super().__init__(
+            f"The ERP answered something that is not its API (HTTP {status} from {url})"
+        )
+
+
 class ErpAuthenticationError(ErpError):
     """Sign-in failed: wrong password or key, or a disabled user. The message is the ERP's."""
+
+
+class SignInThrottled(ErpAgentError):
+    """Too many failed sign-ins for this account or client address; ``retry_after`` seconds."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        self.retry_after = retry_after
+        super().__init__(message)
 
 
 class ErpSessionExpired(ErpError):

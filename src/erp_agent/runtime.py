@@ -161,6 +161,8 @@ class Runtime:
         return FallbackModel(self.models.model("reasoning", org=org), offline)
 
     def engine(self, model: ChatModel, settings: EngineSettings | None = None) -> Engine:
+        if settings is None:
+            settings = EngineSettings(wall_time_seconds=self.settings.turn_deadline)
         return Engine(
             gateway=self.gateway, model=model, router=self.router, catalog=self.catalog,
             store=self.store, connector=self.connector, results=self.results, settings=settings,

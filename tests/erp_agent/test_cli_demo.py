@@ -32,6 +32,8 @@ def test_demo_starts_from_nothing_and_serves_the_app(tmp_path: Path) -> None:
             *COMMAND,
             "--port",
             str(port),
+            "--erp-port",
+            "0",  # never a fixed port: 8000 may be taken
             "--data",
             str(tmp_path / "data"),
             "--no-index",

@@ -8,9 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-import typer
-
-from erp_agent.cli._common import err_console, load_settings, password_for
+from erp_agent.cli._common import fail, load_settings, password_for
 from erp_agent.cli._model import model_for
 from erp_agent.engine.turn import Engine
 from erp_agent.errors import ErpAgentError
@@ -38,7 +36,7 @@ async def signed_in(user: str, model: str | None, password: str) -> AsyncIterato
 
 
 def run_agent(user: str, model: str | None, work: Callable[[Agent], Awaitable[T]]) -> T:
-    """Run ``work`` signed in as ``user``; errors become one clear line and exit code 1."""
+    """Run ``work`` signed in as ``user``; errors become one clear line (see ``fail``)."""
     password = password_for(user, load_settings())
 
     async def main() -> T:
@@ -48,5 +46,4 @@ def run_agent(user: str, model: str | None, work: Callable[[Agent], Awaitable[T]
     try:
         return asyncio.run(main())
     except ErpAgentError as exc:
-        err_console.print(f"[red]Error:[/] {exc}")
-        raise typer.Exit(1) from exc
+        raise fail(exc) from exc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -13,11 +14,18 @@ from erp_agent.config import Settings, load_settings
 from erp_agent.connectors import registry
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
-from erp_agent.errors import ErpAgentError
+from erp_agent.errors import ConfigError, ErpAgentError, ErpUnavailable
 
 T = TypeVar("T")
 console = Console()
 err_console = Console(stderr=True)
+ERP_FAULT_EXIT = 2  # the ERP is down or not answering its API: scripts can tell it from misuse
+
+
+def fail(exc: ErpAgentError) -> typer.Exit:
+    """Print ``exc`` as one line on stderr; the exit to raise (2 for ERP faults, else 1)."""
+    err_console.print(f"[red]Error:[/] {' '.join(str(exc).split())}", soft_wrap=True)
+    return typer.Exit(ERP_FAULT_EXIT if isinstance(exc, ErpUnavailable) else 1)
 
 
 def password_for(user: str, settings: Settings) -> str:
@@ -40,7 +48,8 @@ def connector_from(settings: Settings) -> Connector:
 
 
 def run_async(settings: Settings, work: Callable[[Connector], Awaitable[T]]) -> T:
-    """Run ``work`` with a connector; errors become one clear line and exit code 1."""
+    """Run ``work`` with a connector; errors become one clear line and exit code 1 (2 when
+    the ERP is down or answers something that is not its API)."""
 
     async def main() -> T:
         connector = connector_from(settings)
@@ -52,8 +61,7 @@ def run_async(settings: Settings, work: Callable[[Connector], Awaitable[T]]) -> 
     try:
         return asyncio.run(main())
     except ErpAgentError as exc:
-        err_console.print(f"[red]Error:[/] {exc}")
-        raise typer.Exit(1) from exc
+        raise fail(exc) from exc
 
 
 def run_as_user(user: str, work: Callable[[Connector, Credential], Awaitable[T]]) -> T:
@@ -67,4 +75,25 @@ def run_as_user(user: str, work: Callable[[Connector, Credential], Awaitable[T]]
     return run_async(settings, signed_in)
 
 
-__all__ = ["console", "load_settings", "password_for", "run_as_user", "run_async"]
+def ensure_port_free(host: str, port: int, flag: str) -> None:
+    """Refuse, in one line, to start on a port something else already listens on."""
+    if port == 0:
+        return
+    with socket.socket() as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ConfigError(
+                f"Port {port} on {host} is already in use; choose another with {flag} PORT."
+            ) from exc
+
+
+__all__ = [
+    "console",
+    "ensure_port_free",
+    "fail",
+    "load_settings",
+    "password_for",
+    "run_as_user",
+    "run_async",
+]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from erp_agent.cli._common import console, err_console, load_settings
+from erp_agent.cli._common import console, ensure_port_free, fail, load_settings
 from erp_agent.errors import ErpAgentError
 
 if TYPE_CHECKING:
@@ -58,13 +58,17 @@ def demo(
 ) -> None:
     """Start the demo: demo ERP + agent server + web app. Ctrl-C stops everything."""
     started = time.monotonic()
+    try:
+        ensure_port_free(host, port, "--port")
+        ensure_port_free("127.0.0.1", erp_port, "--erp-port")
+    except ErpAgentError as exc:
+        raise fail(exc) from exc
     erp_file = data / "demo-erp.sqlite"
     seeding = None if erp_file.exists() else _start_seeding(erp_file, scale)
     try:
         asyncio.run(_serve(erp_file, seeding, host, port, erp_port, model, index, started))
     except ErpAgentError as exc:
-        err_console.print(f"[red]Error:[/] {exc}")
-        raise typer.Exit(1) from exc
+        raise fail(exc) from exc
     except KeyboardInterrupt:
         pass
     finally:

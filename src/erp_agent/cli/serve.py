@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from erp_agent.cli._common import console, err_console, load_settings
+from erp_agent.cli._common import console, ensure_port_free, fail, load_settings
 from erp_agent.errors import ErpAgentError
 
 
@@ -22,10 +22,10 @@ def serve(
 ) -> None:
     """Serve the web app and API for the ERP at ERP_AGENT_ERP_URL (see docs/configuration.md)."""
     try:
+        ensure_port_free(host, port, "--port")
         asyncio.run(_serve(host, port, model))
     except ErpAgentError as exc:
-        err_console.print(f"[red]Error:[/] {exc}")
-        raise typer.Exit(1) from exc
+        raise fail(exc) from exc
 
 
 async def _serve(host: str, port: int, model: str | None) -> None:

@@ -8,6 +8,7 @@ The turn's state is saved in the store after every step, so another process can 
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import hashlib
 import json
@@ -62,7 +63,7 @@ class EngineSettings:
     history_budget_tokens: int = 6000
     context_budget_tokens: int = 1200
     max_rounds: int = MAX_ROUNDS
-    wall_time_seconds: float = 120.0
+    wall_time_seconds: float = 60.0  # the whole turn's deadline (setting: turn_deadline)
     today: dt.date | None = None
 
 
@@ -84,6 +85,7 @@ class _Run:
     guard: guards.GuardState = field(default_factory=guards.GuardState)
     provenance_retry_done: bool = False
     model_name: str = ""
+    waiting_for: str = ""  # what the turn is doing now, for the message when time runs out
 
 
 class Engine:
@@ -186,18 +188,28 @@ class Engine:
         return await self._loop(run, bus or EventBus(), set(turn.state.get("rules_sent", [])))
 
     async def _loop(self, run: _Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
-        started = time.monotonic()
+        """The rounds, under one deadline for the whole turn: a slow ERP or model (each with
+        its own retries) cannot hold the user for minutes. When time runs out the user gets
+        what was found so far (tables, charts, proposals already made) and says so."""
+        deadline = self.settings.wall_time_seconds
+        try:
+            async with asyncio.timeout(deadline):
+                return await self._rounds(run, bus, rules_sent)
+        except TimeoutError:
+            doing = f" while {run.waiting_for}" if run.waiting_for else ""
+            text = (
+                f"I stopped after {deadline:g} seconds{doing}, before I could finish this "
+                "answer. Anything below was found before that; nothing was written. Please "
+                "try again in a moment, or ask a narrower question."
+            )
+            return await self._finish(run, bus, text, "stopped")
+
+    async def _rounds(self, run: _Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
+        run.waiting_for = "gathering context"
         context = await self._context(run)
         if context:
             run.sources.append(context)  # figures quoted from the context are traceable too
         for round_no in range(1, self.settings.max_rounds + 1):
-            if time.monotonic() - started > self.settings.wall_time_seconds:
-                return await self._finish(
-                    run,
-                    bus,
-                    "I ran out of time for this request. Ask a narrower question.",
-                    "stopped",
-                )
             offered_tools = [
                 t for t in (self.gateway.registry.get(n) for n in run.offered) if t is not None
             ]
@@ -216,6 +228,7 @@ class Engine:
                 ),
             ]
             bus.emit(Thinking(run.turn.id, round=round_no))
+            run.waiting_for = "waiting for the AI model"
             step_started = time.perf_counter()
             try:
                 completion = await self._complete(run, system, [t.schema() for t in offered_tools])
@@ -312,6 +325,7 @@ class Engine:
                     return _too_many_failures()
                 continue
             bus.emit(self._progress_event(run, call.name, arguments))
+            run.waiting_for = f"waiting for the ERP ({call.name})"
             outcome = await self.gateway.call(run.session, call.name, arguments)
             content = await self._after_call(run, call.name, arguments, outcome)
             self._answer(run, call, content)

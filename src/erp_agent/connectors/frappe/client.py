@@ -21,6 +21,7 @@ from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.frappe.errors import refusal_from_response
 from erp_agent.errors import (
     ErpAuthenticationError,
+    ErpBadResponse,
     ErpRefusal,
     ErpSessionExpired,
     ErpUnavailable,
@@ -38,6 +39,18 @@ def _encode(params: Mapping[str, Any]) -> dict[str, str]:
             continue
         out[key] = json.dumps(value) if isinstance(value, (list, dict)) else str(value)
     return out
+
+
+def _json_body(response: httpx.Response) -> Any:
+    """The decoded JSON body. An HTML page, an empty body or anything else that is not JSON
+    (a proxy's error page, a login portal, a crashed worker) raises ErpBadResponse."""
+    content_type = response.headers.get("content-type", "")
+    try:
+        if "html" in content_type:
+            raise ValueError(content_type)
+        return response.json()
+    except ValueError:
+        raise ErpBadResponse(response.status_code, str(response.request.url)) from None
 
 
 class _NoCookies(http.cookiejar.DefaultCookiePolicy):
@@ -101,11 +114,11 @@ class FrappeClient:
                     method, path, params=_encode(params or {}), json=json_body, headers=headers
                 )
             except httpx.TimeoutException:
-                last_error = f"The ERP did not answer within {self._http.timeout.read} s"
-            except httpx.TransportError as exc:
                 last_error = (
-                    f"The ERP at {self.base_url} could not be reached ({type(exc).__name__})"
+                    f"The ERP at {self.base_url} did not answer within {self._http.timeout.read} s"
                 )
+            except httpx.TransportError as exc:
+                last_error = f"Cannot reach the ERP at {self.base_url} ({type(exc).__name__})"
             else:
                 if response.status_code not in _RETRY_STATUSES or write:
                     return await self._handle(response, cred)
@@ -119,13 +132,10 @@ class FrappeClient:
         raise ErpUnavailable(last_error)
 
     async def _handle(self, response: httpx.Response, cred: Credential | None) -> Any:
-        try:
-            body = response.json()
-        except ValueError:
-            body = None
+        body = _json_body(response)
         if response.status_code < 400:
             return body
-        refusal = refusal_from_response(response.status_code, body, response.text[:200])
+        refusal = refusal_from_response(response.status_code, body)
         if (
             response.status_code == 403
             and cred is not None
@@ -140,6 +150,13 @@ class FrappeClient:
                 f"The ERP refused the credentials of {cred.user}: {refusal.message}"
             )
         raise ErpRefusal(refusal)
+
+    def _data(self, body: Any, path: str) -> Row:
+        """The ``data`` document of a resource reply; any other shape is not the ERP's API."""
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, dict):
+            raise ErpBadResponse(200, f"{self.base_url}{path}")
+        return dict(data)
 
     async def _session_ended(self, cred: Credential) -> bool:
         """A stale sid makes Frappe treat the caller as Guest (403), not 401: ask who we are."""
@@ -163,13 +180,32 @@ class FrappeClient:
     # ------------------------------------------------------------ auth and identity
 
     async def login(self, user: str, password: str) -> Credential:
-        response = await self._http.post("/api/method/login", json={"usr": user, "pwd": password})
+        """Log in; only the ERP saying no to these credentials is an authentication error. A
+        lockout is an ErpRefusal with the ERP's words; an ERP that is down, failing or not
+        answering its API is ErpUnavailable, so nobody is told their password is wrong."""
+        try:
+            response = await self._http.post(
+                "/api/method/login", json={"usr": user, "pwd": password}
+            )
+        except httpx.TimeoutException as exc:
+            raise ErpUnavailable(
+                f"Cannot reach the ERP at {self.base_url}: it did not answer the sign-in "
+                f"within {self._http.timeout.read} s"
+            ) from exc
+        except httpx.TransportError as exc:
+            raise ErpUnavailable(
+                f"Cannot reach the ERP at {self.base_url} ({type(exc).__name__})"
+            ) from exc
+        body = _json_body(response)
         if response.status_code != 200:
-            try:
-                body = response.json()
-            except ValueError:
-                body = None
             refusal = refusal_from_response(response.status_code, body)
+            if refusal.exc_type == "SecurityException":  # Frappe's lockout, sent as a 500
+                raise ErpRefusal(refusal)
+            if response.status_code >= 500:
+                raise ErpUnavailable(
+                    f"The ERP at {self.base_url} failed with HTTP {response.status_code} while "
+                    f"signing in {user} (this is not a wrong password): {refusal.message}"
+                )
             raise ErpAuthenticationError(f"Sign-in to the ERP failed for {user}: {refusal.message}")
         sid = response.cookies.get("sid")
         if not sid:
@@ -223,25 +259,38 @@ class FrappeClient:
             limit_start=start,
             limit_page_length=page_length,
         )
+        if rows is not None and not isinstance(rows, list):
+            raise ErpBadResponse(200, f"{self.base_url}/api/method/frappe.client.get_list")
         return list(rows or [])
 
     async def get_count(self, cred: Credential, doctype: str, filters: Any = None) -> int:
         # reportview.get_count applies permissions in every version; v15's
         # frappe.client.get_count does not, so it is never used.
-        return int(
-            await self.method(
-                cred, "frappe.desk.reportview.get_count", doctype=doctype, filters=filters
-            )
+        count = await self.method(
+            cred, "frappe.desk.reportview.get_count", doctype=doctype, filters=filters
         )
+        if isinstance(count, bool) or not isinstance(count, (int, float, str)):
+            raise ErpBadResponse(
+                200, f"{self.base_url}/api/method/frappe.desk.reportview.get_count"
+            )
+        try:
+            return int(count)
+        except ValueError:
+            raise ErpBadResponse(
+                200, f"{self.base_url}/api/method/frappe.desk.reportview.get_count"
+            ) from None
 
     async def get_doc(self, cred: Credential, doctype: str, name: str) -> Row:
-        return dict(await self.method(cred, "frappe.client.get", doctype=doctype, name=name))
+        doc = await self.method(cred, "frappe.client.get", doctype=doctype, name=name)
+        if not isinstance(doc, dict):
+            raise ErpBadResponse(200, f"{self.base_url}/api/method/frappe.client.get")
+        return dict(doc)
 
     async def insert(self, cred: Credential, doctype: str, values: Mapping[str, Any]) -> Row:
         body = await self.request(
             "POST", f"/api/resource/{doctype}", cred, json_body=dict(values), write=True
         )
-        return dict(body["data"])
+        return self._data(body, f"/api/resource/{doctype}")
 
     async def update(
         self, cred: Credential, doctype: str, name: str, values: Mapping[str, Any]
@@ -249,7 +298,7 @@ class FrappeClient:
         body = await self.request(
             "PUT", f"/api/resource/{doctype}/{name}", cred, json_body=dict(values), write=True
         )
-        return dict(body["data"])
+        return self._data(body, f"/api/resource/{doctype}/{name}")
 
     async def run_doc_method(self, cred: Credential, doctype: str, name: str, method: str) -> Row:
         body = await self.request(
@@ -259,7 +308,7 @@ class FrappeClient:
             params={"run_method": method},
             write=True,
         )
-        return dict(body["data"])
+        return self._data(body, f"/api/resource/{doctype}/{name}")
 
     async def delete(self, cred: Credential, doctype: str, name: str) -> None:
         await self.request("DELETE", f"/api/resource/{doctype}/{name}", cred, write=True)
@@ -285,7 +334,11 @@ class FrappeClient:
         body = await self.request(
             "GET", "/api/method/frappe.desk.form.load.getdoctype", cred, params={"doctype": doctype}
         )
-        return list(body.get("docs") or [])
+        if not isinstance(body, dict) or not isinstance(body.get("docs"), list):
+            raise ErpBadResponse(
+                200, f"{self.base_url}/api/method/frappe.desk.form.load.getdoctype"
+            )
+        return list(body["docs"])
 
     async def get_transitions(self, cred: Credential, doc: Mapping[str, Any]) -> list[Row]:
         return list(

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 
-from erp_agent.errors import ErpAuthenticationError, ErpRefusal, ErpUnavailable
+from erp_agent.errors import ErpAuthenticationError, ErpBadResponse, ErpRefusal, ErpUnavailable
 from erp_agent.server.routes._deps import ADMIN_ROLE, State, User
 from erp_agent.server.security import (
     CSRF_COOKIE,
@@ -66,9 +66,13 @@ async def sign_in(
     except ErpAuthenticationError as exc:
         raise HTTPException(401, str(exc)) from exc
     except ErpRefusal as exc:
-        raise HTTPException(401, f"The ERP refused the sign-in: {exc.refusal.message}") from exc
-    except ErpUnavailable as exc:
-        raise HTTPException(503, f"The ERP cannot be reached: {exc}") from exc
+        # The ERP's own lockout (Frappe's SecurityException) is "slow down", not "wrong password".
+        status = 429 if exc.refusal.exc_type == "SecurityException" else 401
+        raise HTTPException(status, f"The ERP refused the sign-in: {exc.refusal.message}") from exc
+    except ErpBadResponse as exc:
+        raise HTTPException(502, str(exc)) from exc
+    except ErpUnavailable as exc:  # down, timing out or failing: never reported as a password
+        raise HTTPException(503, str(exc)) from exc
     session.read_only = state.read_only
     token, csrf_token = new_token(), new_token()
     now = dt.datetime.now(dt.UTC)
