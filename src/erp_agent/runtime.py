@@ -35,6 +35,7 @@ from erp_agent.tools.base import Tool, ToolRegistry
 from erp_agent.tools.factories import catalog_tools
 from erp_agent.tools.modules import analytics, calculator, display
 from erp_agent.tools.modules import knowledge as knowledge_tools
+from erp_agent.tools.modules import metrics as metric_tools
 from erp_agent.tools.modules import records as record_tools
 from erp_agent.tools.modules import results as result_tools
 from erp_agent.tools.modules import workflow as workflow_tools
@@ -52,6 +53,7 @@ def build_registry(
     registry = ToolRegistry(catalog_tools(catalog))
     modules: list[Tool] = [
         *display.tools(catalog),
+        *metric_tools.tools(catalog),
         *analytics.tools(catalog),
         *calculator.tools(catalog),
         *result_tools.tools(catalog, export_dir=export_dir),
