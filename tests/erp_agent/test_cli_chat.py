@@ -48,10 +48,24 @@ def test_ask_json_with_the_offline_planner() -> None:
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
-    assert set(payload) == {"blocks", "tools_called", "usage", "model"}
+    assert set(payload) == {"conversation_id", "blocks", "tools_called", "usage", "model"}
     assert set(payload["usage"]) == {"prompt", "cached", "completion"}
     assert payload["blocks"][0]["type"] == "text"
     assert payload["tools_called"]
+
+
+def test_ask_continues_a_conversation_by_its_id(demo_erp: Any) -> None:
+    """The second `ask` is a follow-up: it only makes sense with the first one's state."""
+    base = ["--as", "admin@demo.local", "--model", "offline", "--erp-url", demo_erp.url]
+    first = runner.invoke(app, ["ask", "Revenue by month this year", *base, "--json"])
+    assert first.exit_code == 0, first.output
+    conversation = json.loads(first.stdout)["conversation_id"]
+    plain = runner.invoke(app, ["ask", "why?", *base, "--conversation", conversation])
+    assert plain.exit_code == 0, plain.output
+    assert f"conversation {conversation}" in plain.stdout
+    assert "sales_invoice.aggregate" in plain.stdout  # how the last figure was computed
+    alone = runner.invoke(app, ["ask", "why?", *base])
+    assert "no earlier result" in alone.stdout
 
 
 @pytest.mark.usefixtures("scripted")

@@ -232,7 +232,8 @@ async def test_cross_scope_probe_finds_nothing(agent: Agent, demo_erp: DemoERP) 
 )
 async def test_declines_without_guessing(agent: Agent, question: str, user: str) -> None:
     a = await agent.ask(question, user)
-    assert "can't" in a.text
+    # Out of scope: said plainly ("I didn't understand …" / "I can't see …"), never a figure.
+    assert "can't" in a.text or "didn't understand" in a.text
     assert a.grounded
     assert not any(t.endswith((".list", ".aggregate", ".count")) for t in a.tools)
 

@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from erp_agent.cli._common import fail, load_settings, password_for
 from erp_agent.cli._model import model_for
+from erp_agent.config import Settings
 from erp_agent.engine.turn import Engine
 from erp_agent.errors import ErpAgentError
 from erp_agent.gateway.session import Session
@@ -25,9 +26,17 @@ class Agent:
     engine: Engine
 
 
+def settings_for(erp_url: str | None = None) -> Settings:
+    """The configured settings, with the ERP address given on the command line if any."""
+    settings = load_settings()
+    return settings.model_copy(update={"erp_url": erp_url}) if erp_url else settings
+
+
 @asynccontextmanager
-async def signed_in(user: str, model: str | None, password: str) -> AsyncIterator[Agent]:
-    runtime = await Runtime.create(load_settings())
+async def signed_in(
+    user: str, model: str | None, password: str, erp_url: str | None = None
+) -> AsyncIterator[Agent]:
+    runtime = await Runtime.create(settings_for(erp_url))
     try:
         session = await runtime.sign_in(user, password)
         yield Agent(runtime, session, runtime.engine(model_for(runtime, model)))
@@ -35,12 +44,17 @@ async def signed_in(user: str, model: str | None, password: str) -> AsyncIterato
         await runtime.aclose()
 
 
-def run_agent(user: str, model: str | None, work: Callable[[Agent], Awaitable[T]]) -> T:
+def run_agent(
+    user: str,
+    model: str | None,
+    work: Callable[[Agent], Awaitable[T]],
+    erp_url: str | None = None,
+) -> T:
     """Run ``work`` signed in as ``user``; errors become one clear line (see ``fail``)."""
     password = password_for(user, load_settings())
 
     async def main() -> T:
-        async with signed_in(user, model, password) as agent:
+        async with signed_in(user, model, password, erp_url) as agent:
             return await work(agent)
 
     try:

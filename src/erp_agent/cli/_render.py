@@ -112,10 +112,23 @@ def render_block(block: dict[str, Any]) -> RenderableType:
             "Sources: " + "; ".join(str(i.get("title") or i.get("source")) for i in items),
             style="dim",
         )
+    if kind == "choices":
+        lines = [str(block.get("question", ""))]
+        lines += [f"  {n}. {o.get('label')}" for n, o in enumerate(block.get("options") or [], 1)]
+        return Text("\n".join(lines), style="bold")
     if kind == "file":
         href = block.get("url") or block.get("href") or ""
         return Text(f"File: {block.get('name') or block.get('title') or ''} {href}")
     return Text(str(block))
+
+
+def choice_reply(answer: str, block: dict[str, Any]) -> str:
+    """A numbered prompt's answer as the message to send: option n's value, or the text typed."""
+    options = block.get("options") or []
+    text = answer.strip()
+    if text.isdigit() and 1 <= int(text) <= len(options):
+        return str(options[int(text) - 1].get("value") or options[int(text) - 1].get("label"))
+    return text
 
 
 def print_blocks(console: Console, blocks: list[dict[str, Any]]) -> None:

@@ -26,11 +26,18 @@ ModelOption = Annotated[
         help="offline, or provider:model (e.g. openai:gpt-4.1); default: the configured model.",
     ),
 ]
+ErpUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--erp-url", help="The ERP's address (default: the configured ERP_AGENT_ERP_URL)."
+    ),
+]
 
 
 def as_json(response: TurnResponse) -> dict[str, Any]:
     full = response.as_dict()
-    return {key: full[key] for key in ("blocks", "tools_called", "usage", "model")}
+    keys = ("conversation_id", "blocks", "tools_called", "usage", "model")
+    return {key: full[key] for key in keys}
 
 
 def ask(
@@ -38,23 +45,35 @@ def ask(
     user: UserOption,
     model: ModelOption = None,
     json_output: Annotated[
-        bool, typer.Option("--json", help="Print {blocks, tools_called, usage, model}.")
+        bool,
+        typer.Option("--json", help="Print {conversation_id, blocks, tools_called, usage, model}."),
     ] = False,
+    conversation: Annotated[
+        str | None,
+        typer.Option(
+            "--conversation",
+            help="Continue this conversation (its id is printed with every answer), so "
+            "follow-ups such as 'and last year?' or a reply to a question work.",
+        ),
+    ] = None,
+    erp_url: ErpUrlOption = None,
 ) -> None:
     """Ask one question as USER and print the answer."""
 
     async def work(agent: Agent) -> TurnResponse:
         bus = EventBus()
+        run = agent.engine.run_turn
         if json_output:
-            return await agent.engine.run_turn(agent.session, question, bus=bus)
+            return await run(agent.session, question, conversation_id=conversation, bus=bus)
         with progress_line(err_console, bus):
-            return await agent.engine.run_turn(agent.session, question, bus=bus)
+            return await run(agent.session, question, conversation_id=conversation, bus=bus)
 
-    response = run_agent(user, model, work)
+    response = run_agent(user, model, work, erp_url)
     if json_output:
         typer.echo(json.dumps(as_json(response), default=str, ensure_ascii=False))
         return
     print_blocks(console, response.blocks)
+    console.print(f"[dim]conversation {response.conversation_id}[/]")
     if any(b.get("type") == "proposal" for b in response.blocks):
         console.print(
             "[yellow]Nothing was written.[/] Confirm proposals in `erp-agent chat` or the web app."

@@ -9,8 +9,8 @@ from rich.prompt import Confirm
 
 from erp_agent.cli._agent import Agent, run_agent
 from erp_agent.cli._common import console
-from erp_agent.cli._render import print_blocks, progress_line
-from erp_agent.cli.ask import ModelOption, UserOption
+from erp_agent.cli._render import choice_reply, print_blocks, progress_line
+from erp_agent.cli.ask import ErpUrlOption, ModelOption, UserOption
 from erp_agent.engine.events import EventBus
 
 EXIT_WORDS = frozenset({"exit", "quit", ":q"})
@@ -37,13 +37,17 @@ async def converse(agent: Agent) -> None:
         + ". Ask anything; an empty line or 'exit' ends the chat."
     )
     conversation_id: str | None = None
+    choices: dict[str, Any] | None = None  # a question the last answer asked, with options
     while True:
+        prompt = "[bold cyan]Choose a number, or type:[/] " if choices else "[bold cyan]You:[/] "
         try:
-            message = (await asyncio.to_thread(console.input, "[bold cyan]You:[/] ")).strip()
+            message = (await asyncio.to_thread(console.input, prompt)).strip()
         except (EOFError, KeyboardInterrupt):
             break
         if not message or message.lower() in EXIT_WORDS:
             break
+        if choices is not None:
+            message = choice_reply(message, choices)
         bus = EventBus()
         with progress_line(console, bus):
             response = await agent.engine.run_turn(
@@ -51,11 +55,13 @@ async def converse(agent: Agent) -> None:
             )
         conversation_id = response.conversation_id
         print_blocks(console, response.blocks)
+        choices = next((b for b in response.blocks if b.get("type") == "choices"), None)
         for block in response.blocks:
             if block.get("type") == "proposal" and block.get("status", "pending") == "pending":
                 await decide(agent, block)
 
 
-def chat(user: UserOption, model: ModelOption = None) -> None:
-    """Chat with the agent as USER: live progress, tables, charts, proposals confirmed y/n."""
-    run_agent(user, model, converse)
+def chat(user: UserOption, model: ModelOption = None, erp_url: ErpUrlOption = None) -> None:
+    """Chat with the agent as USER: live progress, tables, charts, proposals confirmed y/n;
+    follow-ups refer to earlier answers, and a question with choices takes a number."""
+    run_agent(user, model, converse, erp_url)

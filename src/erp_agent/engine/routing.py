@@ -22,6 +22,7 @@ SPINE = (
     "display.table",
     "display.chart",
     "display.cards",
+    "display.choices",
     "knowledge.search",
     "records.search",
     "workflow.describe",

@@ -20,6 +20,7 @@ from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.base import Connector
+from erp_agent.engine import conversation as conv
 from erp_agent.engine import guards, history, prompt
 from erp_agent.engine.events import (
     Calculating,
@@ -86,6 +87,9 @@ class _Run:
     provenance_retry_done: bool = False
     model_name: str = ""
     waiting_for: str = ""  # what the turn is doing now, for the message when time runs out
+    conversation: dict[str, Any] = field(default_factory=dict)  # its state when the turn began
+    queries: list[dict[str, Any]] = field(default_factory=list)  # figure-bearing calls, in order
+    shown: str | None = None  # the result id last shown as a table or chart
 
 
 class Engine:
@@ -135,10 +139,12 @@ class Engine:
             seq=len(past) + 1,
             user_message=message,
         )
-        route = self.router.route(message, session)
+        state = await self.store.conversation_state(conversation.id)
+        route = self.router.route(message, session, conv.route_extra(state))
         run = _Run(
             turn, session, [*trimmed, Message("user", message)], route.offered, route.modules
         )
+        run.conversation = state
         # The conversation-state tier: what the last few turns were about, so "it" and "that
         # invoice" resolve without re-reading the whole history.
         recent = [tuple(d) for t in past[-RECENT_TURNS:] for d in t.state.get("document_ids", [])]
@@ -179,6 +185,7 @@ class Engine:
         )
         # An assistant message whose tool calls were not all answered is dropped and asked again.
         run.messages = [*trimmed, *[m for unit in history.units(this_turn) for m in unit]]
+        run.conversation = await self.store.conversation_state(turn.conversation_id)
         for message in this_turn:
             if message.role == "tool" and message.content:
                 try:
@@ -362,6 +369,8 @@ class Engine:
         tool = self.gateway.registry.get(name)
         if isinstance(data, dict) and isinstance(data.get("block"), dict):
             run.blocks.append(data["block"])
+            if data["block"].get("type") in ("table", "chart"):
+                run.shown = str(data["block"].get("result_id") or "") or None
             return {"status": "ok", "result": "Shown to the user."}
         if name == "tools.search" and isinstance(data, dict):
             for hit in data.get("tools", []):
@@ -373,6 +382,8 @@ class Engine:
         result_id = await self.results.put(
             run.session.user, name, data, tool.entity if tool else None
         )
+        if conv.is_query(name):
+            run.queries.append(conv.query_record(name, arguments, result_id, data))
         return {"status": "ok", **for_model(result_id, data, name)}
 
     def _answer(self, run: _Run, call: ToolCall, content: dict[str, Any]) -> None:
@@ -406,7 +417,7 @@ class Engine:
     # ------------------------------------------------------------ context, render, persistence
 
     async def _context(self, run: _Run) -> str:
-        parts = []
+        parts = [conv.context_block(run.conversation)]
         mentioned = run.turn.state.get("document_ids") or []
         if mentioned:
             parts.append(
@@ -428,7 +439,7 @@ class Engine:
             )
             if text:
                 parts.append(text)
-        return "\n\n".join(parts)
+        return "\n\n".join(p for p in parts if p)
 
     async def _finish(self, run: _Run, bus: EventBus, text: str, outcome: str) -> TurnResponse:
         linker = self.connector.link
@@ -461,6 +472,7 @@ class Engine:
             "outcome": outcome,
         }
         await self._save(run)
+        await self._save_conversation(run)
         bus.emit(TurnFinished(run.turn.id, outcome=outcome))
         return response
 
@@ -470,6 +482,28 @@ class Engine:
         run.turn.state["offered"] = run.offered
         run.turn.updated_at = dt.datetime.now(dt.UTC)
         await self.store.save_turn(run.turn)
+
+    async def _save_conversation(self, run: _Run) -> None:
+        """What the next turn's follow-up may refer to (see ``engine.conversation``)."""
+        called = [c["name"] for c in run.tools_called]
+        asked = any(b.get("type") == "choices" for b in run.blocks)
+        documents = [tuple(d) for d in run.turn.state.get("document_ids", [])]
+        documents += [
+            (q["tool"].split(".")[0], str(q["args"]["id"]))
+            for q in run.queries
+            if q["tool"].endswith(".get") and q["args"].get("id")
+        ]
+        state = conv.advance(
+            run.conversation,
+            run.turn.user_message,
+            queries=run.queries,
+            shown=run.shown,
+            blocks=run.blocks,
+            documents=documents,
+            # A question left open resumes the request it interrupted: keep what it was offered.
+            tools=run.offered if asked else [n for n in called if not n.startswith("display.")],
+        )
+        await self.store.save_conversation_state(run.turn.conversation_id, state)
 
     async def _conversation(
         self, session: Session, conversation_id: str | None, message: str

@@ -216,7 +216,8 @@ def find(ctx: Ctx) -> Step:
 def unknown(ctx: Ctx) -> Step:
     if ctx.req.loose_ids:
         return find(ctx)
-    return _text(
-        "I can't see that: it isn't in the ERP data available to you, so I won't guess. "
-        + capabilities(None, ctx.tools)
-    )
+    from erp_agent.planner import nearest, vocabulary
+
+    # Not a refusal: nothing refused anything, the words were simply not understood.
+    part = " ".join(vocabulary.unknown_words(ctx.req.text, ctx.catalog)[:6])
+    return _text(nearest.not_understood(ctx.req.text, part, ctx.catalog, ctx.tools))

@@ -44,7 +44,15 @@ def company_step(ctx: Ctx) -> tuple[str | None, Step | None]:
         return named[0], None
     if not names:
         return None, _text("I can't see any company with your access.")
-    return None, _text(f"Which company: {join(names, 'or')}? Ask again naming one.")
+    question = f"Which company: {join(names, 'or')}?"
+    if ctx.has("display.choices") and 2 <= len(names) <= 8:
+        if ctx.result("display.choices") is None:
+            options = [{"label": n, "value": n} for n in names]
+            return None, _call(
+                "display.choices", {"question": question, "options": options, "slot": "company"}
+            )
+        return None, _text(question + " Pick one and I'll carry on with your request.")
+    return None, _text(f"{question} Ask again naming one.")
 
 
 def report(ctx: Ctx) -> Step:

@@ -76,6 +76,7 @@ class TurnView:
     results: list[Result] = field(default_factory=list)
     earlier: list[str] = field(default_factory=list)  # earlier user messages and tool contents
     answered: str | None = None  # our own answer, when the engine asks us to check it
+    state: dict[str, Any] = field(default_factory=dict)  # the conversation state (engine)
 
     def result(self, name: str) -> Result | None:
         return next((r for r in self.results if r.name == name), None)
@@ -92,6 +93,14 @@ def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
     found = re.search(r"- Today: (\d{4}-\d{2}-\d{2})", system)
     company = re.search(r"- Company: (.+)", system)
     user = re.search(r"- User: (.+)", system)
+    state: dict[str, Any] = {}
+    found_state = re.search(r"^Conversation state: (\{.*\})$", system, re.MULTILINE)
+    if found_state:
+        try:
+            loaded = json.loads(found_state.group(1))
+        except json.JSONDecodeError:
+            loaded = {}
+        state = loaded if isinstance(loaded, dict) else {}
     start = 0
     for i, m in enumerate(messages):
         if m.role == "user" and not (m.content or "").startswith(_ENGINE_NOTES):
@@ -102,6 +111,7 @@ def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
         today=dt.date.fromisoformat(found.group(1)) if found else (today or dt.date.today()),
         company=company.group(1).strip() if company else None,
         user=user.group(1).strip() if user else None,
+        state=state,
     )
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     for m in messages[:start]:

@@ -451,3 +451,9 @@ def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> 
     ):
         return Kind.TOTAL
     return Kind.LIST
+
+
+# Used by follow-ups, which read a short message against an earlier request's entity.
+group_of = _group
+status_words = _status_words
+CHART = _CHART

@@ -12,7 +12,7 @@ from typing import Any
 from erp_agent.catalog import Catalog, load_catalog
 from erp_agent.models.base import ChatModel, Completion, Message, ModelProfile, ToolCall, Usage
 from erp_agent.planner import context
-from erp_agent.planner.plan import next_step
+from erp_agent.planner.dispatch import next_step
 
 MODEL_NAME = "offline-planner"
 

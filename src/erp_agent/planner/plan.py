@@ -69,8 +69,13 @@ def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 def next_step(
     catalog: Catalog, connector: str, view: TurnView, tools: dict[str, Mapping[str, Any]]
 ) -> Step:
-    req = understand(catalog, connector, view.request, view.today)
-    ctx = Ctx(req, view, tools, catalog)
+    """The request on its own, without the conversation (see ``dispatch.next_step``)."""
+    return plan(Ctx(understand(catalog, connector, view.request, view.today), view, tools, catalog))
+
+
+def plan(ctx: Ctx) -> Step:
+    """The next step for a request already read."""
+    req = ctx.req
     # Handlers in sibling modules import this one's helpers, so they are imported here.
     from erp_agent.planner import _analysis, _lookups, _reports, _writes
 

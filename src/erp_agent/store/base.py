@@ -81,6 +81,14 @@ class Store(ABC):
     async def list_conversations(self, user: str, *, limit: int = 50) -> list[Conversation]: ...
 
     @abstractmethod
+    async def conversation_state(self, conversation_id: str) -> dict[str, Any]:
+        """The conversation's state (``{}`` when none was saved)."""
+
+    @abstractmethod
+    async def save_conversation_state(self, conversation_id: str, state: dict[str, Any]) -> None:
+        """Replace the conversation's state."""
+
+    @abstractmethod
     async def save_turn(self, turn: Turn) -> None:
         """Insert or update a turn (its state is saved after every engine step)."""
 

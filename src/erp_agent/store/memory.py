@@ -26,6 +26,7 @@ class MemoryStore(Store):
         self._events: list[AuditEvent] = []
         self._conversations: dict[str, Conversation] = {}
         self._turns: dict[str, Turn] = {}
+        self._states: dict[str, dict[str, Any]] = {}
         self._lock = asyncio.Lock()
 
     async def migrate(self) -> None:
@@ -121,6 +122,14 @@ class MemoryStore(Store):
     async def get_turn(self, turn_id: str) -> Turn | None:
         found = self._turns.get(turn_id)
         return copy.deepcopy(found) if found else None
+
+    async def conversation_state(self, conversation_id: str) -> dict[str, Any]:
+        return copy.deepcopy(self._states.get(conversation_id, {}))
+
+    async def save_conversation_state(self, conversation_id: str, state: dict[str, Any]) -> None:
+        if conversation_id not in self._conversations:
+            raise StoreError(f"There is no conversation {conversation_id} to keep state for.")
+        self._states[conversation_id] = copy.deepcopy(state)
 
     async def turns(self, conversation_id: str) -> Sequence[Turn]:
         found = [t for t in self._turns.values() if t.conversation_id == conversation_id]

@@ -35,7 +35,13 @@ from erp_agent.store.models import (
 )
 from erp_agent.store.sql_errors import store_error
 from erp_agent.store.sqlite_setup import WRITE_OPTION, configure_sqlite, sqlite_directory
-from erp_agent.store.tables import audit_events, conversations, proposals, turns
+from erp_agent.store.tables import (
+    audit_events,
+    conversation_state,
+    conversations,
+    proposals,
+    turns,
+)
 
 # Strict JSON: NaN/Infinity are not JSON and PostgreSQL would refuse them.
 _json_dumps = functools.partial(json.dumps, ensure_ascii=False, allow_nan=False)
@@ -264,6 +270,29 @@ class SQLStore(Store):
         async with self._transaction("list conversations", write=False) as connection:
             found = (await connection.execute(query)).mappings().all()
         return [rows.conversation_from_row(row) for row in found]
+
+    async def conversation_state(self, conversation_id: str) -> dict[str, Any]:
+        query = select(conversation_state.c.state).where(
+            conversation_state.c.conversation_id == conversation_id
+        )
+        action = f"read the state of conversation {conversation_id}"
+        async with self._transaction(action, write=False) as connection:
+            found = (await connection.execute(query)).scalar_one_or_none()
+        return dict(found) if isinstance(found, dict) else {}
+
+    async def save_conversation_state(self, conversation_id: str, state: dict[str, Any]) -> None:
+        values = {"state": state, "updated_at": dt.datetime.now(dt.UTC)}
+        action = f"save the state of conversation {conversation_id}"
+        async with self._transaction(action, write=True) as connection:
+            changed = await connection.execute(
+                update(conversation_state)
+                .where(conversation_state.c.conversation_id == conversation_id)
+                .values(values)
+            )
+            if changed.rowcount == 0:
+                await connection.execute(
+                    insert(conversation_state).values(conversation_id=conversation_id, **values)
+                )
 
     async def save_turn(self, turn: Turn) -> None:
         """Insert or update the turn, and move its conversation's ``updated_at`` up to the

@@ -104,6 +104,21 @@ audit_events = Table(
     Column("at", UTCDateTime, nullable=False, index=True),
 )
 
+# What a conversation is about (last query, its result, documents, a pending question): one
+# JSON document per conversation, read and replaced whole at each turn.
+conversation_state = Table(
+    "conversation_state",
+    metadata,
+    Column(
+        "conversation_id",
+        String,
+        ForeignKey("conversations.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("state", JSON, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
 results = Table(
     "results",
     metadata,

@@ -80,7 +80,7 @@ function feedbackBar(turnId, given) {
 }
 
 function showResponse(box, response, feedback) {
-  box.replaceChildren(...renderBlocks(response.blocks, { onProposal: reviewProposal }));
+  box.replaceChildren(...renderBlocks(response.blocks, { onProposal: reviewProposal, onChoice: (value) => send(value) }));
   box.append(feedbackBar(response.turn_id, feedback));
   box.dataset.turn = response.turn_id;
 }

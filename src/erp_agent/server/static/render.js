@@ -138,6 +138,22 @@ function proposalBlock(block, ctx) {
   return box;
 }
 
+// A clarifying question: each button sends its option's value as the next message.
+function choicesBlock(block, ctx) {
+  const box = el('section', { class: 'block choices-block' }, el('p', { class: 'question' }, block.question || ''));
+  const row = el('div', { class: 'actions' });
+  for (const option of block.options || []) {
+    row.append(el('button', {
+      type: 'button',
+      class: 'choice',
+      'data-value': option.value,
+      onclick: () => ctx.onChoice && ctx.onChoice(option.value ?? option.label),
+    }, option.label));
+  }
+  box.append(row);
+  return box;
+}
+
 function citationsBlock(block) {
   return el('section', { class: 'block citations' },
     el('h3', {}, 'Sources'),
@@ -156,6 +172,7 @@ const RENDERERS = {
   chart: chartBlock,
   cards: cardsBlock,
   proposal: proposalBlock,
+  choices: choicesBlock,
   citations: citationsBlock,
   file: fileBlock,
 };

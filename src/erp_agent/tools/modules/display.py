@@ -83,6 +83,19 @@ async def cards(ctx: ToolContext, args: Args) -> dict[str, Any]:
     }
 
 
+async def choices(ctx: ToolContext, args: Args) -> dict[str, Any]:
+    """A question with options to pick from; picking one sends its value as the next message."""
+    del ctx
+    options = [
+        {"label": str(o["label"])[:120], "value": str(o.get("value") or o["label"])[:500]}
+        for o in args["options"]
+    ]
+    block: dict[str, Any] = {"type": "choices", "question": args["question"], "options": options}
+    if args.get("slot"):
+        block["slot"] = args["slot"]
+    return {"block": block}
+
+
 def tools(catalog: Catalog) -> list[Tool]:
     del catalog
     title = {"type": "string", "maxLength": 120}
@@ -113,5 +126,22 @@ def tools(catalog: Catalog) -> list[Tool]:
             {"type": "object", "properties": {"result_id": _RESULT_ID, "title": title},
              "required": ["result_id"], "additionalProperties": False},
             Effect.READ, "display", run=cards, action="cards",
+        ),
+        Tool(
+            "display.choices",
+            "Ask the user ONE clarifying question with 2-8 options shown as buttons; the option "
+            "picked comes back as the user's next message (its `value`). Use only when the request "
+            "is truly ambiguous (two customers match a name, several companies and none is the "
+            "user's default). `slot` names what is being chosen (e.g. company, customer).",
+            {"type": "object", "properties": {
+                "question": {"type": "string", "minLength": 1, "maxLength": 300},
+                "options": {"type": "array", "minItems": 2, "maxItems": 8, "items": {
+                    "type": "object", "properties": {
+                        "label": {"type": "string", "minLength": 1, "maxLength": 120},
+                        "value": {"type": "string", "minLength": 1, "maxLength": 500}},
+                    "required": ["label"], "additionalProperties": False}},
+                "slot": {"type": "string", "maxLength": 60}},
+             "required": ["question", "options"], "additionalProperties": False},
+            Effect.READ, "display", run=choices, action="choices",
         ),
     ]  # fmt: skip

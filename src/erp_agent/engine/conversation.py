@@ -1,0 +1,103 @@
+"""Conversation state: what a conversation is about, kept in the store between turns.
+
+Follow-ups ("and last year?", "only Kisumu", "as a chart", "export that", "the second one",
+"why?", "submit it") and replies to a clarification edit what came before instead of starting
+over. The engine records facts about each turn here (the user's messages, the last figure-bearing
+query with its result id and definition, the result last shown, the documents mentioned, a
+question with choices still open); a model reads them from the context block and decides what
+a new message means. Any worker can continue any conversation: nothing lives in process memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from erp_agent.store.base import Store
+
+MAX_REQUESTS = 6  # user messages kept: enough for a chain of follow-ups
+MAX_DOCUMENTS = 10
+CONTEXT_PREFIX = "Conversation state: "
+# Tools a follow-up about the last result may need even when its own words name none of them.
+FOLLOW_UP_TOOLS = ("results.export", "results.page", "display.table", "display.chart")
+_QUERY_ACTIONS = ("aggregate", "count", "list", "query", "get")
+
+
+def is_query(tool: str) -> bool:
+    """Tools whose result is what the user asked for (not a display or a lookup of names)."""
+    return tool.startswith(("report.", "analytics.")) or tool.split(".")[-1] in _QUERY_ACTIONS
+
+
+def query_record(tool: str, args: Any, result_id: str | None, data: Any) -> dict[str, Any]:
+    """What a follow-up needs of one query: the call, its result id and how it was computed."""
+    record: dict[str, Any] = {"tool": tool, "args": args if isinstance(args, dict) else {}}
+    if result_id:
+        record["result_id"] = result_id
+    if isinstance(data, dict):
+        if isinstance(data.get("definition"), dict):
+            record["definition"] = data["definition"]
+        if isinstance(data.get("columns"), list):
+            record["columns"] = data["columns"][:20]
+    return record
+
+
+def route_extra(state: Mapping[str, Any]) -> list[str]:
+    """Tools to offer besides what the message's words select: the ones the last turn used."""
+    if not state:
+        return []
+    return [*state.get("tools", []), *FOLLOW_UP_TOOLS]
+
+
+def context_block(state: Mapping[str, Any]) -> str:
+    """The state as one line of JSON for the model's context ('' when there is none)."""
+    shown = {k: state[k] for k in ("requests", "last_query", "last_shown", "documents", "pending",
+                                   "created") if state.get(k)}  # fmt: skip
+    return CONTEXT_PREFIX + json.dumps(shown, default=str, ensure_ascii=False) if shown else ""
+
+
+def advance(
+    state: Mapping[str, Any],
+    message: str,
+    *,
+    queries: Sequence[dict[str, Any]],
+    shown: str | None,
+    blocks: Sequence[Mapping[str, Any]],
+    documents: Sequence[tuple[str, str]],
+    tools: Sequence[str],
+) -> dict[str, Any]:
+    """The state after a turn: this message appended, the newest query and shown result kept,
+    the documents merged, a question with choices recorded as pending (or the old one cleared)."""
+    new = dict(state)
+    entry: dict[str, Any] = {"text": message[:2000]}
+    if state.get("pending"):
+        entry["pending"] = state["pending"]  # what this message may be a reply to
+    new["requests"] = [*state.get("requests", []), entry][-MAX_REQUESTS:]
+    if queries:
+        new["last_query"] = queries[-1]
+    if shown:
+        new["last_shown"] = shown
+    docs = [d for d in state.get("documents", []) if isinstance(d, dict)]
+    for entity, doc_id in documents:
+        docs = [d for d in docs if d.get("id") != doc_id] + [{"entity": entity, "id": doc_id}]
+    new["documents"] = docs[-MAX_DOCUMENTS:]
+    choices = next((b for b in blocks if b.get("type") == "choices"), None)
+    if choices is not None:
+        new["pending"] = {k: choices[k] for k in ("question", "options", "slot") if k in choices}
+    else:
+        new.pop("pending", None)
+    if tools:
+        new["tools"] = list(dict.fromkeys(tools))[:12]
+    return new
+
+
+async def record_document(
+    store: Store, conversation_id: str, entity: str, doc_id: str, url: str | None = None
+) -> None:
+    """After a confirmed write: the document created or changed, so "submit it" can find it."""
+    state = await store.conversation_state(conversation_id)
+    doc = {"entity": entity, "id": doc_id, **({"url": url} if url else {})}
+    docs = [d for d in state.get("documents", []) if d.get("id") != doc_id] + [doc]
+    state["documents"] = docs[-MAX_DOCUMENTS:]
+    state["created"] = doc
+    await store.save_conversation_state(conversation_id, state)

@@ -1,0 +1,80 @@
+"""Arithmetic asked in words or digits → one calculator expression (the calculator computes it).
+
+"what is 17.5% VAT on 1,234.56?" → 1234.56 * 17.5 / 100; "twelve times 3.5" → 12 * 3.5;
+"20% off 5,000" → 5000 * (100 - 20) / 100; "(1200-980)/980*100" as written. Only a message
+made of numbers, operators and arithmetic words is arithmetic: "top 5 customers over 10k" is not.
+"""
+
+from __future__ import annotations
+
+import re
+
+from erp_agent.planner.parse_amounts import to_number
+
+_LEAD = re.compile(
+    r"^\s*(?:please\s+)?(?:what(?:'s| is| are)|whats|calculate|compute|work out|evaluate|how much is|"
+    r"can you (?:calculate|compute|work out)|tell me)?\s*",
+    re.IGNORECASE,
+)
+_NUM = r"(?:[$€£]|ksh\.?\s?|kes\s?|usd\s?)?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(k|m|mn|bn)?\b"
+_NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
+}  # fmt: skip
+_OPERATORS = [
+    (r"\bmultiplied by\b|\btimes\b|\bx\b|×", "*"),
+    (r"\bdivided by\b|÷", "/"),
+    (r"\bplus\b|\badded to\b", "+"),
+    (r"\bminus\b|\bless\b", "-"),
+    (r"\bsquared\b", "** 2"),
+]
+_TAXES = r"(?:vat|tax|gst|sales tax|withholding(?: tax)?|wht|commission|discount|markup|interest)"
+
+
+def _number(raw: str, scale: str | None) -> str:
+    return format(to_number(raw, scale or ""), "f")
+
+
+def _words_to_digits(text: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        return str(_NUMBER_WORDS[m.group(0).lower()])
+
+    return re.sub(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", one, text, flags=re.IGNORECASE)
+
+
+def expression(text: str) -> str | None:
+    """The calculator expression the message asks for, or None when it is not arithmetic."""
+    body = _LEAD.sub("", text.strip(), count=1).strip().rstrip("?.!= ").strip()
+    if (
+        not body
+        or len(body) > 200
+        or not re.search(r"\d|\b(" + "|".join(_NUMBER_WORDS) + r")\b", body, re.I)
+    ):
+        return None
+    body = _words_to_digits(body)
+    pct = r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)"
+    m = re.fullmatch(rf"{pct}\s*(?:{_TAXES}\s*)?(?:of|on)\s+{_NUM}", body, re.I)
+    if m:
+        return f"{_number(m.group(2), m.group(3))} * {m.group(1)} / 100"
+    m = re.fullmatch(
+        rf"{_NUM}\s*(?:plus|with|including|inclusive of|\+|and)\s+{pct}\s*{_TAXES}?", body, re.I
+    )
+    if m:
+        return f"{_number(m.group(1), m.group(2))} * (100 + {m.group(3)}) / 100"
+    m = re.fullmatch(rf"{pct}\s*(?:off|discount on|less on)\s+{_NUM}", body, re.I)
+    if m:
+        return f"{_number(m.group(2), m.group(3))} * (100 - {m.group(1)}) / 100"
+    m = re.fullmatch(rf"{_NUM}\s*(?:minus|less|-)\s+{pct}", body, re.I)
+    if m:
+        return f"{_number(m.group(1), m.group(2))} * (100 - {m.group(3)}) / 100"
+    expr = body
+    for pattern, op in _OPERATORS:
+        expr = re.sub(pattern, f" {op} ", expr, flags=re.IGNORECASE)
+    expr = re.sub(_NUM, lambda m: _number(m.group(1), m.group(2)), expr, flags=re.IGNORECASE)
+    expr = re.sub(r"\s+", " ", expr).strip()
+    if not re.fullmatch(r"[\d.\s+\-*/()%]+", expr) or not re.search(r"\d\s*[+\-*/%]\s*[\d(]", expr):
+        return None
+    return expr

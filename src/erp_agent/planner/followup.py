@@ -1,0 +1,240 @@
+"""Follow-ups and replies to a clarification, read against the conversation state.
+
+The state (kept by the engine in the store) lists the conversation's recent messages. The
+reading of the current message is rebuilt by replaying them: the last message that stands on
+its own is read in full, and each later one edits that reading ("and last year?" changes the
+period, "only Kisumu" adds a name, "break that down by branch" a grouping, "top 10 instead" the
+N, "as a chart" the display); a reply to a question with choices fills the slot it asked
+about. Replaying instead of storing the reading keeps the planner stateless between calls.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from erp_agent.catalog import Catalog
+from erp_agent.planner import intents
+from erp_agent.planner.intents import Kind, Request, norm, understand
+from erp_agent.planner.parse_amounts import parse_amount, parse_top
+from erp_agent.planner.parse_dates import parse_age_days, parse_as_of, parse_period
+
+_LEAD = re.compile(
+    r"^\s*(?:and|also|but|ok(?:ay)?|now|then|what about|how about|same for|same but|and for|"
+    r"and in|only|just|instead|break (?:that|it|this) down|split (?:that|it|this)|"
+    r"show (?:that|it|this)|make (?:that|it|this)|as an?|in an?|the same)\b",
+    re.IGNORECASE,
+)
+_ANAPHORA = re.compile(r"\b(that|this|it|those|these|them|same)\b", re.IGNORECASE)
+_EXPORT = re.compile(r"\b(export|download|excel|xlsx|spreadsheet|csv|pdf)\b", re.IGNORECASE)
+_WHY = re.compile(
+    r"^\s*(why\??|how (?:did you|do you|was (?:that|this|it)|is (?:that|this|it)) (?:get|got|work|"
+    r"calculat|comput|arriv|figur)\w*.*|where (?:does|did) (?:that|this) (?:number |figure )?come from.*|"
+    r"explain (?:that|this|the) (?:figure|number|result)s?.*|what (?:does|did) (?:that|this) include.*)\s*$",
+    re.IGNORECASE,
+)
+_SUBMIT = re.compile(
+    r"^\s*(?:please\s+)?(submit|cancel|approve|reject)\s+(it|that|this|the (?:draft|document|one)"
+    r"(?: (?:you|we) (?:just )?(?:created|made|raised))?)\s*[.!?]*\s*$",
+    re.IGNORECASE,
+)
+ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4,
+            "4th": 4, "fifth": 5, "5th": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+            "tenth": 10, "last": -1, "top": 1}  # fmt: skip
+_ROW = re.compile(
+    r"^\s*(?:and\s+|what about\s+|show me\s+|open\s+|tell me about\s+)?(?:the\s+)?"
+    r"(first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|sixth|seventh|eighth|ninth|tenth|last)"
+    r"(?:\s+(?:one|row|line|result|item|record|invoice|order|customer|supplier|entry))?\s*[.?!]*\s*$"
+    r"|^\s*(?:row|number|no\.?|#)\s*(\d{1,3})\s*[.?!]*\s*$",
+    re.IGNORECASE,
+)
+_ONLY = re.compile(r"\b(?:only|just|for|in|at)\s+([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)")
+_EXPORT_FORMATS = {
+    "excel": "xlsx",
+    "xlsx": "xlsx",
+    "spreadsheet": "xlsx",
+    "csv": "csv",
+    "pdf": "pdf",
+}
+
+
+@dataclass
+class Reading:
+    """The current message's meaning once the conversation is taken into account."""
+
+    req: Request
+    follow_up: bool = False  # the message edits an earlier request
+    company: str | None = None  # a company the user picked in reply to a question
+    unmatched_reply: str | None = None  # a reply to choices that matches none of them
+    pending: Mapping[str, Any] | None = None
+    edits: list[str] = field(default_factory=list)
+
+
+def export_format(text: str) -> str | None:
+    m = _EXPORT.search(text)
+    if not m:
+        return None
+    low = text.lower()
+    return next((f for w, f in _EXPORT_FORMATS.items() if w in low), "xlsx")
+
+
+def asks_why(text: str) -> bool:
+    return bool(_WHY.match(text))
+
+
+def row_ordinal(text: str) -> int | None:
+    m = _ROW.match(text)
+    if not m:
+        return None
+    if m.group(2):
+        return int(m.group(2))
+    return ORDINALS[m.group(1).lower()]
+
+
+def submit_verb(text: str) -> str | None:
+    m = _SUBMIT.match(text)
+    return m.group(1).lower() if m else None
+
+
+def stands_alone(req: Request, text: str) -> bool:
+    """A message that names its own subject and does not open like an edit of the last one."""
+    if _LEAD.match(text) and not req.doc_ids:
+        return False
+    if req.doc_ids or req.report is not None:
+        return True
+    if req.entity is not None and intents.explicit(req.entity, norm(text)):
+        return True
+    return req.kind not in (Kind.UNKNOWN,) and not _ANAPHORA.search(text)
+
+
+def match_choice(text: str, options: Sequence[Mapping[str, Any]]) -> str | None:
+    """The option a short reply picks: its number, an ordinal, its value or label (typos too)."""
+    reply = text.strip().strip(".!?").strip()
+    if not reply or not options:
+        return None
+    values = [str(o.get("value") or o.get("label") or "") for o in options]
+    labels = [str(o.get("label") or "") for o in options]
+    low = reply.lower()
+    if low.isdigit() and 1 <= int(low) <= len(options):
+        return values[int(low) - 1]
+    words = low.removeprefix("the ").split()
+    if words and words[0] in ORDINALS and len(words) <= 3:
+        n = ORDINALS[words[0]]
+        return values[n - 1 if n > 0 else -1] if abs(n) <= len(options) else None
+    for value, label in zip(values, labels, strict=True):
+        if low in (value.lower(), label.lower()):
+            return value
+    found = process.extractOne(reply, labels, scorer=fuzz.WRatio, score_cutoff=86)
+    return values[found[2]] if found else None
+
+
+def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[str]:
+    """Apply one follow-up message to ``base`` in place; the names of the slots it changed."""
+    changed: list[str] = []
+    haystack = norm(text)
+    period = parse_period(text, today)
+    if period is not None:
+        base.period, base.as_of = period, None
+        changed.append("period")
+    as_of = parse_as_of(text, today)
+    if as_of is not None:
+        base.as_of = as_of
+        changed.append("as_of")
+    top = (
+        parse_top(text)
+        if re.search(r"\b(top|largest|biggest|best|highest)\b", text, re.I)
+        else None
+    )
+    if top is not None:
+        base.top = top
+        changed.append("top")
+    e = base.entity
+    if e is not None:
+        group, part = intents.group_of(e, haystack, catalog)
+        if group is not None:
+            base.group, base.date_part = group, part
+            changed.append("group")
+        statuses = intents.status_words(e, haystack)
+        if statuses:
+            base.statuses = statuses
+            changed.append("status")
+    amount = parse_amount(text)
+    if amount is not None:
+        base.amount = amount
+        changed.append("amount")
+    age = parse_age_days(text)
+    if age is not None:
+        base.age_days = age
+        changed.append("age")
+    if intents.CHART.search(text):
+        base.chart = True
+        changed.append("chart")
+    if re.search(r"\b(as a )?table\b", text, re.I):
+        base.chart = False
+        changed.append("table")
+    names = [m.group(1) for m in _ONLY.finditer(text)]
+    names = [n for n in names if not re.fullmatch(r"(Q[1-4]|[A-Z][a-z]+ \d{4})", n)]
+    for value in names:
+        if parse_period(f"in {value}", today) is None and value.lower() not in ("excel", "pdf"):
+            if re.search(r"\b(only|just)\b", text, re.I):
+                base.names = [(h, v) for h, v in base.names if h is not None]
+            base.names.append((None, value))
+            changed.append("name")
+    base.text = f"{base.text} ; {text}"
+    if base.kind in (Kind.COUNT, Kind.LIST) and (base.group or base.top) and e and e.amount_field:
+        base.kind = Kind.TOTAL
+    return changed
+
+
+def read(
+    catalog: Catalog, connector: str, text: str, today: dt.date, state: Mapping[str, Any]
+) -> Reading:
+    """The current message read with the conversation's earlier messages (see module doc)."""
+    entries = [e for e in state.get("requests", []) if isinstance(e, dict) and e.get("text")]
+    pending = state.get("pending") if isinstance(state.get("pending"), dict) else None
+    entries = [*entries, {"text": text, "pending": pending, "current": True}]
+    reading: Reading | None = None
+    for entry in entries:
+        message = str(entry["text"])
+        asked = entry.get("pending")
+        current = bool(entry.get("current"))
+        req = understand(catalog, connector, message, today)
+        if (
+            isinstance(asked, dict)
+            and reading is not None
+            and not (
+                req.kind is not Kind.UNKNOWN and stands_alone(req, message) and len(message) > 40
+            )
+        ):
+            value = match_choice(message, asked.get("options") or [])
+            if value is None:
+                if current:
+                    reading.unmatched_reply, reading.pending = message, asked
+                continue
+            _fill_slot(reading, str(asked.get("slot") or ""), value)
+            reading.follow_up = True
+            continue
+        if reading is None or stands_alone(req, message):
+            reading = Reading(req)
+            continue
+        if not current:
+            refine(reading.req, message, catalog, today)
+            continue
+        reading.edits = refine(reading.req, message, catalog, today)
+        reading.follow_up = True
+    assert reading is not None
+    return reading
+
+
+def _fill_slot(reading: Reading, slot: str, value: str) -> None:
+    if slot == "company":
+        reading.company = value
+        return
+    hint = slot.removeprefix("name:") or None
+    reading.req.names = [(h, v) for h, v in reading.req.names if h != hint or hint is None]
+    reading.req.names.append((hint if hint and hint != "name" else None, value))

@@ -1,0 +1,313 @@
+"""The words the planner knows, all taken from the catalog (entity, field, report, module and
+metric names, labels, keywords and synonyms) plus the language of periods and questions; and
+typo correction against them with rapidfuzz ("revnue" → "revenue", "yr" → "year")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from erp_agent.catalog import Catalog
+
+# Words of questions and periods: not catalog data, the grammar around it.
+GRAMMAR = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "against",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "average",
+        "be",
+        "been",
+        "before",
+        "below",
+        "between",
+        "biggest",
+        "both",
+        "break",
+        "broken",
+        "but",
+        "by",
+        "can",
+        "chart",
+        "compare",
+        "compared",
+        "count",
+        "current",
+        "daily",
+        "day",
+        "days",
+        "did",
+        "do",
+        "does",
+        "down",
+        "each",
+        "end",
+        "ever",
+        "every",
+        "excel",
+        "export",
+        "fiscal",
+        "for",
+        "from",
+        "give",
+        "graph",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "including",
+        "is",
+        "it",
+        "its",
+        "just",
+        "largest",
+        "last",
+        "least",
+        "less",
+        "list",
+        "lowest",
+        "many",
+        "me",
+        "month",
+        "monthly",
+        "months",
+        "more",
+        "most",
+        "much",
+        "my",
+        "next",
+        "no",
+        "not",
+        "now",
+        "number",
+        "of",
+        "on",
+        "only",
+        "or",
+        "order",
+        "our",
+        "over",
+        "per",
+        "percent",
+        "pie",
+        "plot",
+        "previous",
+        "quarter",
+        "quarterly",
+        "quarters",
+        "same",
+        "show",
+        "since",
+        "so",
+        "sort",
+        "split",
+        "still",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "today",
+        "top",
+        "total",
+        "trend",
+        "under",
+        "until",
+        "up",
+        "us",
+        "vs",
+        "was",
+        "we",
+        "week",
+        "weekly",
+        "weeks",
+        "what",
+        "whats",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whose",
+        "why",
+        "will",
+        "with",
+        "within",
+        "year",
+        "yearly",
+        "years",
+        "yesterday",
+        "ytd",
+        "you",
+        "your",
+        "sum",
+        "worth",
+        "value",
+        "amount",
+        "revenue",
+        "sales",
+        "turnover",
+        "spend",
+        "spent",
+        "billed",
+        "purchases",
+        "earned",
+        "received",
+        "paid",
+        "collected",
+        "breakdown",
+        "trending",
+        "growth",
+        "forecast",
+        "projected",
+        "predict",
+        "expected",
+        "outlook",
+        "dependent",
+        "concentration",
+        "unusual",
+        "anomalies",
+        "outliers",
+        "suspicious",
+        "overdue",
+        "outstanding",
+        "unpaid",
+        "owe",
+        "owes",
+        "owed",
+        "approved",
+        "pending",
+        "draft",
+        "submitted",
+        "cancelled",
+        "receivables",
+        "payables",
+        "ageing",
+        "aging",
+        "balance",
+        "process",
+        "approve",
+        "approval",
+        "create",
+        "raise",
+        "quotation",
+        "submit",
+        "cancel",
+        "explain",
+        "happens",
+        "steps",
+        "workflow",
+    ]
+)
+ABBREVIATIONS = {"yr": "year", "yrs": "years", "mth": "month", "mo": "month", "qtr": "quarter",
+                 "amt": "amount", "inv": "invoice", "invs": "invoices", "cust": "customer",
+                 "custs": "customers", "supp": "supplier", "qty": "quantity", "whats": "what is",
+                 "hw": "how", "tot": "total", "pls": "please", "plz": "please", "u": "you",
+                 "thru": "through", "wk": "week", "avg": "average", "num": "number"}  # fmt: skip
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+
+
+_CACHE: dict[int, tuple[Catalog, frozenset[str]]] = {}
+
+
+def _catalog_words(catalog: Catalog) -> frozenset[str]:
+    """Cached per catalog object (catalogs are immutable once loaded)."""
+    hit = _CACHE.get(id(catalog))
+    if hit is not None and hit[0] is catalog:
+        return hit[1]
+    words = _collect(catalog)
+    _CACHE[id(catalog)] = (catalog, words)
+    return words
+
+
+def _collect(catalog: Catalog) -> frozenset[str]:
+    phrases: list[str] = []
+    for e in catalog.entities.values():
+        phrases += [e.name.replace("_", " "), e.label, e.plural, *e.keywords, *e.synonyms]
+        for name, f in e.fields.items():
+            phrases += [name.replace("_", " "), f.label or ""]
+            phrases += [str(v) for v in getattr(f, "values", ()) or ()]
+    for r in catalog.reports.values():
+        phrases += [r.label, *r.keywords]
+    for m in catalog.modules.values():
+        phrases += [m.label, *m.keywords]
+    metrics: dict[str, Any] = getattr(catalog, "metrics", None) or {}
+    for metric in metrics.values():
+        phrases += [str(getattr(metric, "label", "")), *getattr(metric, "synonyms", [])]
+    dimensions: dict[str, Any] = getattr(catalog, "dimensions", None) or {}
+    for dim in dimensions.values():
+        phrases += [str(getattr(dim, "label", "")), *getattr(dim, "synonyms", [])]
+    words = {w.lower() for p in phrases for w in _WORD.findall(p) if len(w) > 2}
+    return frozenset(words)
+
+
+def known_words(catalog: Catalog) -> frozenset[str]:
+    return _catalog_words(catalog) | GRAMMAR
+
+
+def _month_words() -> frozenset[str]:
+    import calendar
+
+    return frozenset(
+        [m.lower() for m in calendar.month_name if m]
+        + [m.lower() for m in calendar.month_abbr if m]
+    )
+
+
+_MONTHS = _month_words()
+
+
+def correct(text: str, catalog: Catalog) -> str:
+    """The text with misspelt lowercase words replaced by the catalog word they are closest to.
+
+    Capitalised words are left alone (they are names: customers, items, places), and so is any
+    word the vocabulary already holds or that is too short to judge."""
+    vocab = _catalog_words(catalog)
+    choices = sorted(vocab | GRAMMAR | _MONTHS)
+
+    def fix(m: re.Match[str]) -> str:
+        word = m.group(0)
+        low = word.lower()
+        if low in ABBREVIATIONS and word == low:
+            return ABBREVIATIONS[low]
+        if word != low or low in vocab or low in GRAMMAR or low in _MONTHS or len(low) < 4:
+            return word
+        found = process.extractOne(low, choices, scorer=fuzz.ratio, score_cutoff=80)
+        return str(found[0]) if found else word
+
+    return _WORD.sub(fix, text)
+
+
+def unknown_words(text: str, catalog: Catalog) -> list[str]:
+    """Lowercase words of the text the vocabulary does not hold (what was not understood)."""
+    vocab = known_words(catalog) | _MONTHS
+    out = []
+    for word in _WORD.findall(text):
+        low = word.lower().strip("'")
+        stem = low[:-1] if low.endswith("s") else low
+        if word == low and len(low) > 2 and low not in vocab and stem not in vocab:
+            out.append(word)
+    return list(dict.fromkeys(out))
