@@ -6,7 +6,9 @@ import hashlib
 import hmac
 import secrets
 import sqlite3
+import threading
 import time
+from dataclasses import dataclass, field
 
 _ITERATIONS = 20_000
 
@@ -86,3 +88,35 @@ def session_user(conn: sqlite3.Connection, sid: str) -> str | None:
 
 def end_session(conn: sqlite3.Connection, sid: str) -> None:
     conn.execute("delete from __Sessions where sid = ?", (sid,))
+
+
+@dataclass
+class LoginAttemptTracker:
+    """Frappe's LoginAttemptTracker: consecutive failed logins of one user, counted from the
+    first failure; at ``max_attempts`` the user is locked until ``lock_interval`` seconds after
+    that first failure. A successful login clears the count. (Frappe keeps this in its cache;
+    one demo process keeps it in memory.)"""
+
+    max_attempts: int
+    lock_interval: float
+    _failures: dict[str, tuple[int, float]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def is_user_allowed(self, user: str) -> bool:
+        if self.max_attempts <= 0:
+            return True
+        with self._lock:
+            count, first = self._failures.get(user, (0, 0.0))
+            return not (count >= self.max_attempts and time.time() < first + self.lock_interval)
+
+    def add_failure_attempt(self, user: str) -> None:
+        now = time.time()
+        with self._lock:
+            count, first = self._failures.get(user, (0, now))
+            if now >= first + self.lock_interval:  # the window passed: start counting again
+                count, first = 0, now
+            self._failures[user] = (count + 1, first)
+
+    def add_success_attempt(self, user: str) -> None:
+        with self._lock:
+            self._failures.pop(user, None)

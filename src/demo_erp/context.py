@@ -20,6 +20,10 @@ class Settings:
     version: int = 15
     today: dt.date | None = None
     session_expiry_seconds: float = 170 * 3600
+    # System Settings' login attempt limits (Frappe's defaults): after this many consecutive
+    # failures the account is locked for allow_login_after_fail seconds; 0 turns it off.
+    allow_consecutive_login_attempts: int = 10
+    allow_login_after_fail: int = 60
     allow_error_traceback: bool = True
 
     def current_date(self) -> dt.date:

@@ -113,6 +113,10 @@ class AuthenticationError(FrappeError):
     http_status = 401
 
 
+class SecurityException(FrappeError):
+    """Raised on suspicious activity (a locked account); Frappe gives it no status: a 500."""
+
+
 class SessionExpired(FrappeError):
     http_status = 401
 

@@ -65,6 +65,17 @@ class ModelSettings(BaseModel):
         return None
 
 
+class SignInLimits(BaseModel):
+    """Sign-in throttling, ``ERP_AGENT_SIGN_IN__*`` (see docs/security-model.md)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    per_minute_account: int = Field(5, ge=1, description="Failures per account per minute.")
+    per_minute_address: int = Field(20, ge=1, description="Failures per client address per minute.")
+    lockout_failures: int = Field(20, ge=1, description="Failures that lock an account or address.")
+    lockout_minutes: float = Field(15, gt=0, description="The lockout's window and length.")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="ERP_AGENT_", env_nested_delimiter="__", extra="ignore", frozen=True
@@ -102,6 +113,14 @@ class Settings(BaseSettings):
         None,
         description="Fernet key encrypting ERP credentials of web sessions at rest; unset, a "
         "key is made per process (sessions end on restart).",
+    )
+    sign_in: SignInLimits = Field(
+        default_factory=SignInLimits, description="Failed sign-ins allowed before throttling."
+    )
+    metrics_token: SecretStr | None = Field(
+        None,
+        description="Bearer token a Prometheus scraper sends to /metrics; unset, only an "
+        "administrator's session may read it.",
     )
 
     @classmethod

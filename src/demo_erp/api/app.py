@@ -25,6 +25,7 @@ from demo_erp.exceptions import (
     FrappeError,
     InvalidAuthorizationToken,
     PermissionError,
+    SecurityException,
     ValidationError,
 )
 
@@ -41,6 +42,9 @@ class DemoERP:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._local = _Connections()
+        self.login_attempts = auth.LoginAttemptTracker(
+            settings.allow_consecutive_login_attempts, settings.allow_login_after_fail
+        )
 
     def conn(self) -> Any:
         if self._local.conn is None:
@@ -125,8 +129,20 @@ def _login(app: DemoERP, args: dict[str, Any]) -> Response:
         return _login_failed(
             "User disabled or missing" if row is not None else "Invalid login credentials"
         )
+    # Frappe's LoginManager: a locked account is refused before its password is looked at,
+    # and Administrator is never locked out.
+    tracked = user != ADMINISTRATOR
+    if tracked and not app.login_attempts.is_user_allowed(user):
+        raise SecurityException(
+            "Your account has been locked and will resume after "
+            f"{app.settings.allow_login_after_fail} seconds"
+        )
     if not auth.check_password(conn, user, str(pwd)):
+        if tracked:
+            app.login_attempts.add_failure_attempt(user)
         return _login_failed("Invalid login credentials")
+    if tracked:
+        app.login_attempts.add_success_attempt(user)
     with documents.transaction(conn):
         sid = auth.new_session(conn, user, app.settings.session_expiry_seconds)
     home = "/desk" if app.settings.version >= 16 else "/app"

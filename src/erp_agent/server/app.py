@@ -32,6 +32,7 @@ from erp_agent.server.routes import (
 from erp_agent.server.routes._deps import csrf_guard
 from erp_agent.server.security import Vault
 from erp_agent.server.state import KnowledgeAdmin, ServerState
+from erp_agent.server.throttle import SignInThrottle
 
 STATIC = Path(str(resources.files("erp_agent.server").joinpath("static")))
 SHUTDOWN_GRACE_SECONDS = 10.0
@@ -74,6 +75,7 @@ def create_app(
         vault=Vault(key),
         metrics=Metrics(),
         erp_ping=erp_ping or erp_pinger(runtime.settings.erp_url),
+        throttle=SignInThrottle(runtime.store, runtime.settings.sign_in),
         knowledge=knowledge,
         read_only=bool(getattr(runtime.settings, "read_only", False)),
     )

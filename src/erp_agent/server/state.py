@@ -12,6 +12,7 @@ from erp_agent.server.db import ServerDB
 from erp_agent.server.metrics import Metrics
 from erp_agent.server.models import ModelProvider
 from erp_agent.server.security import Vault
+from erp_agent.server.throttle import SignInThrottle
 
 
 class KnowledgeAdmin(Protocol):
@@ -30,6 +31,7 @@ class ServerState:
     vault: Vault
     metrics: Metrics
     erp_ping: Callable[[], Awaitable[None]]
+    throttle: SignInThrottle
     knowledge: KnowledgeAdmin | None = None
     budgets: dict[str, int] = field(default_factory=dict)  # organisation → tokens per month
     read_only: bool = False  # the tenant switch; applies to every session at once

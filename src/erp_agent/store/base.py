@@ -16,6 +16,8 @@ from erp_agent.store.models import (
     Turn,
 )
 
+SIGN_IN_FAILURES_KEPT = dt.timedelta(days=1)  # longer than any throttling window
+
 
 class Store(ABC):
     """Async persistence. Every method is one transaction."""
@@ -97,3 +99,15 @@ class Store(ABC):
 
     @abstractmethod
     async def turns(self, conversation_id: str) -> Sequence[Turn]: ...
+
+    # failed sign-ins (throttling)
+    @abstractmethod
+    async def add_sign_in_failure(self, keys: Sequence[str], at: dt.datetime) -> None:
+        """Record one failed sign-in under each key; failures older than a day are dropped."""
+
+    @abstractmethod
+    async def sign_in_failures(self, key: str, since: dt.datetime) -> list[dt.datetime]:
+        """When ``key`` failed at or after ``since``, oldest first."""
+
+    @abstractmethod
+    async def clear_sign_in_failures(self, key: str) -> None: ...

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from erp_agent.errors import StoreError
-from erp_agent.store.base import Store
+from erp_agent.store.base import SIGN_IN_FAILURES_KEPT, Store
 from erp_agent.store.models import (
     AuditEvent,
     Conversation,
@@ -27,6 +27,7 @@ class MemoryStore(Store):
         self._conversations: dict[str, Conversation] = {}
         self._turns: dict[str, Turn] = {}
         self._states: dict[str, dict[str, Any]] = {}
+        self._sign_in_failures: list[tuple[str, dt.datetime]] = []
         self._lock = asyncio.Lock()
 
     async def migrate(self) -> None:
@@ -134,3 +135,13 @@ class MemoryStore(Store):
     async def turns(self, conversation_id: str) -> Sequence[Turn]:
         found = [t for t in self._turns.values() if t.conversation_id == conversation_id]
         return [copy.deepcopy(t) for t in sorted(found, key=lambda t: t.seq)]
+
+    async def add_sign_in_failure(self, keys: Sequence[str], at: dt.datetime) -> None:
+        kept = [(k, t) for k, t in self._sign_in_failures if t >= at - SIGN_IN_FAILURES_KEPT]
+        self._sign_in_failures = [*kept, *((key, at) for key in keys)]
+
+    async def sign_in_failures(self, key: str, since: dt.datetime) -> list[dt.datetime]:
+        return sorted(t for k, t in self._sign_in_failures if k == key and t >= since)
+
+    async def clear_sign_in_failures(self, key: str) -> None:
+        self._sign_in_failures = [(k, t) for k, t in self._sign_in_failures if k != key]

@@ -10,20 +10,20 @@ import asyncio
 import datetime as dt
 import functools
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy import exc as sa_exc
-from sqlalchemy import insert, select, update
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from erp_agent.errors import ConfigError, StoreError
 from erp_agent.store import rows, schema
-from erp_agent.store.base import Store
+from erp_agent.store.base import SIGN_IN_FAILURES_KEPT, Store
 from erp_agent.store.models import (
     AuditEvent,
     Conversation,
@@ -40,6 +40,7 @@ from erp_agent.store.tables import (
     conversation_state,
     conversations,
     proposals,
+    sign_in_failures,
     turns,
 )
 
@@ -327,3 +328,29 @@ class SQLStore(Store):
         async with self._transaction(action, write=False) as connection:
             found = (await connection.execute(query)).mappings().all()
         return [rows.turn_from_row(row) for row in found]
+
+    # failed sign-ins
+
+    async def add_sign_in_failure(self, keys: Sequence[str], at: dt.datetime) -> None:
+        async with self._transaction("record a failed sign-in", write=True) as connection:
+            await connection.execute(
+                delete(sign_in_failures).where(sign_in_failures.c.at < at - SIGN_IN_FAILURES_KEPT)
+            )
+            if keys:
+                await connection.execute(
+                    insert(sign_in_failures), [{"key": key, "at": at} for key in keys]
+                )
+
+    async def sign_in_failures(self, key: str, since: dt.datetime) -> list[dt.datetime]:
+        query = (
+            select(sign_in_failures.c.at)
+            .where(sign_in_failures.c.key == key)
+            .where(sign_in_failures.c.at >= since)
+            .order_by(sign_in_failures.c.at)
+        )
+        async with self._transaction("read failed sign-ins", write=False) as connection:
+            return list((await connection.execute(query)).scalars())
+
+    async def clear_sign_in_failures(self, key: str) -> None:
+        async with self._transaction("clear failed sign-ins", write=True) as connection:
+            await connection.execute(delete(sign_in_failures).where(sign_in_failures.c.key == key))

@@ -135,3 +135,14 @@ results = Table(
     Index(None, "user", "created_at"),
     Index(None, "created_at"),
 )
+
+# Failed sign-ins, one row per failure and key ("account:<user>" / "address:<ip>"): counted by
+# every worker, so throttling holds however many processes serve the app.
+sign_in_failures = Table(
+    "sign_in_failures",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("key", String, nullable=False),
+    Column("at", UTCDateTime, nullable=False, index=True),
+    Index(None, "key", "at"),
+)

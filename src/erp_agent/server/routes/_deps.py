@@ -74,6 +74,10 @@ async def csrf_guard(request: Request, state: State) -> None:
         )
 
 
+async def signed_in_or_none(request: Request, state: ServerState) -> Signed | None:
+    return await _load(request, state)
+
+
 async def signed_in(request: Request, state: State) -> Signed:
     signed = await _load(request, state)
     if signed is None:

@@ -8,7 +8,13 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 
-from erp_agent.errors import ErpAuthenticationError, ErpBadResponse, ErpRefusal, ErpUnavailable
+from erp_agent.errors import (
+    ErpAuthenticationError,
+    ErpBadResponse,
+    ErpRefusal,
+    ErpUnavailable,
+    SignInThrottled,
+)
 from erp_agent.server.routes._deps import ADMIN_ROLE, State, User
 from erp_agent.server.security import (
     CSRF_COOKIE,
@@ -61,11 +67,18 @@ async def csrf(request: Request, response: Response) -> dict[str, str]:
 async def sign_in(
     body: SignIn, request: Request, response: Response, state: State
 ) -> dict[str, Any]:
+    address = request.client.host if request.client else None
+    try:
+        await state.throttle.check(body.user, address)  # before the password reaches the ERP
+    except SignInThrottled as exc:
+        raise HTTPException(429, str(exc), {"Retry-After": str(exc.retry_after)}) from exc
     try:
         session = await state.runtime.sign_in(body.user, body.password)
     except ErpAuthenticationError as exc:
+        await state.throttle.failed(body.user, address)
         raise HTTPException(401, str(exc)) from exc
     except ErpRefusal as exc:
+        await state.throttle.failed(body.user, address)
         # The ERP's own lockout (Frappe's SecurityException) is "slow down", not "wrong password".
         status = 429 if exc.refusal.exc_type == "SecurityException" else 401
         raise HTTPException(status, f"The ERP refused the sign-in: {exc.refusal.message}") from exc
@@ -73,6 +86,7 @@ async def sign_in(
         raise HTTPException(502, str(exc)) from exc
     except ErpUnavailable as exc:  # down, timing out or failing: never reported as a password
         raise HTTPException(503, str(exc)) from exc
+    await state.throttle.succeeded(body.user)
     session.read_only = state.read_only
     token, csrf_token = new_token(), new_token()
     now = dt.datetime.now(dt.UTC)

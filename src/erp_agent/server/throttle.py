@@ -1,0 +1,101 @@
+"""Sign-in throttling: failed sign-ins counted per account and per client address, in the store
+(so every worker sees the same counts), checked before the password ever reaches the ERP.
+
+Two limits per key: a rate (``per_minute`` failures in 60 s → HTTP 429 with Retry-After) and a
+temporary lockout (``lockout_failures`` in ``lockout_minutes`` → refused until the oldest of
+them leaves the window). A successful sign-in clears the account's failures, not the address's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from erp_agent.config import SignInLimits
+from erp_agent.errors import SignInThrottled
+from erp_agent.store.base import Store
+
+Clock = Callable[[], dt.datetime]
+
+
+@dataclass(frozen=True)
+class _Rule:
+    limit: int
+    window: dt.timedelta
+    locked: bool  # a lockout (says so) rather than a rate
+
+
+def _utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class SignInThrottle:
+    def __init__(self, store: Store, limits: SignInLimits, clock: Clock = _utcnow) -> None:
+        self.store = store
+        self.limits = limits
+        self.clock = clock
+
+    @staticmethod
+    def keys(user: str, address: str | None) -> tuple[str, str | None]:
+        account = f"account:{user.strip().lower()}"
+        return account, f"address:{address}" if address else None
+
+    def _rules(self, kind: str) -> list[_Rule]:
+        per_minute = (
+            self.limits.per_minute_account if kind == "account" else self.limits.per_minute_address
+        )
+        lockout = dt.timedelta(minutes=self.limits.lockout_minutes)
+        # The lockout first: when both apply, its (longer) wait is the one to report.
+        return [
+            _Rule(self.limits.lockout_failures, lockout, True),
+            _Rule(per_minute, dt.timedelta(minutes=1), False),
+        ]
+
+    async def check(self, user: str, address: str | None) -> None:
+        """Raise SignInThrottled if this account or address has failed too often lately."""
+        now = self.clock()
+        for key in self.keys(user, address):
+            if key is None:
+                continue
+            kind = key.split(":", 1)[0]
+            rules = self._rules(kind)
+            since = now - max(rule.window for rule in rules)
+            failures = await self.store.sign_in_failures(key, since)
+            for rule in rules:
+                recent = [at for at in failures if at > now - rule.window]
+                if len(recent) < rule.limit:
+                    continue
+                # Allowed again once enough of these failures have left the window.
+                free_at = recent[len(recent) - rule.limit] + rule.window
+                wait = max(1, math.ceil((free_at - now).total_seconds()))
+                raise SignInThrottled(_message(kind, user, rule, wait), wait)
+
+    async def failed(self, user: str, address: str | None) -> None:
+        await self.store.add_sign_in_failure(
+            [k for k in self.keys(user, address) if k], self.clock()
+        )
+
+    async def succeeded(self, user: str) -> None:
+        await self.store.clear_sign_in_failures(self.keys(user, None)[0])
+
+
+def _message(kind: str, user: str, rule: _Rule, wait: int) -> str:
+    who = f"the account {user}" if kind == "account" else "this address"
+    minutes = rule.window.total_seconds() / 60
+    if rule.locked:
+        return (
+            f"Sign-in is locked for {who} after {rule.limit} failed attempts in "
+            f"{minutes:g} minutes. Try again in {_duration(wait)}, or ask an administrator."
+        )
+    return (
+        f"Too many failed sign-ins for {who} ({rule.limit} in a minute). "
+        f"Try again in {_duration(wait)}."
+    )
+
+
+def _duration(seconds: int) -> str:
+    if seconds < 120:
+        return f"{seconds} second{'s' * (seconds != 1)}"
+    return f"{math.ceil(seconds / 60)} minutes"
