@@ -465,12 +465,39 @@ def _check_update_after_submit(meta: DocType, old: Doc, new: Doc) -> None:
 
 
 def check_if_latest(old: Doc, payload_modified: Any) -> None:
+    """Frappe's ``check_if_latest``: the version the caller read must be the stored one."""
     if payload_modified is None or str(payload_modified) != str(old.get("modified")):
         raise TimestampMismatchError(
             f"Error: Document has been modified after you have opened it ({old.get('modified')}, "
             f"{payload_modified}). Please refresh to get the latest document.",
             title="Message",
         )
+
+
+def check_docstatus_transition(stored: int, wanted: int) -> str:
+    """Frappe's ``check_docstatus_transition``: the action a save from ``stored`` to ``wanted``
+    is (save, submit, update_after_submit, cancel), or its refusal, in Frappe's words."""
+    if stored == 0:
+        if wanted == 0:
+            return "save"
+        if wanted == 1:
+            return "submit"
+        if wanted == 2:
+            raise DocstatusTransitionError(
+                "Cannot change docstatus from 0 (Draft) to 2 (Cancelled)"
+            )
+    elif stored == 1:
+        if wanted == 1:
+            return "update_after_submit"
+        if wanted == 2:
+            return "cancel"
+        if wanted == 0:
+            raise DocstatusTransitionError(
+                "Cannot change docstatus from 1 (Submitted) to 0 (Draft)"
+            )
+    elif stored == 2:
+        raise ValidationError("Cannot edit cancelled document")
+    raise ValidationError("Invalid docstatus")
 
 
 def save(
@@ -481,7 +508,8 @@ def save(
     check_modified: bool = False,
     ignore_permissions: bool = False,
 ) -> Doc:
-    """Update a document. ``docstatus`` 1 or 2 in ``updates`` submits or cancels it."""
+    """Update a document, as Frappe's ``Document.save``: ``modified`` in ``updates`` (or
+    ``check_modified``) must match the stored one; ``docstatus`` 1 submits, 2 cancels."""
     meta = require_meta(doctype)
     old = load(ctx, doctype, name)
     if not ignore_permissions:
@@ -489,18 +517,14 @@ def save(
         permissions.check_doc(ctx, doctype, "write", old)
     if check_modified or "modified" in updates:
         check_if_latest(old, updates.get("modified"))
-    target = updates.get("docstatus")
     current = int(old["docstatus"])
-    if target is not None and int(target) != current:
-        target = int(target)
-        if current == 0 and target == 1:
-            _save_fields(ctx, meta, old, updates, ignore_permissions)
-            return submit(ctx, doctype, name, ignore_permissions=ignore_permissions)
-        if current == 1 and target == 2:
-            return cancel(ctx, doctype, name, ignore_permissions=ignore_permissions)
-        raise DocstatusTransitionError(
-            f"Cannot change docstatus from {_STATUS_LABEL[current]} to {_STATUS_LABEL.get(target, target)}"
-        )
+    target = updates.get("docstatus")
+    action = check_docstatus_transition(current, current if target is None else int(target))
+    if action == "submit":
+        _save_fields(ctx, meta, old, updates, ignore_permissions)
+        return submit(ctx, doctype, name, ignore_permissions=ignore_permissions)
+    if action == "cancel":
+        return cancel(ctx, doctype, name, ignore_permissions=ignore_permissions)
     return _save_fields(ctx, meta, old, updates, ignore_permissions)
 
 
@@ -546,13 +570,10 @@ def submit(ctx: Ctx, doctype: str, name: str, ignore_permissions: bool = False) 
     if not ignore_permissions:
         permissions.check_doctype(ctx, doctype, "submit")
         permissions.check_doc(ctx, doctype, "submit", doc)
-    status = int(doc["docstatus"])
-    if status == 1:
-        return doc  # Frappe treats a second submit as an update after submit: nothing changes.
-    if status == 2:
-        raise DocstatusTransitionError(
-            "Cannot change docstatus from 2 (Cancelled) to 1 (Submitted)"
-        )
+    if check_docstatus_transition(int(doc["docstatus"]), 1) == "update_after_submit":
+        # Frappe's submit() of a submitted document is a save after submit: nothing but
+        # ``modified`` changes, and no error is raised.
+        return _save_fields(ctx, meta, doc, {}, ignore_permissions)
     controller = controller_for(doctype)
     _prepare(ctx, meta, doc, dict(doc), "submit")
     controller.before_submit(ctx, doc)
@@ -569,11 +590,7 @@ def cancel(ctx: Ctx, doctype: str, name: str, ignore_permissions: bool = False) 
     if not ignore_permissions:
         permissions.check_doctype(ctx, doctype, "cancel")
         permissions.check_doc(ctx, doctype, "cancel", doc)
-    status = int(doc["docstatus"])
-    if status != 1:
-        raise DocstatusTransitionError(
-            f"Cannot change docstatus from {_STATUS_LABEL[status]} to 2 (Cancelled)"
-        )
+    check_docstatus_transition(int(doc["docstatus"]), 2)
     _validate_workflow(ctx, doc, dict(doc), "cancel")
     doc.update(docstatus=2, modified=ctx.now(), modified_by=ctx.user)
     controller_for(doctype).on_cancel(ctx, doc)

@@ -208,6 +208,10 @@ class ErpSessionExpired(ErpError):
     """The user's ERP session ended; they must sign in again."""
 
 
+# The exception type Frappe refuses a write to a changed record with (check_if_latest).
+STALE_RECORD = "TimestampMismatchError"
+
+
 class Refusal:
     """What the ERP refused with: message text (HTML stripped), exception type, HTTP status."""
 
@@ -226,6 +230,11 @@ class Refusal:
         self.status = status
         self.messages = tuple(messages)
         self.title = title
+
+    @property
+    def stale(self) -> bool:
+        """The record changed after the user read it (Frappe's TimestampMismatchError)."""
+        return self.exc_type == STALE_RECORD
 
     def as_dict(self) -> dict[str, object]:
         return {

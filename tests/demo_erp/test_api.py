@@ -637,3 +637,89 @@ def test_user_permission_map(v15: RunningServer) -> None:
     assert r.json()["message"] == {
         "Branch": [{"doc": "Kisumu", "applicable_for": None, "is_default": 0}]
     }
+
+
+def _new_invoice(admin: httpx.Client) -> dict[str, Any]:
+    body = {
+        "customer": "Acme Ltd",
+        "company": "Alpha Ltd",
+        "branch": "Kisumu",
+        "posting_date": TODAY,
+        "due_date": "2026-12-30",
+        "items": [{"item_code": "SKU-1", "qty": 2, "rate": 10}],
+    }
+    created = admin.post("/api/resource/Sales Invoice", json=body)
+    assert created.status_code == 200, created.text
+    data: dict[str, Any] = created.json()["data"]
+    return data
+
+
+def _refusal(reply: httpx.Response) -> tuple[int, str, str]:
+    return reply.status_code, reply.json()["exc_type"], server_messages(reply.json())[-1]["message"]
+
+
+def test_docstatus_transitions_are_refused_in_frappes_words(admin: httpx.Client) -> None:
+    """Frappe's check_docstatus_transition: 0→2 and 1→0 are DocstatusTransitionErrors; any
+    change to a cancelled document is 'Cannot edit cancelled document'."""
+    doc = _new_invoice(admin)
+    url = f"/api/resource/Sales Invoice/{doc['name']}"
+    assert _refusal(admin.post(url, params={"run_method": "cancel"})) == (
+        417, "DocstatusTransitionError", "Cannot change docstatus from 0 (Draft) to 2 (Cancelled)"
+    )  # fmt: skip
+    assert _refusal(admin.put(url, json={"docstatus": 2})) == (
+        417, "DocstatusTransitionError", "Cannot change docstatus from 0 (Draft) to 2 (Cancelled)"
+    )  # fmt: skip
+    assert admin.post(url, params={"run_method": "submit"}).status_code == 200
+    assert _refusal(admin.put(url, json={"docstatus": 0})) == (
+        417, "DocstatusTransitionError", "Cannot change docstatus from 1 (Submitted) to 0 (Draft)"
+    )  # fmt: skip
+    assert admin.post(url, params={"run_method": "cancel"}).status_code == 200
+    for again in (
+        admin.post(url, params={"run_method": "cancel"}),
+        admin.post(url, params={"run_method": "submit"}),
+        admin.put(url, json={"docstatus": 1}),
+    ):
+        assert _refusal(again) == (417, "ValidationError", "Cannot edit cancelled document")
+
+
+def test_submit_and_cancel_through_save_check_the_version(admin: httpx.Client) -> None:
+    """PUT with docstatus and modified is Frappe's save: check_if_latest refuses a stale one
+    and the document stays as it was."""
+    doc = _new_invoice(admin)
+    url = f"/api/resource/Sales Invoice/{doc['name']}"
+    edited = admin.put(url, json={"remarks": "edited by someone else"}).json()["data"]
+    stale = admin.put(url, json={"docstatus": 1, "modified": doc["modified"]})
+    status, exc_type, message = _refusal(stale)
+    assert (status, exc_type) == (417, "TimestampMismatchError")
+    assert message.startswith("Error: Document has been modified after you have opened it")
+    now = admin.get(url).json()["data"]
+    assert (now["docstatus"], now["modified"]) == (0, edited["modified"])
+    submitted = admin.put(url, json={"docstatus": 1, "modified": edited["modified"]})
+    assert submitted.status_code == 200, submitted.text
+    assert submitted.json()["data"]["docstatus"] == 1
+    late = admin.put(url, json={"docstatus": 2, "modified": edited["modified"]})
+    assert _refusal(late)[1] == "TimestampMismatchError"
+    assert admin.get(url).json()["data"]["docstatus"] == 1
+    fresh = submitted.json()["data"]["modified"]
+    cancelled = admin.put(url, json={"docstatus": 2, "modified": fresh})
+    assert cancelled.json()["data"]["docstatus"] == 2
+
+
+def test_client_submit_checks_the_version_and_resubmit_is_an_update_after_submit(
+    admin: httpx.Client,
+) -> None:
+    doc = _new_invoice(admin)
+    submit = "/api/method/frappe.client.submit"
+    admin.put(f"/api/resource/Sales Invoice/{doc['name']}", json={"remarks": "moved on"})
+    stale = admin.post(submit, json={"doc": doc})
+    assert _refusal(stale)[1] == "TimestampMismatchError"
+    current = admin.get(f"/api/resource/Sales Invoice/{doc['name']}").json()["data"]
+    first = admin.post(submit, json={"doc": current})
+    assert first.status_code == 200, first.text
+    assert first.json()["message"]["docstatus"] == 1
+    # Frappe treats submit() of a submitted document as a save after submit: no error, the
+    # document stays submitted and only ``modified`` moves on.
+    again = admin.post(submit, json={"doc": first.json()["message"]})
+    assert again.status_code == 200, again.text
+    assert again.json()["message"]["docstatus"] == 1
+    assert again.json()["message"]["modified"] > first.json()["message"]["modified"]

@@ -191,3 +191,31 @@ async def test_tool_withdrawn_after_proposal_cannot_be_confirmed() -> None:
     outcome = await gateway.confirm(narrowed, pid)
     assert outcome.status is Status.REFUSED
     assert erp.executed == []
+
+
+async def test_another_session_of_the_same_user_cannot_reject() -> None:
+    gateway, erp, store = make_gateway()
+    proposed = await gateway.call(session(), "lead.create", {"name": "Jane"})
+    pid = proposed.proposal["id"] if proposed.proposal else ""
+    elsewhere = await gateway.reject(session(sid="s2"), pid)
+    assert elsewhere.status is Status.REFUSED
+    assert "another session" in elsewhere.message
+    someone = await gateway.reject(session("mallory@demo.local"), pid)
+    assert someone.status is Status.REFUSED
+    stored = await store.get_proposal(pid)
+    assert stored is not None
+    assert stored.status is ProposalStatus.PENDING
+    # Still confirmable where it was made.
+    done = await gateway.confirm(session(), pid)
+    assert done.status is Status.OK
+    assert len(erp.executed) == 1
+
+
+async def test_proposals_carry_their_conversation() -> None:
+    gateway, _, store = make_gateway()
+    proposed = await gateway.call(session(), "lead.create", {"name": "Jane"}, conversation_id="c1")
+    assert proposed.proposal is not None
+    assert proposed.proposal["conversation_id"] == "c1"
+    (stored,) = await store.list_proposals(conversation_id="c1")
+    assert stored.id == proposed.proposal["id"]
+    assert await store.list_proposals(conversation_id="c2") == []

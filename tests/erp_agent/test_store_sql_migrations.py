@@ -85,7 +85,7 @@ async def test_migrated_schema_matches_the_table_definitions(
         for table in ("proposals", "audit_events", "conversations")
     }
     assert indexed == {
-        "proposals": [("status",), ("user",)],
+        "proposals": [("conversation_id",), ("status",), ("user",)],
         "audit_events": [("at",), ("tool",), ("user",)],
         "conversations": [("user", "updated_at")],
     }

@@ -181,7 +181,13 @@ async def test_update_diff_is_read_as_the_user_and_a_no_op_is_refused(
         ctx,
         {"id": customer["name"], "values": {"credit_limit": new_limit, "disabled": False}},
     )
-    assert change.payload == {"id": customer["name"], "values": {"credit_limit": new_limit}}
+    modified = raw(demo_erp, "select modified from tabCustomer where name = ?", customer["name"])
+    assert change.payload == {
+        "id": customer["name"],
+        "values": {"credit_limit": new_limit},
+        "base_modified": modified[0]["modified"],
+    }
+    assert change.base_modified == modified[0]["modified"]
     assert change.diff == [
         {
             "field": "credit_limit",
@@ -203,13 +209,13 @@ async def test_submit_names_the_document_and_its_figures(
     ctx = await context(erp, "accounts.manager@demo.local")
     draft = raw(
         demo_erp,
-        "select name, customer_name, grand_total, currency from `tabSales Invoice` "
+        "select name, customer_name, grand_total, currency, modified from `tabSales Invoice` "
         "where docstatus = 0 limit 1",
     )[0]
     tool = TOOLS["sales_invoice.submit"]
     assert tool.prepare is not None
     change = await tool.prepare(ctx, {"id": draft["name"]})
-    assert change.payload == {"id": draft["name"]}
+    assert change.payload == {"id": draft["name"], "base_modified": draft["modified"]}
     assert change.summary.startswith(
         f"Submit Sales Invoice {draft['name']} ({draft['customer_name']};"
     )
@@ -241,7 +247,12 @@ async def test_workflow_lists_the_purchase_managers_actions(
     action = TOOLS["purchase_order.workflow_action"]
     assert action.prepare is not None
     change = await action.prepare(manager, {"id": name, "action": "Approve"})
-    assert change.payload == {"id": name, "action": "Approve"}
+    modified = raw(demo_erp, "select modified from `tabPurchase Order` where name = ?", name)
+    assert change.payload == {
+        "id": name,
+        "action": "Approve",
+        "base_modified": modified[0]["modified"],
+    }
     assert change.diff[0]["before"] == "Pending Approval"
     assert change.diff[0]["after"] == "Approved"
     assert change.summary.startswith(f"Approve Purchase Order {name}")

@@ -191,8 +191,8 @@ def client_save(ctx: Ctx, args: Args) -> dict[str, Any]:
 def client_submit(ctx: Ctx, args: Args) -> dict[str, Any]:
     doc = _doc_arg(args)
     doctype, name = str(_required(doc, "doctype")), str(_required(doc, "name"))
-    documents.save(ctx, doctype, name, {**doc, "docstatus": 0}, check_modified=True)
-    return documents.submit(ctx, doctype, name)
+    # Frappe: get_doc(doc).submit() — docstatus 1, then save(), which checks ``modified``.
+    return documents.save(ctx, doctype, name, {**doc, "docstatus": 1}, check_modified=True)
 
 
 @whitelist("frappe.client.cancel", WRITE_VERBS)

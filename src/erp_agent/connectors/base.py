@@ -83,6 +83,15 @@ class WorkflowInfo:
     available_actions: list[Transition] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class RecordVersion:
+    """Which version of a record the ERP holds now: its ``modified`` and document status
+    (0 draft, 1 submitted, 2 cancelled; 0 for records that are never submitted)."""
+
+    modified: str
+    docstatus: int = 0
+
+
 @dataclass
 class ChangeSet:
     """Records changed since a watermark, ids deleted since it, and the next watermark."""
@@ -131,19 +140,38 @@ class Connector(ABC):
     @abstractmethod
     async def create(self, cred: Credential, entity: str, values: Mapping[str, Any]) -> Record: ...
 
+    # Writes to an existing record take ``modified``: the record's version as the user saw it.
+    # Given, the write is refused (TimestampMismatchError) if the record changed since.
+
     @abstractmethod
     async def update(
-        self, cred: Credential, entity: str, record_id: str, values: Mapping[str, Any]
+        self,
+        cred: Credential,
+        entity: str,
+        record_id: str,
+        values: Mapping[str, Any],
+        *,
+        modified: str | None = None,
     ) -> Record: ...
 
     @abstractmethod
-    async def submit(self, cred: Credential, entity: str, record_id: str) -> Record: ...
+    async def submit(
+        self, cred: Credential, entity: str, record_id: str, *, modified: str | None = None
+    ) -> Record: ...
 
     @abstractmethod
-    async def cancel(self, cred: Credential, entity: str, record_id: str) -> Record: ...
+    async def cancel(
+        self, cred: Credential, entity: str, record_id: str, *, modified: str | None = None
+    ) -> Record: ...
 
     @abstractmethod
-    async def delete(self, cred: Credential, entity: str, record_id: str) -> None: ...
+    async def delete(
+        self, cred: Credential, entity: str, record_id: str, *, modified: str | None = None
+    ) -> None: ...
+
+    @abstractmethod
+    async def version(self, cred: Credential, entity: str, record_id: str) -> RecordVersion | None:
+        """The record's current version as this user reads it; None if it does not exist."""
 
     @abstractmethod
     async def run_report(
@@ -160,7 +188,13 @@ class Connector(ABC):
 
     @abstractmethod
     async def apply_workflow_action(
-        self, cred: Credential, entity: str, record_id: str, action: str
+        self,
+        cred: Credential,
+        entity: str,
+        record_id: str,
+        action: str,
+        *,
+        modified: str | None = None,
     ) -> Record: ...
 
     @abstractmethod

@@ -333,7 +333,9 @@ class Engine:
                 continue
             bus.emit(self._progress_event(run, call.name, arguments))
             run.waiting_for = f"waiting for the ERP ({call.name})"
-            outcome = await self.gateway.call(run.session, call.name, arguments)
+            outcome = await self.gateway.call(
+                run.session, call.name, arguments, conversation_id=run.turn.conversation_id
+            )
             content = await self._after_call(run, call.name, arguments, outcome)
             self._answer(run, call, content)
             bus.emit(

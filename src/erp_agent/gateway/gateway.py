@@ -12,20 +12,25 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Any
 
 import jsonschema
 
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.base import Connector
-from erp_agent.errors import ErpAgentError, ErpRefusal, ToolInputError
+from erp_agent.errors import ErpAgentError, ErpRefusal, Refusal, ToolInputError
 from erp_agent.gateway.outcome import Outcome, Status
-from erp_agent.gateway.proposals import args_digest, new_proposal_id, payload_hash
+from erp_agent.gateway.proposals import (
+    args_digest,
+    fresh_arguments,
+    new_proposal_id,
+    payload_hash,
+    proposal_view,
+)
 from erp_agent.gateway.session import Session
 from erp_agent.store.base import Store
 from erp_agent.store.models import AuditEvent, Decision, Proposal, ProposalStatus
-from erp_agent.tools.base import Effect, ResultAccess, Tool, ToolContext, ToolRegistry
+from erp_agent.tools.base import Change, Effect, ResultAccess, Tool, ToolContext, ToolRegistry
 
 Clock = Callable[[], dt.datetime]
 Listener = Callable[[AuditEvent], None]
@@ -60,7 +65,9 @@ class Gateway:
 
     # ------------------------------------------------------------ the one entry
 
-    async def call(self, session: Session, name: str, args: Any) -> Outcome:
+    async def call(
+        self, session: Session, name: str, args: Any, *, conversation_id: str | None = None
+    ) -> Outcome:
         started = time.perf_counter()
         digest = args_digest(args)
         tool = self.registry.get(name)
@@ -108,7 +115,9 @@ class Gateway:
                     Decision.ALLOWED,
                     Outcome(Status.OK, name, data=data),
                 )
-            return await self._propose(session, tool, ctx, dict(args), digest, started)
+            return await self._propose(
+                session, tool, ctx, dict(args), digest, started, conversation_id
+            )
         except ErpRefusal as exc:
             outcome = Outcome(
                 Status.ERP_REFUSED, name, refusal=exc.refusal.as_dict(),
@@ -150,25 +159,11 @@ class Gateway:
         args: dict[str, Any],
         digest: str,
         started: float,
+        conversation_id: str | None = None,
     ) -> Outcome:
         assert tool.prepare is not None
         change = await tool.prepare(ctx, args)
-        now = self.clock()
-        proposal = Proposal(
-            id=new_proposal_id(),
-            user=session.user,
-            session_id=session.id,
-            org=session.org,
-            tool=tool.name,
-            payload=change.payload,
-            payload_hash=payload_hash(tool.name, change.payload),
-            summary=change.summary,
-            diff=change.diff,
-            document=change.document,
-            created_at=now,
-            expires_at=now + self.proposal_ttl,
-        )
-        await self.store.add_proposal(proposal)
+        proposal = await self._store_proposal(session, tool.name, change, conversation_id)
         view = proposal_view(proposal)
         outcome = Outcome(
             Status.PROPOSAL, tool.name, proposal=view,
@@ -177,6 +172,29 @@ class Gateway:
         return await self._done(
             session, tool.name, digest, started, Decision.PROPOSED, outcome, proposal_id=proposal.id
         )
+
+    async def _store_proposal(
+        self, session: Session, tool: str, change: Change, conversation_id: str | None
+    ) -> Proposal:
+        now = self.clock()
+        proposal = Proposal(
+            id=new_proposal_id(),
+            user=session.user,
+            session_id=session.id,
+            org=session.org,
+            tool=tool,
+            payload=change.payload,
+            payload_hash=payload_hash(tool, change.payload),
+            summary=change.summary,
+            diff=change.diff,
+            document=change.document,
+            created_at=now,
+            expires_at=now + self.proposal_ttl,
+            conversation_id=conversation_id,
+            base_modified=change.base_modified,
+        )
+        await self.store.add_proposal(proposal)
+        return proposal
 
     async def confirm(
         self, session: Session, proposal_id: str, expected_hash: str | None = None
@@ -232,14 +250,28 @@ class Gateway:
             return await refuse(
                 f"The tool {proposal.tool} is no longer available to you; nothing was written."
             )
-        if not await self.store.claim_proposal(proposal.id):
+        if not await self.store.claim_proposal(proposal.id, at=self.clock()):
             return await refuse(
                 "This proposal is already being confirmed; nothing more was written."
             )
         ctx = ToolContext(session, self.connector, self.catalog, self.results)
+        return await self._execute(session, tool, ctx, proposal, digest, started)
+
+    async def _execute(
+        self,
+        session: Session,
+        tool: Tool,
+        ctx: ToolContext,
+        proposal: Proposal,
+        digest: str,
+        started: float,
+    ) -> Outcome:
+        assert tool.execute is not None
         try:
             result = await tool.execute(ctx, dict(proposal.payload))
         except ErpRefusal as exc:
+            if exc.refusal.stale:
+                return await self._stale(session, tool, ctx, proposal, exc.refusal, digest, started)
             await self.store.finish_proposal(
                 proposal.id,
                 ProposalStatus.FAILED,
@@ -294,28 +326,87 @@ class Gateway:
             proposal_id=proposal.id,
         )
 
+    async def _stale(
+        self,
+        session: Session,
+        tool: Tool,
+        ctx: ToolContext,
+        proposal: Proposal,
+        refusal: Refusal,
+        digest: str,
+        started: float,
+    ) -> Outcome:
+        """The record changed after the user saw it: nothing was written. Prepare the same
+        change afresh against the record as it is now (a new diff, a new proposal to confirm)."""
+        assert tool.prepare is not None
+        fresh: Proposal | None = None
+        why_none = ""
+        prepare_started = time.perf_counter()
+        try:
+            change = await tool.prepare(ctx, fresh_arguments(proposal.payload))
+        except ErpAgentError as exc:  # e.g. the change is already there, or it was submitted
+            why_none = str(exc)
+        else:
+            fresh = await self._store_proposal(session, tool.name, change, proposal.conversation_id)
+        await self.store.finish_proposal(
+            proposal.id,
+            ProposalStatus.STALE,
+            error=refusal.as_dict(),
+            decided_at=self.clock(),
+            superseded_by=fresh.id if fresh else None,
+        )
+        message = f"The ERP refused: {refusal.message} Nothing was written."
+        if fresh is not None:
+            message += (
+                " The record changed after this proposal was made; here is the same change "
+                "prepared against its current values. Confirm it only if it is still right."
+            )
+            await self._done(
+                session, tool.name, args_digest(fresh.payload), prepare_started,
+                Decision.PROPOSED, Outcome(Status.PROPOSAL, tool.name, message=fresh.summary),
+                proposal_id=fresh.id,
+            )  # fmt: skip
+        elif why_none:
+            message += f" {why_none}"
+        outcome = Outcome(
+            Status.ERP_REFUSED, tool.name, refusal=refusal.as_dict(), message=message,
+            proposal=proposal_view(fresh) if fresh else None,
+        )  # fmt: skip
+        return await self._done(
+            session, tool.name, digest, started, Decision.ERP_REFUSED, outcome,
+            refusal.message, proposal.id,
+        )  # fmt: skip
+
     async def reject(self, session: Session, proposal_id: str) -> Outcome:
+        """Discard a pending proposal: only its owner, in the session it was made in."""
         started = time.perf_counter()
         proposal = await self.store.get_proposal(proposal_id)
         name = proposal.tool if proposal else "proposal.reject"
         digest = args_digest({"proposal": proposal_id})
+        reason = None
         if proposal is None or proposal.user != session.user:
-            outcome = Outcome(
-                Status.REFUSED, name, message=f"There is no proposal {proposal_id} of yours."
-            )
+            reason = f"There is no proposal {proposal_id} of yours."
+        elif proposal.session_id != session.id:
+            reason = "This proposal was made in another session; reject it there, or let it expire."
+        elif proposal.status is not ProposalStatus.PENDING:
+            reason = f"This proposal is already {proposal.status}."
+        if reason is not None:
+            outcome = Outcome(Status.REFUSED, name, message=reason)
             return await self._done(
                 session, name, digest, started, Decision.REFUSED, outcome, proposal_id=proposal_id
             )
-        if proposal.status is not ProposalStatus.PENDING:
-            outcome = Outcome(
-                Status.REFUSED, name, message=f"This proposal is already {proposal.status}."
-            )
+        assert proposal is not None
+        # Conditional: a confirm that claimed it meanwhile is not overridden.
+        if not await self.store.finish_proposal(
+            proposal.id,
+            ProposalStatus.REJECTED,
+            decided_at=self.clock(),
+            expected=ProposalStatus.PENDING,
+        ):
+            outcome = Outcome(Status.REFUSED, name, message="This proposal is being confirmed.")
             return await self._done(
                 session, name, digest, started, Decision.REFUSED, outcome, proposal_id=proposal_id
             )
-        await self.store.finish_proposal(
-            proposal.id, ProposalStatus.REJECTED, decided_at=self.clock()
-        )
         outcome = Outcome(Status.OK, name, message="Rejected: nothing was written.")
         return await self._done(
             session, name, digest, started, Decision.REJECTED, outcome, proposal_id=proposal_id
@@ -350,26 +441,3 @@ class Gateway:
         for listener in self.listeners:
             listener(event)
         return outcome
-
-
-def proposal_view(proposal: Proposal) -> dict[str, Any]:
-    """What the user is shown and confirms: exact values or diff, and the hash that binds them."""
-    view = asdict(proposal)
-    for key in ("created_at", "expires_at", "decided_at"):
-        value = view.get(key)
-        view[key] = value.isoformat() if isinstance(value, dt.datetime) else value
-    view["status"] = str(proposal.status)
-    return {
-        k: view[k]
-        for k in (
-            "id",
-            "tool",
-            "summary",
-            "payload",
-            "payload_hash",
-            "diff",
-            "document",
-            "status",
-            "expires_at",
-        )
-    }

@@ -37,9 +37,14 @@ class Store(ABC):
     async def get_proposal(self, proposal_id: str) -> Proposal | None: ...
 
     @abstractmethod
-    async def claim_proposal(self, proposal_id: str) -> bool:
-        """Atomically move a PENDING proposal to EXECUTING. False if it was not pending:
-        this is what makes a proposal single-use even with two confirms racing."""
+    async def claim_proposal(self, proposal_id: str, *, at: dt.datetime | None = None) -> bool:
+        """Atomically move a PENDING proposal to EXECUTING (``claimed_at`` = ``at``, default
+        now). False if it was not pending: this is what makes a proposal single-use even with
+        two confirms racing."""
+
+    @abstractmethod
+    async def set_checkpoint(self, proposal_id: str, checkpoint: dict[str, Any]) -> None:
+        """Note what the confirm read just before writing (for crash reconciliation)."""
 
     @abstractmethod
     async def finish_proposal(
@@ -50,11 +55,20 @@ class Store(ABC):
         result: dict[str, Any] | None = None,
         error: dict[str, Any] | None = None,
         decided_at: dt.datetime | None = None,
-    ) -> None: ...
+        superseded_by: str | None = None,
+        expected: ProposalStatus | None = None,
+    ) -> bool:
+        """Set the final status. With ``expected``, only if the proposal is in that status
+        (False otherwise): two reconcilers never both decide one proposal."""
 
     @abstractmethod
     async def list_proposals(
-        self, *, user: str | None = None, status: ProposalStatus | None = None, limit: int = 100
+        self,
+        *,
+        user: str | None = None,
+        status: ProposalStatus | None = None,
+        conversation_id: str | None = None,
+        limit: int = 100,
     ) -> list[Proposal]: ...
 
     # audit

@@ -43,13 +43,20 @@ class MemoryStore(Store):
         found = self._proposals.get(proposal_id)
         return copy.deepcopy(found) if found else None
 
-    async def claim_proposal(self, proposal_id: str) -> bool:
+    async def claim_proposal(self, proposal_id: str, *, at: dt.datetime | None = None) -> bool:
         async with self._lock:
             found = self._proposals.get(proposal_id)
             if found is None or found.status is not ProposalStatus.PENDING:
                 return False
             found.status = ProposalStatus.EXECUTING
+            found.claimed_at = at or dt.datetime.now(dt.UTC)
             return True
+
+    async def set_checkpoint(self, proposal_id: str, checkpoint: dict[str, Any]) -> None:
+        found = self._proposals.get(proposal_id)
+        if found is None:
+            raise StoreError(f"There is no proposal {proposal_id}.")
+        found.checkpoint = copy.deepcopy(checkpoint)
 
     async def finish_proposal(
         self,
@@ -59,22 +66,36 @@ class MemoryStore(Store):
         result: dict[str, Any] | None = None,
         error: dict[str, Any] | None = None,
         decided_at: dt.datetime | None = None,
-    ) -> None:
-        found = self._proposals.get(proposal_id)
-        if found is None:
-            raise StoreError(f"There is no proposal {proposal_id} to finish.")
-        found.status = status
-        found.result = copy.deepcopy(result)
-        found.error = copy.deepcopy(error)
-        found.decided_at = decided_at or dt.datetime.now(dt.UTC)
+        superseded_by: str | None = None,
+        expected: ProposalStatus | None = None,
+    ) -> bool:
+        async with self._lock:
+            found = self._proposals.get(proposal_id)
+            if found is None:
+                raise StoreError(f"There is no proposal {proposal_id} to finish.")
+            if expected is not None and found.status is not expected:
+                return False
+            found.status = status
+            found.result = copy.deepcopy(result)
+            found.error = copy.deepcopy(error)
+            found.decided_at = decided_at or dt.datetime.now(dt.UTC)
+            found.superseded_by = superseded_by
+            return True
 
     async def list_proposals(
-        self, *, user: str | None = None, status: ProposalStatus | None = None, limit: int = 100
+        self,
+        *,
+        user: str | None = None,
+        status: ProposalStatus | None = None,
+        conversation_id: str | None = None,
+        limit: int = 100,
     ) -> list[Proposal]:
         found = [
             copy.deepcopy(p)
             for p in self._proposals.values()
-            if (user is None or p.user == user) and (status is None or p.status is status)
+            if (user is None or p.user == user)
+            and (status is None or p.status is status)
+            and (conversation_id is None or p.conversation_id == conversation_id)
         ]
         return sorted(found, key=lambda p: p.created_at, reverse=True)[:limit]
 

@@ -19,6 +19,20 @@ class ProposalStatus(StrEnum):
     FAILED = "failed"  # the ERP refused at execution; the refusal is kept verbatim
     REJECTED = "rejected"
     EXPIRED = "expired"
+    # The record changed after the proposal was made: nothing was written, and a fresh
+    # proposal (``superseded_by``) shows the new values.
+    STALE = "stale"
+
+
+FINAL_STATUSES = frozenset(
+    {
+        ProposalStatus.EXECUTED,
+        ProposalStatus.FAILED,
+        ProposalStatus.REJECTED,
+        ProposalStatus.EXPIRED,
+        ProposalStatus.STALE,
+    }
+)
 
 
 @dataclass
@@ -42,6 +56,14 @@ class Proposal:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     conversation_id: str | None = None
+    # The record's ``modified`` as read when the proposal was made (None for creates): the
+    # confirm sends it, so the ERP refuses a write to a record changed since.
+    base_modified: str | None = None
+    claimed_at: dt.datetime | None = None  # when a confirm claimed it (EXECUTING since)
+    # What the confirm noted just before writing, so a crash can be reconciled (see
+    # gateway/reconcile.py): e.g. the user's newest document of the doctype before a create.
+    checkpoint: dict[str, Any] | None = None
+    superseded_by: str | None = None  # the proposal that replaced this one (stale or edited)
 
 
 class Decision(StrEnum):

@@ -37,6 +37,10 @@ def proposal_values(proposal: Proposal) -> Values:
         "result": proposal.result,
         "error": proposal.error,
         "conversation_id": proposal.conversation_id,
+        "base_modified": proposal.base_modified,
+        "claimed_at": proposal.claimed_at,
+        "checkpoint": proposal.checkpoint,
+        "superseded_by": proposal.superseded_by,
     }
 
 
@@ -59,6 +63,10 @@ def proposal_from_row(row: RowMapping) -> Proposal:
         result=row["result"],
         error=row["error"],
         conversation_id=row["conversation_id"],
+        base_modified=row["base_modified"],
+        claimed_at=row["claimed_at"],
+        checkpoint=row["checkpoint"],
+        superseded_by=row["superseded_by"],
     )
 
 

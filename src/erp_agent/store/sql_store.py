@@ -160,17 +160,24 @@ class SQLStore(Store):
             row = (await connection.execute(query)).mappings().first()
         return None if row is None else rows.proposal_from_row(row)
 
-    async def claim_proposal(self, proposal_id: str) -> bool:
+    async def claim_proposal(self, proposal_id: str, *, at: dt.datetime | None = None) -> bool:
         # One conditional UPDATE: the database decides which of two racing confirms wins.
         claim = (
             update(proposals)
             .where(proposals.c.id == proposal_id)
             .where(proposals.c.status == ProposalStatus.PENDING.value)
-            .values(status=ProposalStatus.EXECUTING.value)
+            .values(status=ProposalStatus.EXECUTING.value, claimed_at=at or utcnow())
         )
         async with self._transaction(f"claim proposal {proposal_id}", write=True) as connection:
             result = await connection.execute(claim)
         return result.rowcount == 1
+
+    async def set_checkpoint(self, proposal_id: str, checkpoint: dict[str, Any]) -> None:
+        note = update(proposals).where(proposals.c.id == proposal_id).values(checkpoint=checkpoint)
+        action = f"note the checkpoint of proposal {proposal_id}"
+        async with self._transaction(action, write=True) as connection:
+            if (await connection.execute(note)).rowcount != 1:
+                raise StoreError(f"There is no proposal {proposal_id}.")
 
     async def finish_proposal(
         self,
@@ -180,9 +187,12 @@ class SQLStore(Store):
         result: dict[str, Any] | None = None,
         error: dict[str, Any] | None = None,
         decided_at: dt.datetime | None = None,
-    ) -> None:
+        superseded_by: str | None = None,
+        expected: ProposalStatus | None = None,
+    ) -> bool:
         """Set the final status, result and error; ``decided_at`` defaults to now. Raises
-        ``StoreError`` if there is no such proposal."""
+        ``StoreError`` if there is no such proposal; with ``expected``, changes nothing and
+        returns False unless the proposal is in that status."""
         finish = (
             update(proposals)
             .where(proposals.c.id == proposal_id)
@@ -191,15 +201,29 @@ class SQLStore(Store):
                 result=result,
                 error=error,
                 decided_at=decided_at or utcnow(),
+                superseded_by=superseded_by,
             )
         )
+        if expected is not None:
+            finish = finish.where(proposals.c.status == expected.value)
         async with self._transaction(f"finish proposal {proposal_id}", write=True) as connection:
             changed = await connection.execute(finish)
-            if changed.rowcount != 1:
+            if changed.rowcount == 1:
+                return True
+            exists = await connection.execute(
+                select(proposals.c.id).where(proposals.c.id == proposal_id)
+            )
+            if exists.first() is None:
                 raise StoreError(f"There is no proposal {proposal_id} to finish.")
+        return False
 
     async def list_proposals(
-        self, *, user: str | None = None, status: ProposalStatus | None = None, limit: int = 100
+        self,
+        *,
+        user: str | None = None,
+        status: ProposalStatus | None = None,
+        conversation_id: str | None = None,
+        limit: int = 100,
     ) -> list[Proposal]:
         """Newest first."""
         query = select(proposals)
@@ -207,6 +231,8 @@ class SQLStore(Store):
             query = query.where(proposals.c.user == user)
         if status is not None:
             query = query.where(proposals.c.status == status.value)
+        if conversation_id is not None:
+            query = query.where(proposals.c.conversation_id == conversation_id)
         query = query.order_by(proposals.c.created_at.desc(), proposals.c.id.desc()).limit(limit)
         async with self._transaction("list proposals", write=False) as connection:
             found = (await connection.execute(query)).mappings().all()

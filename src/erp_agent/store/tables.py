@@ -84,7 +84,11 @@ proposals = Table(
     Column("result", JSON(none_as_null=True), nullable=True),
     Column("error", JSON(none_as_null=True), nullable=True),
     # No foreign key: proposals also come from the API and MCP, outside any conversation.
-    Column("conversation_id", String, nullable=True),
+    Column("conversation_id", String, nullable=True, index=True),
+    Column("base_modified", String, nullable=True),
+    Column("claimed_at", UTCDateTime, nullable=True),
+    Column("checkpoint", JSON(none_as_null=True), nullable=True),
+    Column("superseded_by", String, nullable=True),
 )
 
 audit_events = Table(

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from erp_agent.gateway.session import Session
 
 Args = dict[str, Any]
+BASE_MODIFIED = "base_modified"  # payload key: the record's version the user was shown
 
 
 class Effect(StrEnum):
@@ -44,13 +45,16 @@ class Change:
 
     ``payload`` is exactly what ``execute`` receives after the confirm; ``summary`` is one line
     for the user; ``diff`` lists field/before/after for an update; ``document`` is the whole
-    record for a create.
+    record for a create (or the record acted on, as read).
     """
 
     payload: Args
     summary: str
     diff: list[dict[str, Any]] = field(default_factory=list)
     document: dict[str, Any] | None = None
+    # The record's ``modified`` as read (writes to an existing record). ``payload`` carries it
+    # too, under BASE_MODIFIED, so the payload hash binds the confirm to this version.
+    base_modified: str | None = None
 
 
 ReadHandler = Callable[[ToolContext, Args], Awaitable[Any]]

@@ -17,6 +17,7 @@ from erp_agent.connectors.base import (
     FieldInfo,
     Page,
     Record,
+    RecordVersion,
     ReportResult,
     Transition,
     WorkflowInfo,
@@ -24,8 +25,9 @@ from erp_agent.connectors.base import (
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.frappe import aggregates
 from erp_agent.connectors.frappe.client import FrappeClient
+from erp_agent.connectors.frappe.errors import stale_refusal
 from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter, Op
-from erp_agent.errors import CatalogError
+from erp_agent.errors import CatalogError, ErpRefusal
 
 _PTYPES = {
     "read": "read",
@@ -170,26 +172,72 @@ class ERPNextConnector(Connector):
         )
 
     async def update(
-        self, cred: Credential, entity: str, record_id: str, values: Mapping[str, Any]
+        self,
+        cred: Credential,
+        entity: str,
+        record_id: str,
+        values: Mapping[str, Any],
+        *,
+        modified: str | None = None,
     ) -> Record:
         emap = self.map(entity)
-        row = await self.client.update(cred, emap.doctype, record_id, emap.to_native(values))
+        native = emap.to_native(values)
+        if modified is not None:
+            # Frappe's update_doc puts the body on the stored document, then save() runs
+            # check_if_latest against the ``modified`` given: a stale write is refused.
+            native["modified"] = modified
+        row = await self.client.update(cred, emap.doctype, record_id, native)
         return emap.to_canonical(row)
 
-    async def submit(self, cred: Credential, entity: str, record_id: str) -> Record:
-        emap = self.map(entity)
-        return emap.to_canonical(
-            await self.client.run_doc_method(cred, emap.doctype, record_id, "submit")
-        )
+    async def submit(
+        self, cred: Credential, entity: str, record_id: str, *, modified: str | None = None
+    ) -> Record:
+        return await self._set_docstatus(cred, entity, record_id, 1, modified)
 
-    async def cancel(self, cred: Credential, entity: str, record_id: str) -> Record:
-        emap = self.map(entity)
-        return emap.to_canonical(
-            await self.client.run_doc_method(cred, emap.doctype, record_id, "cancel")
-        )
+    async def cancel(
+        self, cred: Credential, entity: str, record_id: str, *, modified: str | None = None
+    ) -> Record:
+        return await self._set_docstatus(cred, entity, record_id, 2, modified)
 
-    async def delete(self, cred: Credential, entity: str, record_id: str) -> None:
+    async def _set_docstatus(
+        self, cred: Credential, entity: str, record_id: str, docstatus: int, modified: str | None
+    ) -> Record:
+        """Submit (1) or cancel (2) through the document's save, as the desk form does: the
+        same controller hooks as run_method, and check_if_latest sees the version shown."""
+        emap = self.map(entity)
+        if modified is None:
+            method = "submit" if docstatus == 1 else "cancel"
+            return emap.to_canonical(
+                await self.client.run_doc_method(cred, emap.doctype, record_id, method)
+            )
+        body = {"docstatus": docstatus, "modified": modified}
+        return emap.to_canonical(await self.client.update(cred, emap.doctype, record_id, body))
+
+    async def delete(
+        self, cred: Credential, entity: str, record_id: str, *, modified: str | None = None
+    ) -> None:
+        # Frappe's delete reads the record afresh, so the version is checked here, just before.
+        await self._check_version(cred, entity, record_id, modified)
         await self.client.delete(cred, self.map(entity).doctype, record_id)
+
+    async def version(self, cred: Credential, entity: str, record_id: str) -> RecordVersion | None:
+        emap = self.map(entity)
+        rows = await self.client.get_list(
+            cred, emap.doctype, fields=["name", "modified", "docstatus"],
+            filters=[["name", "=", record_id]], page_length=1,
+        )  # fmt: skip
+        if not rows:
+            return None
+        return RecordVersion(str(rows[0]["modified"]), int(rows[0].get("docstatus") or 0))
+
+    async def _check_version(
+        self, cred: Credential, entity: str, record_id: str, modified: str | None
+    ) -> None:
+        if modified is None:
+            return
+        current = await self.version(cred, entity, record_id)
+        if current is not None and current.modified != modified:
+            raise ErpRefusal(stale_refusal(current.modified, modified))
 
     # ------------------------------------------------------------ reports, metadata, workflow
 
@@ -283,10 +331,19 @@ class ERPNextConnector(Connector):
         return info
 
     async def apply_workflow_action(
-        self, cred: Credential, entity: str, record_id: str, action: str
+        self,
+        cred: Credential,
+        entity: str,
+        record_id: str,
+        action: str,
+        *,
+        modified: str | None = None,
     ) -> Record:
         emap = self.map(entity)
         doc = await self.client.get_doc(cred, emap.doctype, record_id)
+        if modified is not None and str(doc.get("modified")) != modified:
+            # apply_workflow reloads the document before acting: the version is checked here.
+            raise ErpRefusal(stale_refusal(str(doc.get("modified")), modified))
         return emap.to_canonical(await self.client.apply_workflow(cred, doc, action))
 
     # ------------------------------------------------------------ delta sync

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from erp_agent.errors import Refusal
+from erp_agent.errors import STALE_RECORD, Refusal
 
 _TAG = re.compile(r"<[^>]+>")
 
@@ -63,3 +63,14 @@ def refusal_from_response(status: int, body: Any, fallback: str = "") -> Refusal
         texts.append(fallback or f"The ERP answered HTTP {status}")
     # What a desk user would see in the error dialog: every message, in order.
     return Refusal("\n".join(texts), exc_type or "HTTPError", status, texts, title)
+
+
+def stale_refusal(current: str, seen: str) -> Refusal:
+    """Frappe's own refusal of a write to a record changed since it was read (its
+    ``check_if_latest`` wording), for the endpoints that reload the record before acting
+    (delete, workflow actions) and so cannot check the version themselves."""
+    message = (
+        f"Error: Document has been modified after you have opened it ({current}, {seen}). "
+        "Please refresh to get the latest document."
+    )
+    return Refusal(message, STALE_RECORD, 417, [message])

@@ -102,10 +102,17 @@ function reviewProposal(block, statusBadge) {
       result.replaceChildren(outcome.message || outcome.status);
       if (outcome.link) result.append(' ', el('a', { href: outcome.link, target: '_blank', rel: 'noopener' }, 'Open in the ERP'));
       if (outcome.erp_refusal) result.append(el('div', { class: 'error' }, outcome.erp_refusal.message));
-      statusBadge.textContent = outcome.ok ? (action === 'confirm' ? 'executed' : 'rejected') : 'not done';
+      // A stale proposal comes back with the same change prepared against the record as it is now.
+      if (outcome.proposal) {
+        const box = statusBadge.closest('.proposal-block');
+        const fresh = renderBlocks([{ type: 'proposal', ...outcome.proposal }], { onProposal: reviewProposal });
+        if (box) box.after(...fresh);
+        result.append(el('p', {}, 'A fresh proposal with the current values is shown in the conversation.'));
+      }
+      statusBadge.textContent = outcome.ok ? (action === 'confirm' ? 'executed' : 'rejected') : (outcome.proposal ? 'stale' : 'not done');
       statusBadge.className = `status status-${outcome.ok ? (action === 'confirm' ? 'executed' : 'rejected') : 'failed'}`;
       const button = statusBadge.closest('.proposal-block')?.querySelector('.actions');
-      if (button && outcome.ok) button.remove();
+      if (button && (outcome.ok || outcome.proposal)) button.remove();
     } catch (error) {
       result.textContent = error.message;
       confirm.disabled = reject.disabled = false;

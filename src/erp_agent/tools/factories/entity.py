@@ -14,6 +14,7 @@ from erp_agent.catalog import Catalog, Entity, Operation
 from erp_agent.connectors.query import AggregateRequest
 from erp_agent.errors import ToolInputError
 from erp_agent.tools.base import (
+    BASE_MODIFIED,
     Args,
     Change,
     Effect,
@@ -179,6 +180,11 @@ def _create(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
     return prepare, execute
 
 
+def _base(current: dict[str, Any]) -> str | None:
+    modified = current.get("modified")
+    return None if modified is None else str(modified)
+
+
 def _update(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
     async def prepare(ctx: ToolContext, args: Args) -> Change:
         record_id, values = str(args["id"]), dict(args["values"])
@@ -192,18 +198,47 @@ def _update(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
             )
         changed = {c["field"]: c["after"] for c in changes}
         labels = ", ".join(c["label"] for c in changes)
+        base = _base(current)
         return Change(
-            payload={"id": record_id, "values": changed},
+            payload={"id": record_id, "values": changed, BASE_MODIFIED: base},
             summary=f"Update {entity.label} {_records.key_figures(entity, current)}: {labels}",
             diff=changes,
+            base_modified=base,
         )
 
     async def execute(ctx: ToolContext, payload: Args) -> dict[str, Any]:
         return await ctx.connector.update(
-            ctx.session.credential, entity.name, str(payload["id"]), payload["values"]
+            ctx.session.credential,
+            entity.name,
+            str(payload["id"]),
+            payload["values"],
+            modified=payload.get(BASE_MODIFIED),
         )
 
     return prepare, execute
+
+
+# The document status an action needs, and why the others cannot take it (so the agent never
+# proposes — nor reports done — a submit or cancel that would change nothing).
+_NEEDS_DOCSTATUS = {Operation.SUBMIT: 0, Operation.CANCEL: 1}
+_STATE_NAMES = {0: "a draft", 1: "submitted", 2: "cancelled"}
+
+
+def _check_docstatus(entity: Entity, op: Operation, record_id: str, docstatus: int) -> None:
+    needed = _NEEDS_DOCSTATUS.get(op)
+    if needed is None or docstatus == needed:
+        return
+    state = _STATE_NAMES.get(docstatus, f"in document status {docstatus}")
+    if op is Operation.SUBMIT:
+        hint = "it is already submitted" if docstatus == 1 else "a cancelled one is amended"
+        raise ToolInputError(
+            f"{entity.label} {record_id} is {state}: only a draft can be submitted ({hint})."
+        )
+    hint = "delete the draft instead" if docstatus == 0 else "it is already cancelled"
+    raise ToolInputError(
+        f"{entity.label} {record_id} is {state}: only a submitted document can be cancelled "
+        f"({hint})."
+    )
 
 
 def _by_id(entity: Entity, op: Operation) -> tuple[PrepareHandler, ExecuteHandler]:
@@ -212,20 +247,27 @@ def _by_id(entity: Entity, op: Operation) -> tuple[PrepareHandler, ExecuteHandle
 
     async def prepare(ctx: ToolContext, args: Args) -> Change:
         record_id = str(args["id"])
-        current = await ctx.connector.get(ctx.session.credential, entity.name, record_id)
+        cred = ctx.session.credential
+        current = await ctx.connector.get(cred, entity.name, record_id)
+        version = await ctx.connector.version(cred, entity.name, record_id)
+        if version is not None:
+            _check_docstatus(entity, op, record_id, version.docstatus)
+        base = version.modified if version is not None else _base(current)
         return Change(
-            payload={"id": record_id},
+            payload={"id": record_id, BASE_MODIFIED: base},
             summary=f"{verb} {entity.label} {_records.key_figures(entity, current)}",
             document=current,
+            base_modified=base,
         )
 
     async def execute(ctx: ToolContext, payload: Args) -> dict[str, Any] | None:
         cred, record_id = ctx.session.credential, str(payload["id"])
+        seen = payload.get(BASE_MODIFIED)
         if op is Operation.SUBMIT:
-            return await ctx.connector.submit(cred, entity.name, record_id)
+            return await ctx.connector.submit(cred, entity.name, record_id, modified=seen)
         if op is Operation.CANCEL:
-            return await ctx.connector.cancel(cred, entity.name, record_id)
-        await ctx.connector.delete(cred, entity.name, record_id)
+            return await ctx.connector.cancel(cred, entity.name, record_id, modified=seen)
+        await ctx.connector.delete(cred, entity.name, record_id, modified=seen)
         return {"deleted": record_id}
 
     return prepare, execute

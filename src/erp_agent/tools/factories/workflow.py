@@ -14,6 +14,7 @@ from erp_agent.catalog import Catalog, Entity
 from erp_agent.connectors.base import WorkflowInfo
 from erp_agent.errors import ToolInputError
 from erp_agent.tools.base import (
+    BASE_MODIFIED,
     Args,
     Change,
     Effect,
@@ -88,8 +89,10 @@ def _action_handlers(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
             )
         current = await ctx.connector.get(cred, entity.name, record_id)
         figures = _records.key_figures(entity, current)
+        base = None if current.get("modified") is None else str(current["modified"])
         return Change(
-            payload={"id": record_id, "action": action},
+            payload={"id": record_id, "action": action, BASE_MODIFIED: base},
+            base_modified=base,
             summary=f"{action} {entity.label} {figures}: {chosen.state} → {chosen.next_state}",
             diff=[
                 {
@@ -103,7 +106,11 @@ def _action_handlers(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
 
     async def execute(ctx: ToolContext, payload: Args) -> dict[str, Any]:
         return await ctx.connector.apply_workflow_action(
-            ctx.session.credential, entity.name, str(payload["id"]), str(payload["action"])
+            ctx.session.credential,
+            entity.name,
+            str(payload["id"]),
+            str(payload["action"]),
+            modified=payload.get(BASE_MODIFIED),
         )
 
     return prepare, execute
