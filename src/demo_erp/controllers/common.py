@@ -187,6 +187,7 @@ def calculate_totals(ctx: Ctx, doc: Doc, company: dict[str, Any]) -> None:
     conversion_rate = flt(doc.get("conversion_rate"), 9) or 1.0
     if has_field(doc["doctype"], "conversion_rate"):
         doc["conversion_rate"] = conversion_rate
+    set_if_field(doc, "base_net_total", flt(net_total * conversion_rate))
     set_if_field(doc, "base_grand_total", flt(grand_total * conversion_rate))
     # ERPNext rounds to the currency's whole unit unless rounding is disabled.
     set_if_field(doc, "rounded_total", float(round(grand_total)))

@@ -160,7 +160,8 @@ def _sale(s: Seeder, day: dt.date, branch: BranchInfo) -> None:
             for ln in lines:
                 stock.available[(ln.item.code, branch.warehouse)] += ln.qty
             return
-    cancelled = order_name is None and s.rng.random() < 0.005
+    # Invoices raised in error are cancelled (and not delivered), as they are in any ledger.
+    cancelled = order_name is None and s.rng.random() < 0.025
     delivery_name = None
     if not cancelled:
         delivery = s.insert(

@@ -1,8 +1,9 @@
 """Run suites through the real engine with any ChatModel, and score them.
 
-Each case: pick a real record (if the case needs one), apply its edit (stale-record cases),
-ask the question as the case's user, compute the expected figures with the ground-truth query,
-score, and restore the edit."""
+Each case: pick a real document (if the case needs one), apply its edit (stale-record cases),
+ask the question as the case's user, compute the expected figures straight from the ERP's REST
+API (``evals.truth``: never through the agent's own catalog, connector or tools), score, and
+restore the edit."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 from erp_agent.engine.turn import EngineSettings
 from erp_agent.evals import score
 from erp_agent.evals.spec import Case, Suite
-from erp_agent.evals.truth import Truth, resolve
+from erp_agent.evals.truth import ErpTruth, resolve
 from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.models.base import ChatModel
@@ -101,8 +102,20 @@ async def run_suites(
 ) -> EvalRun:
     today = today or dt.date.today()
     sessions = _Sessions(runtime, password)
-    truth = Truth(runtime.connector, runtime.catalog, today)
+    truth = ErpTruth(runtime.settings.erp_url, password, today)
     engine = runtime.engine(model, EngineSettings(today=today))
+    results = []
+    try:
+        results = await _run_all(runtime, engine, truth, sessions, suites, admin)
+    finally:
+        await truth.aclose()
+    return EvalRun(model.profile.name, results)
+
+
+async def _run_all(
+    runtime: Runtime, engine: Any, truth: ErpTruth, sessions: _Sessions, suites: list[Suite],
+    admin: str,
+) -> list[SuiteResult]:  # fmt: skip
     results = []
     for suite in suites:
         cases = []
@@ -118,7 +131,7 @@ async def run_suites(
                 cases.append(CaseResult(suite.name, case.id, case.question, case.user, False, False,
                                         error=f"{type(exc).__name__}: {exc}"))  # fmt: skip
         results.append(_summarise(suite, cases))
-    return EvalRun(model.profile.name, results)
+    return results
 
 
 async def _route_case(
@@ -135,26 +148,24 @@ async def _route_case(
 async def _turn_case(
     runtime: Runtime,
     engine: Any,
-    truth: Truth,
+    truth: ErpTruth,
     sessions: _Sessions,
     suite: Suite,
     case: Case,
     admin: str,
 ) -> CaseResult:
-    admin_session = await sessions.get(admin)
     session = await sessions.get(case.user)
-    picked = await truth.pick(admin_session.credential, case.pick) if case.pick else None
+    picked = await truth.pick(case.pick, admin) if case.pick else None
     if case.pick and picked is None:
         return CaseResult(suite.name, case.id, case.question, case.user, False, False,
-                          error="the pick found no record in this ERP")  # fmt: skip
-    restore: tuple[str, str, dict[str, Any]] | None = None
+                          error="the pick found no document in this ERP")  # fmt: skip
+    restore: tuple[str, str, str, Any] | None = None
     if case.edit and case.pick and picked:
-        entity, record_id = case.pick.entity, str(picked["id"])
-        before = await runtime.connector.get(admin_session.credential, entity, record_id)
-        old = before.get(case.edit.field) or 0
-        await runtime.connector.update(admin_session.credential, entity, record_id,
-                                       {case.edit.field: round(float(old) + case.edit.add, 2)})  # fmt: skip
-        restore = (entity, record_id, {case.edit.field: old})
+        doctype, name, field_name = case.pick.doctype, str(picked["name"]), case.edit.field
+        old = (await truth.document(admin, doctype, name)).get(field_name) or 0
+        new = round(float(old) + case.edit.add, 2)
+        await truth.set_value(admin, doctype, name, field_name, new)
+        restore = (doctype, name, field_name, old)
     question = case.question.format(**({"pick": _Attr(picked)} if picked else {}))
     try:
         started = time.perf_counter()
@@ -165,8 +176,8 @@ async def _turn_case(
         answer = score.plain(
             "\n".join(b.get("markdown", "") for b in response.blocks if b.get("type") == "text")
         )
-        checks = await _checks(case, suite, truth, sessions, admin_session, picked, question, answer,
-                               [c["name"] for c in response.tools_called], sources)  # fmt: skip
+        checks = await _checks(case, suite, truth, admin, picked, answer,
+                               [c["name"] for c in response.tools_called])  # fmt: skip
         recall = None
         if case.expect.recall_id and any(
             c["name"].endswith(".search") for c in response.tools_called
@@ -181,31 +192,29 @@ async def _turn_case(
         )  # fmt: skip
     finally:
         if restore is not None:
-            await runtime.connector.update(admin_session.credential, *restore)
+            await truth.set_value(admin, *restore)
 
 
 class _Attr:
-    """``{pick.id}`` in a question template."""
+    """``{pick.name}`` (or any picked native field) in a question template."""
 
     def __init__(self, record: dict[str, Any]) -> None:
         self.__dict__.update(record)
 
 
 async def _checks(
-    case: Case, suite: Suite, truth: Truth, sessions: _Sessions, admin: Session,
-    picked: dict[str, Any] | None, question: str, answer: str, tools: list[str], sources: list[Any],
+    case: Case, suite: Suite, truth: ErpTruth, admin: str, picked: dict[str, Any] | None,
+    answer: str, tools: list[str],
 ) -> dict[str, bool]:  # fmt: skip
     exp = case.expect
     checks: dict[str, bool] = {}
     if exp.tools:
         checks["plane"] = any(t in tools for t in exp.tools)
     for i, q in enumerate(exp.figures):
-        cred = admin.credential if q.as_ == "admin" else (await sessions.get(case.user)).credential
-        values = await truth.figures(cred, q, picked)
+        values = await truth.figures(admin if q.as_ == "admin" else case.user, q, picked)
         checks[f"figure{i}"] = bool(values) and all(score.figure_present(answer, v) for v in values)
     for i, q in enumerate(exp.forbid):
-        cred = admin.credential if q.as_ == "admin" else (await sessions.get(case.user)).credential
-        values = await truth.figures(cred, q, picked)
+        values = await truth.figures(admin if q.as_ == "admin" else case.user, q, picked)
         leaked = [v for v in values if (isinstance(v, str) and v in answer) or
                   (not isinstance(v, str) and abs(float(v or 0)) > 12 and score.figure_present(answer, v))]  # fmt: skip
         checks[f"forbid{i}"] = not leaked

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from erp_agent.errors import ConfigError
 
@@ -18,36 +18,59 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Query(_Strict):
-    """A declarative ground-truth query, run with the connector (never by the model).
+DocStatus = Literal[0, 1, 2, "any"]
 
-    ``op``: count | sum (of ``field``) | ids (of matching records) | get (one record's ``field``).
-    Filter values may be date tokens (``{today}``, ``{year_start}``, ``{today-30}`` …).
+
+class Query(_Strict):
+    """An expected figure stated in the ERP's own terms, computed over its REST API at eval time
+    (plain HTTP as the admin or the asking user; never through the agent's catalog or tools).
+
+    ``op``: count | sum (of ``field``) | names (of matching documents) | value (one document's
+    ``field``). ``doctype``, ``field``, ``filters`` and ``group_by`` use the ERP's native names
+    (``Sales Invoice``, ``grand_total``, ``posting_date``). ``docstatus`` is stated for every
+    count, sum and names query: 1 = submitted only, 0 = drafts, 2 = cancelled, a list of them, or
+    ``any`` (a doctype that is not submittable, or a probe that means every document). Filter
+    values may be date tokens (``{today}``, ``{year_start}``, ``{today-30}`` …) or ``{pick.FIELD}``.
     """
 
-    op: Literal["count", "sum", "ids", "get"]
-    entity: str
+    op: Literal["count", "sum", "names", "value"]
+    doctype: str
     field: str | None = None
+    docstatus: DocStatus | list[Literal[0, 1, 2]] | None = None
     filters: list[list[Any]] = Field(default_factory=list)  # [field, op, value]
-    group_by: list[str] = Field(default_factory=list)  # sum/count per group: every group's figure
+    group_by: list[str] = Field(default_factory=list)  # one figure per group (e.g. currency)
     top: int | None = None  # only the N largest groups
-    id: str | None = None  # for get: a record id or "{pick.id}"
+    name: str | None = None  # for value: a document name or "{pick.name}" (the default)
     as_: Who = Field("admin", alias="as")
+
+    @model_validator(mode="after")
+    def _meaning_is_stated(self) -> Query:
+        if self.op in ("sum", "value") and not self.field:
+            raise ValueError(f"a {self.op} query names the native field it reads")
+        if self.op != "value" and self.docstatus is None:
+            raise ValueError(
+                f"a {self.op} query over {self.doctype} states its docstatus "
+                "(1 = submitted only; 'any' for a doctype that is not submittable)"
+            )
+        if any(len(f) != 3 for f in self.filters):
+            raise ValueError("each filter is [field, operator, value]")
+        return self
 
 
 class Pick(_Strict):
-    """A record chosen at eval time, so questions name real ids without typing them."""
+    """A document chosen at eval time (over REST, as the admin), so questions name real
+    documents without typing them. ``fields`` are native; ``{pick.name}`` is the document name."""
 
-    entity: str
+    doctype: str
     filters: list[list[Any]] = Field(default_factory=list)
-    order_by: str = "id desc"
+    order_by: str = "name desc"
     offset: int = 0
-    fields: list[str] = Field(default_factory=lambda: ["id"])
+    fields: list[str] = Field(default_factory=lambda: ["name"])
 
 
 class Edit(_Strict):
-    """Change a record through the connector before asking (the stale-record failure mode);
-    the original value is restored afterwards."""
+    """Change the picked document's native ``field`` over REST before asking (the stale-record
+    failure mode); the original value is restored afterwards."""
 
     field: str
     add: float
@@ -61,7 +84,7 @@ class Expect(_Strict):
     text: list[str] = Field(default_factory=list)  # any one phrase must appear (case-insensitive)
     mention: list[str] = Field(default_factory=list)  # every one must appear (after templating)
     no_figures: bool = False  # the answer states no figure at all (out of scope)
-    recall_id: str | None = None  # the id a search tool must return in its top k
+    recall_id: str | None = None  # the document name a search tool must return in its top k
 
 
 class Case(_Strict):

@@ -1,20 +1,24 @@
-"""Ground truth: the declarative queries of a suite, run with the connector (as an admin or as
-the asking user) at eval time. Independent of the planner: its own date tokens, its own calls."""
+"""Ground truth: a suite's expected figures, computed at eval time straight from the ERP's REST
+API as the admin or the asking user, in the ERP's own terms (doctype, native fields, docstatus).
+
+Deliberately independent of the agent: plain httpx calls to ``frappe.client.get_list`` (with
+aggregate fields) and ``/api/resource``, its own date tokens, and nothing from the catalog, the
+metrics, the connector or the tools, so an agent that adds up the wrong documents cannot score
+itself right."""
 
 from __future__ import annotations
 
 import calendar
 import datetime as dt
+import json
 import re
 from decimal import Decimal
 from typing import Any
 
-from erp_agent.catalog import Catalog
-from erp_agent.connectors.base import Connector
-from erp_agent.connectors.credentials import Credential
-from erp_agent.connectors.query import AggregateRequest, Func, GroupKey, Measure
+import httpx
+
+from erp_agent.errors import ConfigError
 from erp_agent.evals.spec import Pick, Query
-from erp_agent.tools.factories.filters import parse_filters
 
 
 def _month_end(day: dt.date) -> dt.date:
@@ -74,45 +78,124 @@ def resolve(value: Any, today: dt.date, pick: dict[str, Any] | None = None) -> A
     return (base + dt.timedelta(days=days)).isoformat()
 
 
-class Truth:
-    def __init__(self, connector: Connector, catalog: Catalog, today: dt.date) -> None:
-        self.connector = connector
-        self.catalog = catalog
+_V16_AGGREGATES = "SQL functions are not allowed"
+
+
+class ErpTruth:
+    """REST calls as one user or another (password login, one cookie session per user)."""
+
+    def __init__(
+        self, base_url: str, password: str, today: dt.date, *, timeout: float = 60.0
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.password = password
         self.today = today
+        self.timeout = timeout
+        self._clients: dict[str, httpx.AsyncClient] = {}
+        self._dict_aggregates = False  # Frappe v16 rejects "sum(x) as y" strings
 
-    def _filters(self, entity: str, raw: list[list[Any]], pick: dict[str, Any] | None) -> list[Any]:
-        items = [{"field": f, "op": op, "value": resolve(v, self.today, pick)} for f, op, v in raw]
-        return parse_filters(self.catalog.entity(entity), items)
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()
 
-    async def pick(self, cred: Credential, spec: Pick) -> dict[str, Any] | None:
-        field, _, direction = spec.order_by.partition(" ")
-        page = await self.connector.list(
-            cred, spec.entity, fields=spec.fields, filters=self._filters(spec.entity, spec.filters, None),
-            order_by=[(field, direction or "asc")], start=spec.offset, limit=1,
-        )  # fmt: skip
-        return dict(page.records[0]) if page.records else None
+    async def _client(self, user: str) -> httpx.AsyncClient:
+        if user not in self._clients:
+            client = httpx.AsyncClient(base_url=self.base_url, timeout=self.timeout)
+            reply = await client.post("/api/method/login", data={"usr": user, "pwd": self.password})
+            if reply.status_code != 200:
+                await client.aclose()
+                raise ConfigError(
+                    f"eval truth: {user} cannot sign in to the ERP ({reply.status_code})"
+                )
+            self._clients[user] = client
+        return self._clients[user]
 
-    async def figures(self, cred: Credential, q: Query, pick: dict[str, Any] | None) -> list[Any]:
-        """The expected values: numbers for count/sum/get, id strings for ids."""
-        flts = self._filters(q.entity, q.filters, pick)
-        if q.op == "get":
-            record_id = str(resolve(q.id or "{pick.id}", self.today, pick))
-            record = await self.connector.get(cred, q.entity, record_id)
-            return [record.get(q.field or "id")]
-        if q.op == "ids":
-            page = await self.connector.list(cred, q.entity, fields=["id"], filters=flts, limit=200)
-            return [r["id"] for r in page.records]
-        if q.op == "count" and not q.group_by:
-            return [await self.connector.count(cred, q.entity, flts)]
-        measure = Measure(Func.SUM, q.field) if q.op == "sum" else Measure(Func.COUNT, None)
-        request = AggregateRequest(
-            measures=(measure,),
-            group_by=tuple(GroupKey(g, None) for g in q.group_by),
-            filters=tuple(flts),
-        )
-        result = await self.connector.aggregate(cred, q.entity, request)
-        key = f"sum_{q.field}" if q.op == "sum" else "count_records"
-        values = [row.get(key) for row in result.rows if row.get(key) is not None]
+    async def _method(self, user: str, method: str, params: dict[str, Any]) -> Any:
+        client = await self._client(user)
+        encoded = {k: v if isinstance(v, str | int) else json.dumps(v) for k, v in params.items()}
+        reply = await client.post(f"/api/method/{method}", data=encoded)
+        if reply.status_code != 200:
+            raise _RestError(reply.status_code, reply.text[:300])
+        return reply.json().get("message")
+
+    async def get_list(
+        self, user: str, doctype: str, fields: list[Any], filters: list[list[Any]], *,
+        group_by: list[str] | None = None, order_by: str | None = None, start: int = 0,
+        limit: int = 0,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        params: dict[str, Any] = {
+            "doctype": doctype, "fields": fields, "filters": filters, "limit_start": start,
+            "limit_page_length": limit,
+        }  # fmt: skip
+        if group_by:
+            params["group_by"] = ", ".join(group_by)
+        if order_by:
+            params["order_by"] = order_by
+        rows = await self._method(user, "frappe.client.get_list", params)
+        return list(rows or [])
+
+    async def _aggregate(
+        self, user: str, doctype: str, func: str, field: str, group_by: list[str],
+        filters: list[list[Any]],
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        for dict_syntax in (self._dict_aggregates, not self._dict_aggregates):
+            measure: Any = (
+                {func.upper(): field if func != "count" else "*", "as": "value"}
+                if dict_syntax
+                else f"{func}({field}) as value"
+            )
+            try:
+                rows = await self.get_list(user, doctype, [*group_by, measure], filters,
+                                           group_by=group_by)  # fmt: skip
+            except _RestError as exc:
+                if _V16_AGGREGATES in exc.body and not dict_syntax:
+                    continue
+                raise
+            self._dict_aggregates = dict_syntax
+            return rows
+        raise ConfigError(f"eval truth: the ERP accepts no aggregate over {doctype}")
+
+    async def pick(self, spec: Pick, user: str) -> dict[str, Any] | None:
+        fields = list(dict.fromkeys(["name", *spec.fields]))
+        filters = [[f, op, resolve(v, self.today)] for f, op, v in spec.filters]
+        rows = await self.get_list(user, spec.doctype, fields, filters, order_by=spec.order_by,
+                                   start=spec.offset, limit=1)  # fmt: skip
+        return dict(rows[0]) if rows else None
+
+    async def document(self, user: str, doctype: str, name: str) -> dict[str, Any]:
+        client = await self._client(user)
+        reply = await client.get(f"/api/resource/{doctype}/{name}")
+        if reply.status_code != 200:
+            raise _RestError(reply.status_code, reply.text[:300])
+        data: dict[str, Any] = reply.json()["data"]
+        return data
+
+    async def set_value(self, user: str, doctype: str, name: str, field: str, value: Any) -> None:
+        await self._method(user, "frappe.client.set_value",
+                           {"doctype": doctype, "name": name, "fieldname": field, "value": value})  # fmt: skip
+
+    async def figures(self, user: str, q: Query, pick: dict[str, Any] | None) -> list[Any]:
+        """The expected values: numbers for count/sum/value, document names for names."""
+        if q.op == "value":
+            name = str(resolve(q.name or "{pick.name}", self.today, pick))
+            return [(await self.document(user, q.doctype, name)).get(q.field or "name")]
+        filters = [[f, op, resolve(v, self.today, pick)] for f, op, v in q.filters]
+        if q.docstatus is not None and q.docstatus != "any":
+            status = q.docstatus
+            filters.append(["docstatus", "in" if isinstance(status, list) else "=", status])
+        if q.op == "names":
+            rows = await self.get_list(user, q.doctype, ["name"], filters, limit=200)
+            return [r["name"] for r in rows]
+        func, field = ("sum", q.field or "") if q.op == "sum" else ("count", "name")
+        rows = await self._aggregate(user, q.doctype, func, field, q.group_by, filters)
+        values = [row["value"] for row in rows if row.get("value") is not None]
         if q.top:
             values = sorted(values, key=lambda v: -Decimal(str(v)))[: q.top]
         return values
+
+
+class _RestError(Exception):
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"HTTP {status}: {body}")
+        self.status, self.body = status, body
