@@ -5,8 +5,8 @@ and ``checkpoint`` let a confirm interrupted by a crash be reconciled; ``superse
 the proposal that replaced a stale (or edited) one. ``conversation_id`` gets an index: a
 conversation's proposals are looked up when it is resumed.
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0005
+Revises: 0004
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision = "0003"
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
