@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import (
@@ -16,6 +16,9 @@ from pydantic_settings import (
 )
 
 from erp_agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from erp_agent.documents.extract import ScanLimits
 
 DEFAULT_ERP_URL = "http://127.0.0.1:8000"
 
@@ -108,6 +111,17 @@ class Settings(BaseSettings):
     monthly_token_budget: int | None = Field(
         None, gt=0, description="Tokens each organisation may use per calendar month."
     )
+    # Document scanning (erp_agent.documents):
+    scan_max_bytes: int = Field(
+        20_000_000, gt=0, description="Largest file a scan accepts, in bytes."
+    )
+    scan_max_pages: int = Field(20, gt=0, description="Most pages a scanned PDF may have.")
+    scan_max_pixels: int = Field(
+        60_000_000, gt=0, description="Largest image a scan decodes, in pixels (width × height)."
+    )
+    scan_ocr_timeout: float = Field(
+        60.0, gt=0, description="Seconds Tesseract may spend on one page image."
+    )
     # The HTTP server (erp_agent.server):
     session_key: SecretStr | None = Field(
         None,
@@ -142,6 +156,17 @@ class Settings(BaseSettings):
                 )
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(config_file)))
         return tuple(sources)
+
+
+def scan_limits(settings: Settings) -> ScanLimits:
+    from erp_agent.documents.extract import ScanLimits
+
+    return ScanLimits(
+        max_bytes=settings.scan_max_bytes,
+        max_pages=settings.scan_max_pages,
+        max_pixels=settings.scan_max_pixels,
+        ocr_timeout=settings.scan_ocr_timeout,
+    )
 
 
 def load_settings() -> Settings:

@@ -168,6 +168,11 @@ class ToolInputError(ToolError):
     not available now); the message says what to change."""
 
 
+class DocumentUnreadable(ToolInputError):
+    """A scanned file cannot be turned into a draft: not a PDF or image, encrypted, over the
+    size or page limit, or no text could be read. The message tells the user what to send."""
+
+
 class ErpRefusal(ErpError):
     """The ERP said no. ``refusal`` carries its own words, verbatim, for the model and the user."""
 

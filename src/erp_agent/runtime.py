@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from erp_agent.catalog import Catalog, load_catalog
-from erp_agent.config import Settings
+from erp_agent.config import Settings, scan_limits
 from erp_agent.connectors import registry as connectors
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
+from erp_agent.documents.extract import ScanLimits, Transcriber
+from erp_agent.documents.vision import vision_transcriber
 from erp_agent.engine.routing import Router
 from erp_agent.engine.turn import Engine, EngineSettings
 from erp_agent.gateway.gateway import Gateway
@@ -34,12 +36,14 @@ from erp_agent.store.sql_store import SQLStore, open_store
 from erp_agent.tools.base import Tool, ToolRegistry
 from erp_agent.tools.factories import catalog_tools
 from erp_agent.tools.modules import analytics, calculator, display
+from erp_agent.tools.modules import documents as document_tools
 from erp_agent.tools.modules import knowledge as knowledge_tools
 from erp_agent.tools.modules import metrics as metric_tools
 from erp_agent.tools.modules import records as record_tools
 from erp_agent.tools.modules import results as result_tools
 from erp_agent.tools.modules import workflow as workflow_tools
 from erp_agent.tools.modules.discovery import search_tool
+from erp_agent.tools.modules.documents import VisionSource
 
 
 def build_registry(
@@ -48,6 +52,8 @@ def build_registry(
     export_dir: Path | None = None,
     retriever: Retriever | None = None,
     knowledge: KnowledgeBase | None = None,
+    scan_limits: ScanLimits | None = None,
+    vision: VisionSource | None = None,
 ) -> ToolRegistry:
     """Catalog-generated tools plus the hand-written modules, registered once at start."""
     registry = ToolRegistry(catalog_tools(catalog))
@@ -58,6 +64,7 @@ def build_registry(
         *calculator.tools(catalog),
         *result_tools.tools(catalog, export_dir=export_dir),
         *workflow_tools.tools(catalog),
+        *document_tools.tools(scan_limits or ScanLimits(), vision),
     ]
     if knowledge is not None:
         modules.extend(knowledge_tools.tools(knowledge, modules=list(catalog.modules)))
@@ -112,11 +119,21 @@ class Runtime:
         retrieval = retrieval_settings(settings)
         retriever = make_retriever(retrieval)
         knowledge = KnowledgeBase(retriever, retrieval.index_tenant)
+        models = ModelRegistry.from_settings(settings)
+
+        def vision(org: str) -> Transcriber | None:
+            # Asked per scan: an administrator may configure the vision model at run time.
+            if models.settings("vision") is None:
+                return None
+            return vision_transcriber(models.model("vision", org=org))
+
         registry = build_registry(
             catalog,
             export_dir=Path(settings.data_dir) / "exports",
             retriever=retriever,
             knowledge=knowledge,
+            scan_limits=scan_limits(settings),
+            vision=vision,
         )
         if store is None:
             path = Path(settings.data_dir) / "erp-agent.sqlite"
@@ -138,7 +155,7 @@ class Runtime:
             gateway,
             router,
             results,
-            ModelRegistry.from_settings(settings),
+            models,
             retriever,
             knowledge,
         )

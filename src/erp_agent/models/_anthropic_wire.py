@@ -65,6 +65,11 @@ def _blocks(message: Message) -> tuple[str, list[Block]]:
         }
         return "user", [result]
     blocks: list[Block] = []
+    for url in message.images:
+        media, _, data = url.removeprefix("data:").partition(";base64,")
+        blocks.append(
+            {"type": "image", "source": {"type": "base64", "media_type": media, "data": data}}
+        )
     if message.content:  # the API rejects empty text blocks
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:

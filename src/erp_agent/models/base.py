@@ -30,9 +30,15 @@ class Message:
     tool_call_id: str | None = None  # for role == "tool"
     name: str | None = None  # the tool's name, for role == "tool"
     cache_breakpoint: bool = False  # the stable prefix ends here (providers that support caching)
+    images: tuple[str, ...] = ()  # data: URLs (image/png;base64) sent with a user message
 
     def to_openai(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.images:
+            out["content"] = [
+                {"type": "text", "text": self.content or ""},
+                *({"type": "image_url", "image_url": {"url": url}} for url in self.images),
+            ]
         if self.tool_calls:
             out["tool_calls"] = [
                 {
