@@ -6,7 +6,6 @@ Channels (CLI, HTTP API, MCP) build one Runtime and share it; nothing here holds
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,13 +75,9 @@ def build_registry(
 
 
 def retrieval_settings(settings: Settings) -> RetrievalSettings:
-    """Retrieval settings; the index lives in the data directory unless ERP_AGENT_INDEX_URL says."""
-    retrieval = RetrievalSettings()
-    if "ERP_AGENT_INDEX_URL" not in os.environ:
-        path = Path(settings.data_dir) / "index.sqlite"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        retrieval = retrieval.model_copy(update={"index_url": f"sqlite:///{path}"})
-    return retrieval
+    """Retrieval settings; the index lives in the data directory unless ERP_AGENT_INDEX_URL says
+    (``index_url`` in retrieval.settings is the one place that decides, for every command)."""
+    return RetrievalSettings.in_data_dir(settings.data_dir)
 
 
 @dataclass

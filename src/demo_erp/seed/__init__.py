@@ -47,6 +47,7 @@ def seed(
     invoices: int | None = None,
     scale: float = 1.0,
     progress: Callable[[str], None] | None = None,
+    now: dt.datetime | None = None,
 ) -> SeedSummary:
     """Create (or recreate) the demo database at ``path`` and fill it.
 
@@ -59,7 +60,8 @@ def seed(
     _remove(path)
     conn = db.connect(path)
     db.create_schema(conn)
-    ctx = make_ctx(conn, Settings(db_path=str(path), today=today))
+    # No seeded `modified` after the moment of seeding (``now``, the real clock by default).
+    ctx = make_ctx(conn, Settings(db_path=str(path), today=today), now or dt.datetime.now())
     start = add_months(today.replace(day=1), -(HISTORY_MONTHS - 1))
     s = Seeder(ctx, random.Random(seed), today, start, scale, progress)
     s.data["invoices_per_month"] = INVOICES_PER_MONTH * scale

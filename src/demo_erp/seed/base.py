@@ -17,6 +17,7 @@ from demo_erp.meta import get_meta
 T = TypeVar("T")
 Doc = dict[str, Any]
 _MASK40 = (1 << 40) - 1
+_ENTRY_MARGIN = dt.timedelta(hours=1)  # room for the 1 ms steps of one day's writes
 
 
 @dataclass
@@ -28,16 +29,27 @@ class SeedCtx(Ctx):
     """
 
     clock: dt.datetime = dt.datetime(2000, 1, 1)
+    # Live writes stamp `modified` with the real clock: a seeded record stamped later than the
+    # moment of seeding would sit ahead of every edit, and a delta sync watermarked on it would
+    # skip those edits. Documents of "today" are therefore entered before this moment.
+    not_after: dt.datetime | None = None
 
     def now(self) -> str:
         self.clock += dt.timedelta(milliseconds=1)
         return self.clock.strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
-def make_ctx(conn: sqlite3.Connection, settings: Settings) -> SeedCtx:
+def make_ctx(
+    conn: sqlite3.Connection, settings: Settings, not_after: dt.datetime | None = None
+) -> SeedCtx:
     roles, user_type = load_roles(conn, ADMINISTRATOR)
     return SeedCtx(
-        conn=conn, settings=settings, user=ADMINISTRATOR, roles=roles, user_type=user_type
+        conn=conn,
+        settings=settings,
+        user=ADMINISTRATOR,
+        roles=roles,
+        user_type=user_type,
+        not_after=not_after,
     )
 
 
@@ -99,9 +111,14 @@ class Seeder:
 
     def at(self, day: dt.date, hour: int = 9) -> None:
         """Move the clock to a working hour of ``day``: documents look entered on that day."""
-        self.ctx.clock = dt.datetime.combine(day, dt.time(hour)) + dt.timedelta(
+        clock = dt.datetime.combine(day, dt.time(hour)) + dt.timedelta(
             minutes=self.rng.randrange(0, 480)
         )
+        latest = self.ctx.not_after
+        if latest is not None and clock > latest - _ENTRY_MARGIN:
+            # Entered earlier that day instead: never stamped after the seeding moment.
+            clock = max(dt.datetime.combine(day, dt.time()), latest - _ENTRY_MARGIN)
+        self.ctx.clock = clock
 
     def hash_name(self) -> str:
         """A deterministic stand-in for Frappe's random 10-hex names (a bijection of a counter)."""

@@ -114,6 +114,8 @@ def bulk_invoices(s: Seeder, count: int) -> None:
     for row in conn.execute("select name, current from __Series where name like 'ACC-SINV-%'"):
         series[row["name"]] = row["current"]
 
+    latest = s.ctx.not_after
+
     def invoices() -> Iterator[tuple[list[Any], list[list[Any]]]]:
         for offset in offsets:
             day = s.start + dt.timedelta(days=offset)
@@ -123,9 +125,10 @@ def bulk_invoices(s: Seeder, count: int) -> None:
             party = rng.choices(customers, cum_weights=cum, k=1)[0]
             company = s.companies[party.company]
             branch = s.branches[party.branch]
-            stamp = (
-                f"{day.isoformat()} {rng.randrange(8, 18):02d}:{rng.randrange(60):02d}:00.000000"
-            )
+            entered = dt.datetime.combine(day, dt.time(rng.randrange(8, 18), rng.randrange(60)))
+            if latest is not None and entered > latest:  # never after the seeding moment
+                entered = max(dt.datetime.combine(day, dt.time()), latest)
+            stamp = entered.strftime("%Y-%m-%d %H:%M:%S.%f")
             lines = []
             net = 0.0
             qty_total = 0.0

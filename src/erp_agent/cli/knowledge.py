@@ -12,6 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from erp_agent.cli._common import console, err_console
+from erp_agent.config import load_settings
 from erp_agent.errors import ErpAgentError
 from erp_agent.retrieval.knowledge import KnowledgeBase, packaged_root
 from erp_agent.retrieval.settings import RetrievalSettings, make_retriever
@@ -30,7 +31,7 @@ def index(
     ] = False,
 ) -> None:
     """Index knowledge documents; unchanged files are skipped (no embeddings)."""
-    settings = RetrievalSettings()
+    settings = RetrievalSettings.in_data_dir(load_settings().data_dir)
     root = path or packaged_root()
     if not root.exists():
         err_console.print(f"[red]Error:[/] {root} does not exist.")
@@ -72,7 +73,7 @@ def search(
     limit: Annotated[int, typer.Option(min=1, max=20)] = 5,
 ) -> None:
     """Show the passages knowledge.search would return."""
-    settings = RetrievalSettings()
+    settings = RetrievalSettings.in_data_dir(load_settings().data_dir)
     retriever = make_retriever(settings)
     try:
         passages = KnowledgeBase(retriever, settings.index_tenant).search(

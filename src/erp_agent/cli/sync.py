@@ -29,7 +29,7 @@ def sync(
     """Sync ERP records into the search index as fact cards, as the service user
     (ERP_AGENT_SYNC_USER / ERP_AGENT_SYNC_PASSWORD; demo: admin@demo.local / demo)."""
     settings = load_settings()
-    rsettings = RetrievalSettings()
+    rsettings = RetrievalSettings.in_data_dir(settings.data_dir)  # the index serve uses
     if not rsettings.sync_user or rsettings.sync_password is None:
         err_console.print(
             "[red]Error:[/] no sync user. Set ERP_AGENT_SYNC_USER and ERP_AGENT_SYNC_PASSWORD "

@@ -3,6 +3,7 @@ index, an embedder, a reranker and a retriever."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr
@@ -23,10 +24,12 @@ from erp_agent.retrieval.retriever import Retriever
 class RetrievalSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ERP_AGENT_", extra="ignore", frozen=True)
 
-    index_url: str = Field(
-        "sqlite:///.erp-agent/index.sqlite",
-        description="sqlite:///relative/or//absolute/path.sqlite, or a postgresql:// DSN.",
+    index_url: str | None = Field(
+        None,
+        description="sqlite:///relative/or//absolute/path.sqlite, or a postgresql:// DSN; "
+        "unset: index.sqlite in the data directory, for every command alike.",
     )
+    data_dir: str = Field("data", description="The data directory (ERP_AGENT_DATA_DIR).")
     index_tenant: str = Field("default", description="Tenant (org) the CLI indexes for.")
     embeddings: Literal["minilm", "openai", "none"] = "minilm"
     embeddings_url: str | None = None
@@ -41,6 +44,11 @@ class RetrievalSettings(BaseSettings):
     sync_user: str | None = Field(None, description="Service user the record sync reads as.")
     sync_password: SecretStr | None = None
     sync_interval: float = Field(300.0, gt=0, description="Seconds between background syncs.")
+
+    @classmethod
+    def in_data_dir(cls, data_dir: str) -> RetrievalSettings:
+        """These settings for the main settings' data directory (which a TOML file may set)."""
+        return cls().model_copy(update={"data_dir": data_dir})
 
 
 def make_embedder(settings: RetrievalSettings) -> Embedder | None:
@@ -76,8 +84,17 @@ def make_reranker(settings: RetrievalSettings) -> Reranker | None:
     return None
 
 
+def index_url(settings: RetrievalSettings) -> str:
+    """Where the index lives: the one answer `sync`, `serve`, `demo` and `knowledge` share."""
+    if settings.index_url:
+        return settings.index_url
+    path = Path(settings.data_dir) / "index.sqlite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
 def open_index(settings: RetrievalSettings) -> Index:
-    url = settings.index_url
+    url = index_url(settings)
     dim = settings.embeddings_dim if settings.embeddings == "openai" else MINILM_DIM
     if url.startswith("sqlite:///"):
         from erp_agent.retrieval.index_sqlite import SQLiteIndex
@@ -89,7 +106,7 @@ def open_index(settings: RetrievalSettings) -> Index:
         return PostgresIndex(url, dim=dim)
     raise ConfigError(
         f"ERP_AGENT_INDEX_URL={url!r} is neither sqlite:///PATH nor postgresql://…; "
-        "e.g. sqlite:///.erp-agent/index.sqlite"
+        "e.g. sqlite:///data/index.sqlite"
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,11 @@ Progress = Callable[[str, int], None]  # (entity, records handled in this batch)
 
 def watermark_name(entity: str) -> str:
     return f"watermark:{entity}"
+
+
+def _at_mark_name(entity: str) -> str:
+    """State entry: the ids whose ``modified`` equals the watermark, already indexed."""
+    return f"watermark_ids:{entity}"
 
 
 @dataclass
@@ -103,13 +109,25 @@ class RecordSync:
         spec = self.catalog.entity(entity)
         name = watermark_name(entity)
         mark = None if full else self.index.state(self.tenant, name)
+        # The watermark is the largest `modified` the ERP itself stamped on a record we read
+        # (never this machine's clock), read again with ">=" so that a record saved in the same
+        # instant as the last one read is not skipped; what was already indexed at exactly that
+        # instant is recognised by id and not indexed twice.
+        at_mark = set(json.loads(self.index.state(self.tenant, _at_mark_name(entity)) or "[]"))
+        if mark is None:
+            at_mark = set()
         report = EntityReport(entity, watermark=mark)
         seen: set[str] = set()
         limit = self.batch_size
         while True:
             changes = await self.connector.changes_since(self.credential, entity, mark, limit=limit)
-            live = [r for r in changes.records if not is_cancelled(r)]
-            gone = [card_key(entity, str(r["id"])) for r in changes.records if is_cancelled(r)]
+            fresh = [
+                r
+                for r in changes.records
+                if not (str(r.get("_modified")) == mark and str(r["id"]) in at_mark)
+            ]
+            live = [r for r in fresh if not is_cancelled(r)]
+            gone = [card_key(entity, str(r["id"])) for r in fresh if is_cancelled(r)]
             gone += [card_key(entity, record_id) for record_id in changes.deleted]
             cards = [
                 render_card(spec, r, tenant=self.tenant, connector=self.connector) for r in live
@@ -121,6 +139,13 @@ class RecordSync:
             batch = Batch(self.tenant, upserts=cards, deletes=gone)
             if changes.watermark is not None:
                 batch.state[name] = changes.watermark
+                ids = {
+                    str(r["id"])
+                    for r in changes.records
+                    if str(r.get("_modified")) == changes.watermark
+                }
+                at_mark = (at_mark | ids) if changes.watermark == mark else ids
+                batch.state[_at_mark_name(entity)] = json.dumps(sorted(at_mark))
             # One transaction: the cards, the deletions and the watermark that covers them.
             await asyncio.to_thread(self.index.commit, batch)
             report.upserted += len(cards)
@@ -128,7 +153,7 @@ class RecordSync:
             report.batches += 1
             report.watermark = changes.watermark
             if progress is not None:
-                progress(entity, len(changes.records) + len(changes.deleted))
+                progress(entity, len(fresh) + len(changes.deleted))
             if changes.complete:
                 break
             # Reads are ">= watermark": a page full of one timestamp would repeat forever.
