@@ -184,3 +184,42 @@ def test_markup_in_an_answer_is_shown_as_text(page: Page) -> None:
     assert links.count() == 1
     assert links.first.get_attribute("href") == "https://erp.example/app"
     assert links.first.get_attribute("rel") == "noopener noreferrer"
+
+
+def test_scanning_a_pdf_invoice_shows_the_draft_and_confirm_writes_it(
+    page: Page, demo_erp: Any
+) -> None:
+    from scan_fixtures import documents
+
+    from conftest import raw
+    from erp_agent.documents.samples import render_pdf
+
+    doc = documents(demo_erp, 1, seed=71, kind="purchase_invoice")[0]
+    sign_in(page, "accounts@demo.local")
+    page.set_input_files(
+        "#scan-file",
+        files=[{"name": "bill.pdf", "mimeType": "application/pdf", "buffer": render_pdf(doc)}],
+    )
+    expect(page.locator(".msg.user").last).to_contain_text("Scan bill.pdf")
+    block = page.locator(".proposal-block")
+    expect(block).to_be_visible(timeout=60_000)
+    expect(block).to_contain_text("Purchase Invoice")
+    expect(block).to_contain_text(doc.party)
+    expect(block.locator(".scan-source")).to_contain_text("text layer")
+    shot(page, "scan-draft")
+    count = 'SELECT COUNT(*) FROM "tabPurchase Invoice" WHERE bill_no = ?'
+    assert raw(demo_erp, count, doc.number)[0][0] == 0  # a draft, not written
+    block.get_by_role("button", name="Review and confirm…").click()
+    dialog = page.locator("#proposal-dialog")
+    dialog.get_by_role("button", name="Confirm").click()
+    expect(dialog.locator(".result")).to_contain_text("Done")
+    assert raw(demo_erp, count, doc.number)[0][0] == 1
+    shot(page, "scan-confirmed")
+
+
+def test_scanning_a_file_that_is_not_a_document_says_why(page: Page) -> None:
+    sign_in(page, "accounts@demo.local")
+    page.set_input_files(
+        "#scan-file", files=[{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"hello"}]
+    )
+    expect(page.locator(".msg.agent .text-block").last).to_contain_text("not a PDF or an image")

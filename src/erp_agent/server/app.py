@@ -24,6 +24,7 @@ from erp_agent.server.routes import (
     auth,
     chat,
     conversations,
+    documents,
     feedback,
     ops,
     proposals,
@@ -97,7 +98,9 @@ def create_app(
         dependencies=[Depends(csrf_guard)],
     )
     app.state.server = state
-    for module in (auth, chat, conversations, proposals, results, feedback, admin, ops):
+    for module in (
+        auth, chat, conversations, documents, proposals, results, feedback, admin, ops,
+    ):  # fmt: skip
         app.include_router(module.router)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)

@@ -78,3 +78,25 @@ export async function streamChat(body, on) {
     }
   }
 }
+
+// POST a file to /api/documents/scan as the request body; the answer is a turn response.
+export async function uploadScan(file, conversationId) {
+  const query = new URLSearchParams({ filename: file.name || 'upload' });
+  if (conversationId) query.set('conversation_id', conversationId);
+  const response = await fetch(`/api/documents/scan?${query}`, {
+    method: 'POST',
+    headers: {
+      Accept: 'application/json',
+      'Content-Type': file.type || 'application/octet-stream',
+      'X-CSRF-Token': cookie('erp_agent_csrf'),
+    },
+    body: file,
+    credentials: 'same-origin',
+  });
+  const data = await response.json().catch(() => null);
+  if (!response.ok) {
+    const detail = data && data.detail;
+    throw new ApiError(response.status, typeof detail === 'string' ? detail : response.statusText);
+  }
+  return data;
+}

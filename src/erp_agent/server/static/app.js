@@ -1,5 +1,5 @@
 // The chat page: sign-in, conversations, a streamed turn with live progress, proposals, feedback.
-import { api, ensureCsrf, streamChat } from './api.js';
+import { api, ensureCsrf, streamChat, uploadScan } from './api.js';
 import { el, proposalDetails, renderBlocks } from './render.js';
 
 const $ = (selector) => document.querySelector(selector);
@@ -149,6 +149,28 @@ async function send(message) {
   }
   loadConversations();
 }
+
+async function scanFile(file) {
+  addUserMessage(`Scan ${file.name}`);
+  const box = addAgentMessage();
+  box.querySelector('.progress').textContent = 'Reading the document…';
+  try {
+    const data = await uploadScan(file, conversationId);
+    conversationId = data.conversation_id;
+    showResponse(box, data);
+  } catch (error) {
+    if (error.status === 401) return showSignIn();
+    box.replaceChildren(el('p', { class: 'error' }, error.message));
+  }
+  box.scrollIntoView({ block: 'end' });
+  loadConversations();
+}
+
+$('#scan-file').addEventListener('change', (event) => {
+  const file = event.target.files && event.target.files[0];
+  event.target.value = '';
+  if (file) scanFile(file);
+});
 
 $('#composer').addEventListener('submit', (event) => {
   event.preventDefault();

@@ -123,11 +123,31 @@ export function proposalDetails(block) {
   return parts;
 }
 
+// What a scan could not read for sure: each flag names the field and why.
+function flagList(flags) {
+  if (!flags || !flags.length) return null;
+  return el('ul', { class: 'flags', 'aria-label': 'Fields to check' },
+    flags.map((f) => el('li', { class: f.level }, el('strong', {}, `${f.field}: `), f.message)));
+}
+
+function scanSource(source) {
+  if (!source) return null;
+  const how = { 'text-layer': 'text layer', ocr: 'OCR', vision: 'vision model' }[source.method] || source.method;
+  return el('p', { class: 'scan-source' }, `From ${source.filename || 'the upload'}, read by ${how}`);
+}
+
+function scanBlock(block) {
+  return el('section', { class: 'block scan-block' },
+    el('h3', {}, 'What the scan found'), scanSource(block.source), flagList(block.flags));
+}
+
 function proposalBlock(block, ctx) {
   const status = el('span', { class: `status status-${block.status || 'pending'}` }, block.status || 'pending');
   const box = el('section', { class: 'block proposal-block' },
     el('h3', {}, 'Proposed change ', status),
     el('p', { class: 'summary' }, block.summary),
+    scanSource(block.source),
+    flagList(block.flags),
     ...proposalDetails(block),
   );
   if ((block.status || 'pending') === 'pending' && ctx.onProposal) {
@@ -172,6 +192,7 @@ const RENDERERS = {
   chart: chartBlock,
   cards: cardsBlock,
   proposal: proposalBlock,
+  scan: scanBlock,
   choices: choicesBlock,
   citations: citationsBlock,
   file: fileBlock,
