@@ -25,6 +25,9 @@ class Settings:
     allow_consecutive_login_attempts: int = 10
     allow_login_after_fail: int = 60
     allow_error_traceback: bool = True
+    # A test hook: seconds every write waits after it is committed, before the reply is sent,
+    # so a client can be killed while its write is done but unanswered (crash recovery tests).
+    write_delay: float = 0.0
 
     def current_date(self) -> dt.date:
         return self.today or dt.date.today()

@@ -6,6 +6,7 @@ Channels (CLI, HTTP API, MCP) build one Runtime and share it; nothing here holds
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,7 +139,11 @@ class Runtime:
         results: ResultStore = (
             SQLResultStore(store.engine) if isinstance(store, SQLStore) else MemoryResultStore()
         )
-        gateway = Gateway(registry, store, connector, catalog, results=results)
+        # A confirm's ERP calls (a read retried, then the write) all end within this.
+        confirm_timeout = dt.timedelta(seconds=6 * settings.erp_timeout)
+        gateway = Gateway(
+            registry, store, connector, catalog, results=results, confirm_timeout=confirm_timeout
+        )
         router = Router(catalog, registry, connector.name)
         return cls(
             settings,

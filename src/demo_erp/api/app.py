@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
@@ -272,7 +273,14 @@ def create_app(settings: Settings) -> Starlette:
             args = await _form_dict(request)
         except BadJSON as exc:
             return unexpected_error(json.JSONDecodeError(str(exc), "", 0), trace)
-        return await run_in_threadpool(_dispatch, state, request, rest, args, trace)
+        response = await run_in_threadpool(_dispatch, state, request, rest, args, trace)
+        if (
+            settings.write_delay
+            and request.method in UNSAFE
+            and not rest.startswith(("method/login", "method/logout"))
+        ):
+            await asyncio.sleep(settings.write_delay)
+        return response
 
     async def v2_meta(request: Request) -> Response:
         doctype = urllib.parse.unquote(request.path_params["doctype"])

@@ -174,6 +174,20 @@ class Connector(ABC):
         """The record's current version as this user reads it; None if it does not exist."""
 
     @abstractmethod
+    async def created_by(
+        self,
+        cred: Credential,
+        entity: str,
+        owner: str,
+        *,
+        after: str | None = None,
+        newest_first: bool = False,
+        limit: int = 20,
+    ) -> builtins.list[Record]:
+        """Records of ``entity`` created by ``owner`` after the ``created`` value ``after``
+        (the ERP's own clock), oldest first unless ``newest_first``; scalar fields only."""
+
+    @abstractmethod
     async def run_report(
         self, cred: Credential, report: str, params: Mapping[str, Any]
     ) -> ReportResult: ...

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import jsonschema
 
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.base import Connector
-from erp_agent.errors import ErpAgentError, ErpRefusal, Refusal, ToolInputError
+from erp_agent.errors import ErpAgentError, ErpRefusal, ErpUnavailable, Refusal, ToolInputError
+from erp_agent.gateway import reconcile
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.proposals import (
     args_digest,
-    fresh_arguments,
     new_proposal_id,
     payload_hash,
     proposal_view,
@@ -34,7 +34,10 @@ from erp_agent.tools.base import Change, Effect, ResultAccess, Tool, ToolContext
 
 Clock = Callable[[], dt.datetime]
 Listener = Callable[[AuditEvent], None]
+SessionLookup = Callable[[Proposal], Awaitable[Session | None]]
 DEFAULT_PROPOSAL_TTL = dt.timedelta(minutes=15)
+# A confirm claimed longer ago than this cannot still be running (its ERP calls time out first).
+DEFAULT_CONFIRM_TIMEOUT = dt.timedelta(seconds=90)
 
 
 def _utcnow() -> dt.datetime:
@@ -50,6 +53,7 @@ class Gateway:
         catalog: Catalog,
         *,
         proposal_ttl: dt.timedelta = DEFAULT_PROPOSAL_TTL,
+        confirm_timeout: dt.timedelta = DEFAULT_CONFIRM_TIMEOUT,
         clock: Clock = _utcnow,
         results: ResultAccess | None = None,
     ) -> None:
@@ -58,6 +62,7 @@ class Gateway:
         self.connector = connector
         self.catalog = catalog
         self.proposal_ttl = proposal_ttl
+        self.confirm_timeout = confirm_timeout
         self.clock = clock
         self.results = results
         self.listeners: list[Listener] = []
@@ -77,7 +82,7 @@ class Gateway:
                 if tool is None
                 else f"The tool {name} is not available to {session.user} in this session."
             )
-            return await self._done(
+            return await self.audit(
                 session,
                 name,
                 digest,
@@ -87,7 +92,7 @@ class Gateway:
             )
         if tool.effect is Effect.WRITE and session.read_only:
             reason = "This workspace is read-only: nothing can be created or changed."
-            return await self._done(
+            return await self.audit(
                 session,
                 name,
                 digest,
@@ -101,13 +106,13 @@ class Gateway:
                 Status.INVALID, name, errors=errors,
                 message=f"The arguments for {name} are not valid; fix them and call it again.",
             )  # fmt: skip
-            return await self._done(session, name, digest, started, Decision.INVALID, outcome)
+            return await self.audit(session, name, digest, started, Decision.INVALID, outcome)
         ctx = ToolContext(session, self.connector, self.catalog, self.results)
         try:
             if tool.effect is Effect.READ:
                 assert tool.run is not None
                 data = await tool.run(ctx, dict(args))
-                return await self._done(
+                return await self.audit(
                     session,
                     name,
                     digest,
@@ -123,15 +128,15 @@ class Gateway:
                 Status.ERP_REFUSED, name, refusal=exc.refusal.as_dict(),
                 message=f"The ERP refused: {exc.refusal.message}",
             )  # fmt: skip
-            return await self._done(
+            return await self.audit(
                 session, name, digest, started, Decision.ERP_REFUSED, outcome, exc.refusal.message
             )
         except ToolInputError as exc:
             outcome = Outcome(Status.INVALID, name, errors=[str(exc)], message=str(exc))
-            return await self._done(session, name, digest, started, Decision.INVALID, outcome)
+            return await self.audit(session, name, digest, started, Decision.INVALID, outcome)
         except ErpAgentError as exc:
             outcome = Outcome(Status.ERROR, name, message=str(exc))
-            return await self._done(session, name, digest, started, Decision.FAILED, outcome)
+            return await self.audit(session, name, digest, started, Decision.FAILED, outcome)
 
     def validate(self, tool: Tool, args: Any) -> list[str]:
         """Every problem with ``args``, each naming where it is, so the model can fix them all."""
@@ -163,17 +168,17 @@ class Gateway:
     ) -> Outcome:
         assert tool.prepare is not None
         change = await tool.prepare(ctx, args)
-        proposal = await self._store_proposal(session, tool.name, change, conversation_id)
+        proposal = await self.store_proposal(session, tool.name, change, conversation_id)
         view = proposal_view(proposal)
         outcome = Outcome(
             Status.PROPOSAL, tool.name, proposal=view,
             message=f"Prepared, not written: {change.summary}. The user must confirm it.",
         )  # fmt: skip
-        return await self._done(
+        return await self.audit(
             session, tool.name, digest, started, Decision.PROPOSED, outcome, proposal_id=proposal.id
         )
 
-    async def _store_proposal(
+    async def store_proposal(
         self, session: Session, tool: str, change: Change, conversation_id: str | None
     ) -> Proposal:
         now = self.clock()
@@ -207,7 +212,7 @@ class Gateway:
 
         async def refuse(reason: str) -> Outcome:
             outcome = Outcome(Status.REFUSED, tool_name, message=reason)
-            return await self._done(
+            return await self.audit(
                 session,
                 tool_name,
                 digest,
@@ -268,7 +273,17 @@ class Gateway:
     ) -> Outcome:
         assert tool.execute is not None
         try:
+            noted = await reconcile.checkpoint(ctx, tool)
+            if noted is not None:
+                await self.store.set_checkpoint(proposal.id, noted)
+                proposal.checkpoint = noted
+        except ErpAgentError as exc:
+            # Nothing was sent: the proposal fails plainly and can be asked for again.
+            return await self._failed(session, proposal, exc, digest, started)
+        try:
             result = await tool.execute(ctx, dict(proposal.payload))
+        except ErpUnavailable as exc:
+            return await self._unanswered(session, proposal, exc, digest, started)
         except ErpRefusal as exc:
             if exc.refusal.stale:
                 return await self._stale(session, tool, ctx, proposal, exc.refusal, digest, started)
@@ -282,7 +297,7 @@ class Gateway:
                 Status.ERP_REFUSED, proposal.tool, refusal=exc.refusal.as_dict(),
                 message=f"The ERP refused: {exc.refusal.message}",
             )  # fmt: skip
-            return await self._done(
+            return await self.audit(
                 session,
                 proposal.tool,
                 digest,
@@ -293,22 +308,7 @@ class Gateway:
                 proposal.id,
             )
         except ErpAgentError as exc:
-            await self.store.finish_proposal(
-                proposal.id,
-                ProposalStatus.FAILED,
-                error={"message": str(exc)},
-                decided_at=self.clock(),
-            )
-            outcome = Outcome(Status.ERROR, proposal.tool, message=str(exc))
-            return await self._done(
-                session,
-                proposal.tool,
-                digest,
-                started,
-                Decision.FAILED,
-                outcome,
-                proposal_id=proposal.id,
-            )
+            return await self._failed(session, proposal, exc, digest, started)
         stored = result if isinstance(result, dict) else {"value": result}
         await self.store.finish_proposal(
             proposal.id, ProposalStatus.EXECUTED, result=stored, decided_at=self.clock()
@@ -316,7 +316,7 @@ class Gateway:
         outcome = Outcome(
             Status.OK, proposal.tool, data=result, message=f"Done: {proposal.summary}."
         )
-        return await self._done(
+        return await self.audit(
             session,
             proposal.tool,
             digest,
@@ -325,6 +325,26 @@ class Gateway:
             outcome,
             proposal_id=proposal.id,
         )
+
+    async def _failed(
+        self,
+        session: Session,
+        proposal: Proposal,
+        error: ErpAgentError,
+        digest: str,
+        started: float,
+    ) -> Outcome:
+        await self.store.finish_proposal(
+            proposal.id,
+            ProposalStatus.FAILED,
+            error={"message": str(error)},
+            decided_at=self.clock(),
+        )
+        outcome = Outcome(Status.ERROR, proposal.tool, message=str(error))
+        return await self.audit(
+            session, proposal.tool, digest, started, Decision.FAILED, outcome,
+            proposal_id=proposal.id,
+        )  # fmt: skip
 
     async def _stale(
         self,
@@ -338,16 +358,7 @@ class Gateway:
     ) -> Outcome:
         """The record changed after the user saw it: nothing was written. Prepare the same
         change afresh against the record as it is now (a new diff, a new proposal to confirm)."""
-        assert tool.prepare is not None
-        fresh: Proposal | None = None
-        why_none = ""
-        prepare_started = time.perf_counter()
-        try:
-            change = await tool.prepare(ctx, fresh_arguments(proposal.payload))
-        except ErpAgentError as exc:  # e.g. the change is already there, or it was submitted
-            why_none = str(exc)
-        else:
-            fresh = await self._store_proposal(session, tool.name, change, proposal.conversation_id)
+        fresh, why_none = await reconcile.offer_again(self, session, tool, ctx, proposal)
         await self.store.finish_proposal(
             proposal.id,
             ProposalStatus.STALE,
@@ -361,21 +372,54 @@ class Gateway:
                 " The record changed after this proposal was made; here is the same change "
                 "prepared against its current values. Confirm it only if it is still right."
             )
-            await self._done(
-                session, tool.name, args_digest(fresh.payload), prepare_started,
-                Decision.PROPOSED, Outcome(Status.PROPOSAL, tool.name, message=fresh.summary),
-                proposal_id=fresh.id,
-            )  # fmt: skip
         elif why_none:
             message += f" {why_none}"
         outcome = Outcome(
             Status.ERP_REFUSED, tool.name, refusal=refusal.as_dict(), message=message,
             proposal=proposal_view(fresh) if fresh else None,
         )  # fmt: skip
-        return await self._done(
+        return await self.audit(
             session, tool.name, digest, started, Decision.ERP_REFUSED, outcome,
             refusal.message, proposal.id,
         )  # fmt: skip
+
+    async def _unanswered(
+        self,
+        session: Session,
+        proposal: Proposal,
+        error: ErpUnavailable,
+        digest: str,
+        started: float,
+    ) -> Outcome:
+        """The write got no answer: it may have happened. Ask the ERP now; if it cannot be
+        asked either, the proposal stays executing and the sweep decides it later."""
+        settled = await reconcile.settle(self, session, proposal, started)
+        if settled is not None:
+            return settled
+        message = (
+            f"{error} Whether it was written is checked in the ERP as soon as the ERP answers; "
+            "it will not be written twice."
+        )
+        outcome = Outcome(Status.ERROR, proposal.tool, message=message)
+        return await self.audit(
+            session, proposal.tool, digest, started, Decision.FAILED, outcome,
+            proposal_id=proposal.id,
+        )  # fmt: skip
+
+    async def sweep(self, session_for: SessionLookup, *, everything: bool = False) -> list[Outcome]:
+        """Decide every ``executing`` proposal whose confirm cannot still be running (all of
+        them with ``everything``), as its user; those whose user has no session now wait."""
+        now, decided = self.clock(), []
+        for proposal in await self.store.list_proposals(status=ProposalStatus.EXECUTING):
+            if not everything and not reconcile.overdue(proposal, now, self.confirm_timeout):
+                continue
+            session = await session_for(proposal)
+            if session is None or session.user != proposal.user:
+                continue
+            outcome = await reconcile.settle(self, session, proposal)
+            if outcome is not None:
+                decided.append(outcome)
+        return decided
 
     async def reject(self, session: Session, proposal_id: str) -> Outcome:
         """Discard a pending proposal: only its owner, in the session it was made in."""
@@ -392,7 +436,7 @@ class Gateway:
             reason = f"This proposal is already {proposal.status}."
         if reason is not None:
             outcome = Outcome(Status.REFUSED, name, message=reason)
-            return await self._done(
+            return await self.audit(
                 session, name, digest, started, Decision.REFUSED, outcome, proposal_id=proposal_id
             )
         assert proposal is not None
@@ -404,17 +448,17 @@ class Gateway:
             expected=ProposalStatus.PENDING,
         ):
             outcome = Outcome(Status.REFUSED, name, message="This proposal is being confirmed.")
-            return await self._done(
+            return await self.audit(
                 session, name, digest, started, Decision.REFUSED, outcome, proposal_id=proposal_id
             )
         outcome = Outcome(Status.OK, name, message="Rejected: nothing was written.")
-        return await self._done(
+        return await self.audit(
             session, name, digest, started, Decision.REJECTED, outcome, proposal_id=proposal_id
         )
 
     # ------------------------------------------------------------ audit
 
-    async def _done(
+    async def audit(
         self,
         session: Session,
         tool: str,

@@ -14,7 +14,7 @@ from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from erp_agent.runtime import Runtime
-from erp_agent.server import settings_store
+from erp_agent.server import recovery, settings_store
 from erp_agent.server.db import ServerDB
 from erp_agent.server.metrics import Metrics
 from erp_agent.server.middleware import MetricsMiddleware, SecurityHeaders
@@ -85,7 +85,9 @@ def create_app(
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         await state.db.create()
         await settings_store.load(state)
+        recovering = asyncio.create_task(recovery.keep_recovering(state))
         yield
+        recovering.cancel()
         if state.running:  # let turns in flight finish and save their state
             await asyncio.wait(state.running, timeout=SHUTDOWN_GRACE_SECONDS)
         await state.db.close()

@@ -146,6 +146,22 @@ class ServerDB:
         row.created_at, row.expires_at = _utc(row.created_at), _utc(row.expires_at)
         return row
 
+    async def session_by_id(self, session_id: str) -> WebSession | None:
+        """The newest web session with this gateway session id (reconciliation runs as it)."""
+        query = (
+            select(web_sessions)
+            .where(web_sessions.c.session_id == session_id)
+            .order_by(web_sessions.c.expires_at.desc())
+            .limit(1)
+        )
+        async with self.engine.connect() as conn:
+            found = (await conn.execute(query)).mappings().first()
+        if found is None:
+            return None
+        row = WebSession(**dict(found))
+        row.created_at, row.expires_at = _utc(row.created_at), _utc(row.expires_at)
+        return row
+
     async def delete_session(self, token_hash: str) -> None:
         async with self.engine.begin() as conn:
             await conn.execute(delete(web_sessions).where(web_sessions.c.token_hash == token_hash))

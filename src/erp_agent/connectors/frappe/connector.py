@@ -230,6 +230,29 @@ class ERPNextConnector(Connector):
             return None
         return RecordVersion(str(rows[0]["modified"]), int(rows[0].get("docstatus") or 0))
 
+    async def created_by(
+        self,
+        cred: Credential,
+        entity: str,
+        owner: str,
+        *,
+        after: str | None = None,
+        newest_first: bool = False,
+        limit: int = 20,
+    ) -> builtins.list[Record]:
+        # owner and creation are standard columns Frappe stores with every document.
+        emap = self.map(entity)
+        filters: builtins.list[builtins.list[Any]] = [["owner", "=", owner]]
+        if after is not None:
+            filters.append(["creation", ">", after])
+        natives = sorted({"name", "creation", *self._scalar_natives(emap, None)})
+        direction = "desc" if newest_first else "asc"
+        rows = await self.client.get_list(
+            cred, emap.doctype, fields=natives, filters=filters,
+            order_by=f"creation {direction}, name {direction}", page_length=limit,
+        )  # fmt: skip
+        return emap.rows_to_canonical(rows)
+
     async def _check_version(
         self, cred: Credential, entity: str, record_id: str, modified: str | None
     ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from typing import Any
 
@@ -9,12 +10,14 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, Field
 
 from erp_agent.errors import (
+    ErpAgentError,
     ErpAuthenticationError,
     ErpBadResponse,
     ErpRefusal,
     ErpUnavailable,
     SignInThrottled,
 )
+from erp_agent.server.recovery import settle_proposals
 from erp_agent.server.routes._deps import ADMIN_ROLE, State, User
 from erp_agent.server.security import (
     CSRF_COOKIE,
@@ -92,6 +95,9 @@ async def sign_in(
     now = dt.datetime.now(dt.UTC)
     await state.db.purge_expired(now)
     await state.db.save_session(web_session_row(session, token, csrf_token, state.vault, now))
+    # Confirms of this user that a crash interrupted, whose own session has ended since.
+    with contextlib.suppress(ErpAgentError):  # never a reason to refuse the sign-in
+        await settle_proposals(state, session)
     response.set_cookie(
         SESSION_COOKIE,
         token,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, Field
 
 from erp_agent.gateway.outcome import Outcome, Status
+from erp_agent.gateway.proposals import proposal_view
 from erp_agent.server.routes._deps import State, User
 from erp_agent.server.state import ServerState
+from erp_agent.store.models import Proposal, ProposalStatus
 
 router = APIRouter(prefix="/api/proposals", tags=["proposals"])
 
@@ -26,6 +28,35 @@ def _view(state: ServerState, outcome: Outcome) -> dict[str, Any]:
     if outcome.ok and tool is not None and tool.entity and isinstance(outcome.data, dict):
         out["link"] = state.runtime.connector.link(tool.entity, outcome.data)
     return out
+
+
+def _stored(proposal: Proposal) -> dict[str, Any]:
+    view = proposal_view(proposal)
+    view["error"] = proposal.error
+    view["result"] = proposal.result
+    return view
+
+
+@router.get("", summary="Your proposals, newest first; optionally one conversation's")
+async def list_proposals(
+    user: User,
+    state: State,
+    conversation_id: str | None = None,
+    status: ProposalStatus | None = None,
+    limit: int = Query(50, ge=1, le=500),
+) -> dict[str, Any]:
+    found = await state.runtime.store.list_proposals(
+        user=user.session.user, status=status, conversation_id=conversation_id, limit=limit
+    )
+    return {"proposals": [_stored(p) for p in found]}
+
+
+@router.get("/{proposal_id}", summary="One of your proposals: its state, result or error")
+async def get_proposal(proposal_id: str, user: User, state: State) -> dict[str, Any]:
+    proposal = await state.runtime.store.get_proposal(proposal_id)
+    if proposal is None or proposal.user != user.session.user:
+        raise HTTPException(404, f"There is no proposal {proposal_id} of yours.")
+    return _stored(proposal)
 
 
 @router.post("/{proposal_id}/confirm", summary="Execute the proposal exactly as shown")
