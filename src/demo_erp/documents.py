@@ -277,12 +277,16 @@ def _validate_mandatory(meta: DocType, doc: Doc) -> None:
 
 def _validate_links(ctx: Ctx, meta: DocType, doc: Doc, row_label: str = "") -> None:
     for f in meta.fields:
-        if f.fieldtype != "Link":
+        if f.fieldtype not in ("Link", "Dynamic Link"):
             continue
         value = doc.get(f.fieldname)
         if value in (None, ""):
             continue
-        target = require_meta(f.options)
+        # A Dynamic Link's target DocType is the value of the field its options name.
+        target_name = doc.get(f.options) if f.fieldtype == "Dynamic Link" else f.options
+        if not target_name or get_meta(str(target_name)) is None:
+            raise LinkValidationError(f"{row_label}{f.label}: {target_name} is not a DocType")
+        target = require_meta(str(target_name))
         sql = f'select docstatus from "{target.table_name}" where name = ?'
         row = ctx.conn.execute(sql, (value,)).fetchone()
         if row is None:

@@ -185,6 +185,8 @@ def parse_field(fieldname: str, spec: str) -> DocField:
             kwargs["length"] = int(flag.split("=", 1)[1])
         elif flag.startswith("perm"):
             kwargs["permlevel"] = int(flag[4:])
+        elif flag.startswith("label="):
+            kwargs["label"] = flag.split("=", 1)[1].replace("_", " ")
         else:
             key = {
                 "reqd": "reqd",
@@ -200,7 +202,8 @@ def parse_field(fieldname: str, spec: str) -> DocField:
             kwargs[key] = True
     if "length" not in kwargs and fieldtype == "Data":
         kwargs["length"] = 140
-    return DocField(fieldname, fieldtype, _label(fieldname), options, **kwargs)
+    label = kwargs.pop("label", None) or _label(fieldname)
+    return DocField(fieldname, fieldtype, label, options, **kwargs)
 
 
 def _parse_perms(raw: dict[str, str]) -> tuple[DocPerm, ...]:
@@ -249,6 +252,8 @@ def all_doctypes() -> dict[str, DocType]:
         for f in doctype.fields:
             if f.fieldtype in ("Link", "Table") and f.options not in found:
                 raise ValueError(f"{doctype.name}.{f.fieldname} points at unknown {f.options!r}")
+            if f.fieldtype == "Dynamic Link" and doctype.get_field(f.options) is None:
+                raise ValueError(f"{doctype.name}.{f.fieldname} names no field {f.options!r}")
     return found
 
 

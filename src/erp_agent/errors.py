@@ -14,7 +14,7 @@ Catch ``ErpAgentError`` to catch everything the package raises on purpose.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 
 class ErpAgentError(Exception):
@@ -171,6 +171,20 @@ class ToolInputError(ToolError):
 class DocumentUnreadable(ToolInputError):
     """A scanned file cannot be turned into a draft: not a PDF or image, encrypted, over the
     size or page limit, or no text could be read. The message tells the user what to send."""
+
+
+class NeedsChoice(ToolInputError):
+    """The input names several records the user could mean: they pick one.
+
+    ``options`` are ``{"label", "value"}`` pairs (the value is the record's id), the shape of
+    the response's ``choices`` block.
+    """
+
+    def __init__(self, question: str, options: Sequence[Mapping[str, str]]) -> None:
+        self.question = question
+        self.options = [dict(o) for o in options]
+        listed = "; ".join(f"{o['label']}" for o in self.options)
+        super().__init__(f"{question} Options: {listed}. Nothing was prepared.")
 
 
 class ErpRefusal(ErpError):

@@ -27,7 +27,7 @@ STANDARD_FIELDS = {
 
 # Native field types a canonical type may be stored in.
 COMPATIBLE = {
-    FieldType.STRING: {"Data", "Link", "Select", "Small Text"},
+    FieldType.STRING: {"Data", "Link", "Dynamic Link", "Select", "Small Text"},
     FieldType.TEXT: {"Small Text", "Text", "Long Text", "Code", "Data"},
     FieldType.INTEGER: {"Int"},
     FieldType.NUMBER: {"Float", "Int"},

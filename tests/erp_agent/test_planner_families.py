@@ -186,17 +186,26 @@ async def test_writes_become_proposals(agent: Agent, demo_erp: DemoERP) -> None:
     assert approve.calls[-1]["arguments"] == {"id": po, "action": "Approve"}
     assert approve.outcome == "proposal"
     assert "confirm" in approve.text
-    [(item, rate)] = sql(
-        demo_erp, "select name, standard_rate from tabItem where standard_rate > 0 limit 1"
+    # A customer of the manager's own branch; the rate is the ERP's: Item Price in that
+    # customer's price list, not the item's standard rate.
+    [(customer, item, rate)] = sql(
+        demo_erp,
+        "select c.name, ip.item_code, ip.price_list_rate from `tabItem Price` ip join "
+        "tabCustomer c on c.default_price_list = ip.price_list where c.branch = 'Kisumu' "
+        "order by c.name, ip.item_code limit 1",
     )
     quote = await agent.ask(
-        f"Create a quotation for Acme Ltd for 20 units of {item}", "kisumu.manager@demo.local"
+        f"Create a quotation for {customer} for 20 units of {item}", "kisumu.manager@demo.local"
     )
     create = next(c for c in quote.calls if c["name"] == "quotation.create")["arguments"]
-    assert create["party"] == "Acme Ltd"
     assert create["company"] == "Savanna Trading Ltd"
-    assert create["items"] == [{"item": item, "qty": 20.0, "rate": rate}]
+    assert create["items"] == [{"item": item, "qty": 20.0}]
     assert quote.outcome == "proposal"
+    proposal = next(b for b in quote.blocks if b["type"] == "proposal")
+    assert proposal["payload"]["party"] == customer  # resolved to the record, as the ERP names it
+    assert [(r["item"], r["qty"], r["rate"]) for r in proposal["payload"]["items"]] == [
+        (item, 20.0, rate)
+    ]
     [(lead,)] = sql(
         demo_erp, "select name from tabLead where qualification_status != 'Qualified' limit 1"
     )

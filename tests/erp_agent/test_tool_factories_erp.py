@@ -158,9 +158,16 @@ async def test_create_prepares_the_document_and_execute_creates_it(
     assert tool.prepare is not None
     assert tool.execute is not None
     change = await tool.prepare(ctx, args)
-    assert change.payload == args
-    assert change.document == args
-    assert change.summary == f"Create Quotation for {args['party']} (2 items)"
+    # The user's values are kept; the ERP adds what its form would (UOM, price list, taxes).
+    assert {k: change.payload[k] for k in args if k != "items"} == {
+        k: v for k, v in args.items() if k != "items"
+    }
+    assert [
+        {k: line[k] for k in ("item", "qty", "rate")} for line in change.payload["items"]
+    ] == args["items"]
+    assert change.document is not None
+    assert change.document["customer_name"] == args["party"]
+    assert change.summary.startswith(f"Create Quotation for {args['party']}: ")
     created = await tool.execute(ctx, change.payload)
     stored = raw(
         demo_erp, "select party_name, docstatus from tabQuotation where name = ?", created["id"]

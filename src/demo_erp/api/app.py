@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import html
 import json
 import threading
 import urllib.parse
@@ -13,10 +14,14 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from demo_erp import auth, db, documents, query
+from demo_erp.api import (
+    desk,
+    erpnext_methods,  # noqa: F401 - registers ERPNext's form helpers
+)
 from demo_erp.api.methods import METHODS, doctype_bundle, list_args
 from demo_erp.api.responses import FrappeJSON, error_response, no_nulls, unexpected_error
 from demo_erp.context import ADMINISTRATOR, GUEST, Ctx, Settings, as_user
@@ -296,7 +301,15 @@ def create_app(settings: Settings) -> Starlette:
 
         return await run_in_threadpool(run)
 
+    async def desk_document(request: Request) -> Response:
+        return await run_in_threadpool(_desk_document, state, request)
+
+    async def login_page(request: Request) -> Response:
+        return HTMLResponse(desk.login_page(request.query_params.get("redirect-to")))
+
     routes = [
+        Route("/app/{slug}/{name:path}", desk_document, methods=["GET"]),
+        Route("/login", login_page, methods=["GET"]),
         Route("/api/v2/doctype/{doctype}/meta", v2_meta, methods=["GET"]),
         Route("/api/{rest:path}", endpoint, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
     ]
@@ -322,3 +335,27 @@ def _dispatch(
         return error_response(exc, trace)
     except Exception as exc:  # Frappe turns anything else into a 500 body
         return unexpected_error(exc, trace)
+
+
+def _desk_document(state: DemoERP, request: Request) -> Response:
+    """The desk page of one document, for a signed-in user allowed to read it (else why not)."""
+    meta = desk.doctype_for_slug(request.path_params["slug"])
+    name = urllib.parse.unquote(request.path_params["name"])
+    if meta is None:
+        return HTMLResponse(desk.message_page("Not found", "Page not found"), status_code=404)
+    try:
+        user, _ = _authenticate(state, request, {})
+    except FrappeError:
+        user = GUEST
+    if user == GUEST:
+        target = urllib.parse.quote(request.url.path, safe="/")
+        return RedirectResponse(f"/login?redirect-to={target}", status_code=302)
+    try:
+        doc = documents.get(_ctx(state, user), meta.name, name)
+    except DoesNotExistError:
+        text = f"{meta.name} {html.escape(name)} not found"
+        return HTMLResponse(desk.message_page("Not found", text, user), status_code=404)
+    except PermissionError as exc:
+        text = html.escape(exc.message or exc.error_message or f"No permission for {meta.name}")
+        return HTMLResponse(desk.message_page("Not permitted", text, user), status_code=403)
+    return HTMLResponse(desk.document_page(meta, doc, user))

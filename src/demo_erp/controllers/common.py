@@ -179,7 +179,11 @@ def calculate_totals(ctx: Ctx, doc: Doc, company: dict[str, Any]) -> None:
     set_if_field(doc, "total_qty", flt(total_qty, 6))
     set_if_field(doc, "net_total", net_total)
     tax = 0.0
-    if has_field(doc["doctype"], "total_taxes_and_charges"):
+    if doc.get("taxes"):
+        tax = calculate_tax_rows(doc["taxes"], net_total)
+        doc["total_taxes_and_charges"] = tax
+    elif has_field(doc["doctype"], "total_taxes_and_charges"):
+        # No taxes table: the company's one VAT rate, as the seeded history was written.
         tax = flt(net_total * flt(company.get("tax_rate"), 6) / 100)
         doc["total_taxes_and_charges"] = tax
     grand_total = flt(net_total + tax)
@@ -191,6 +195,54 @@ def calculate_totals(ctx: Ctx, doc: Doc, company: dict[str, Any]) -> None:
     set_if_field(doc, "base_grand_total", flt(grand_total * conversion_rate))
     # ERPNext rounds to the currency's whole unit unless rounding is disabled.
     set_if_field(doc, "rounded_total", float(round(grand_total)))
+
+
+def calculate_tax_rows(rows: list[Doc], net_total: float) -> float:
+    """Each tax row's amount and running total by its charge type; returns the taxes' sum."""
+    running, previous_amount, previous_total = net_total, 0.0, net_total
+    for row in rows:
+        kind = row.get("charge_type") or "On Net Total"
+        rate = flt(row.get("rate"), 6)
+        if kind == "Actual":
+            amount = flt(row.get("tax_amount"))
+        elif kind == "On Previous Row Amount":
+            amount = flt(previous_amount * rate / 100)
+        elif kind == "On Previous Row Total":
+            amount = flt(previous_total * rate / 100)
+        else:
+            amount = flt(net_total * rate / 100)
+        running = flt(running + amount)
+        row["tax_amount"], row["total"] = amount, running
+        previous_amount, previous_total = amount, running
+    return flt(running - net_total)
+
+
+def set_taxes_from_template(ctx: Ctx, doc: Doc) -> None:
+    """ERPNext's set_missing_values: a named template with no taxes rows fills them."""
+    template = doc.get("taxes_and_charges")
+    if not template or doc.get("taxes"):
+        return
+    child = (
+        "Sales Taxes and Charges"
+        if doc["doctype"] in SALES_DOCTYPES
+        else "Purchase Taxes and Charges"
+    )
+    rows = ctx.conn.execute(
+        f'select charge_type, account_head, description, rate, tax_amount from "tab{child}" '
+        "where parent = ? and parentfield = 'taxes' order by idx",
+        (template,),
+    ).fetchall()
+    doc["taxes"] = [{**dict(r), "idx": i + 1} for i, r in enumerate(rows)]
+
+
+def set_price_list(ctx: Ctx, doc: Doc, party_type: str, party: dict[str, Any]) -> None:
+    """The party's default price list when the document names none (ERPNext's party details)."""
+    field = "selling_price_list" if party_type == "Customer" else "buying_price_list"
+    if has_field(doc["doctype"], field) and not doc.get(field) and party.get("default_price_list"):
+        doc[field] = party["default_price_list"]
+
+
+SALES_DOCTYPES = frozenset({"Quotation", "Sales Order", "Delivery Note", "Sales Invoice"})
 
 
 def set_currency(doc: Doc, company: dict[str, Any]) -> None:
@@ -216,6 +268,8 @@ def prepare_transaction(
             for fieldname in ("territory", "customer_group"):
                 if has_field(doc["doctype"], fieldname) and not doc.get(fieldname):
                     doc[fieldname] = party.get(fieldname)
+            set_price_list(ctx, doc, party_type, party)
+    set_taxes_from_template(ctx, doc)
     fetch_item_names(ctx, doc.get("items") or [])
     calculate_totals(ctx, doc, company)
     return company

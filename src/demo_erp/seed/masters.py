@@ -194,7 +194,30 @@ def setup(s: Seeder) -> None:
                     "buying": int(side == "Buying"),
                 },
             )
+        tax_templates(s, company)
         warehouses(s, company)
+
+
+def tax_templates(s: Seeder, company: CompanyInfo) -> None:
+    """The company's default VAT templates, which new transactions take their taxes from."""
+    for side in ("Sales", "Purchase"):
+        rate = f"{company.tax_rate:g}"
+        s.insert(
+            f"{side} Taxes and Charges Template",
+            {
+                "title": f"{company.country} VAT {rate}% ({side}) - {company.abbr}",
+                "company": company.name,
+                "is_default": 1,
+                "taxes": [
+                    {
+                        "charge_type": "On Net Total",
+                        "account_head": company.acc("VAT"),
+                        "description": f"VAT {rate}%",
+                        "rate": company.tax_rate,
+                    }
+                ],
+            },
+        )
 
 
 def warehouses(s: Seeder, company: CompanyInfo) -> None:
@@ -302,6 +325,7 @@ def customers(s: Seeder) -> None:
                 "customer_group": group,
                 "territory": branch.territory,
                 "default_currency": company.currency,
+                "default_price_list": f"Standard Selling {company.currency}",
                 "tax_id": tax_id,
                 "email_id": _email(name, "co.ke" if kenyan else "com"),
                 "mobile_no": _phone(s, kenyan),
@@ -368,6 +392,7 @@ def suppliers(s: Seeder) -> None:
                     "supplier_group": group,
                     "country": company.country,
                     "default_currency": company.currency,
+                    "default_price_list": f"Standard Buying {company.currency}",
                     "payment_terms_days": terms,
                     "email_id": _email(name, "co.ke" if company.currency == "KES" else "com"),
                     # Only occasional suppliers (not the main ones, see buying.setup) are held.

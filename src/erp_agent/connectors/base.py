@@ -102,6 +102,24 @@ class ChangeSet:
     complete: bool
 
 
+@dataclass
+class FilledDocument:
+    """A new document completed by the ERP the way its own form completes it.
+
+    ``payload`` is what will be sent on create (the user's values plus the rates, UOMs, price
+    list, currency and tax rows the ERP supplied); ``document`` adds what a person reads
+    (item names, line amounts, tax amounts and totals computed from those ERP values).
+    ``notes`` say what the ERP could not fill, e.g. a line with no price in the price list.
+    """
+
+    payload: Record
+    document: Record
+    notes: list[str] = field(default_factory=list)
+    unpriced: list[int] = field(default_factory=list)  # indexes of lines without a rate
+    price_list: str | None = None
+    currency: str | None = None
+
+
 class Connector(ABC):
     """One system of record. Implementations map canonical names to native ones."""
 
@@ -228,6 +246,16 @@ class Connector(ABC):
     @abstractmethod
     def link(self, entity: str, record: Mapping[str, Any]) -> str | None:
         """The URL of the record's page in the ERP."""
+
+    async def fill_document(
+        self, cred: Credential, entity: str, values: Mapping[str, Any]
+    ) -> FilledDocument | None:
+        """Complete a new document as the ERP's form would (prices, UOMs, taxes), as the user.
+
+        Optional: None means this system of record offers no such helpers for ``entity``, and
+        the values stand as given.
+        """
+        return None
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook; most connectors hold no pool
         """Release connections."""

@@ -18,7 +18,14 @@ import jsonschema
 
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.base import Connector
-from erp_agent.errors import ErpAgentError, ErpRefusal, ErpUnavailable, Refusal, ToolInputError
+from erp_agent.errors import (
+    ErpAgentError,
+    ErpRefusal,
+    ErpUnavailable,
+    NeedsChoice,
+    Refusal,
+    ToolInputError,
+)
 from erp_agent.gateway import reconcile
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.proposals import (
@@ -131,6 +138,12 @@ class Gateway:
             return await self.audit(
                 session, name, digest, started, Decision.ERP_REFUSED, outcome, exc.refusal.message
             )
+        except NeedsChoice as exc:
+            choices = {"type": "choices", "question": exc.question, "options": exc.options}
+            outcome = Outcome(
+                Status.INVALID, name, errors=[str(exc)], message=str(exc), choices=choices
+            )
+            return await self.audit(session, name, digest, started, Decision.INVALID, outcome)
         except ToolInputError as exc:
             outcome = Outcome(Status.INVALID, name, errors=[str(exc)], message=str(exc))
             return await self.audit(session, name, digest, started, Decision.INVALID, outcome)

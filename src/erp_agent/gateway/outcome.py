@@ -25,6 +25,8 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     refusal: dict[str, Any] | None = None
     proposal: dict[str, Any] | None = None
+    # A question for the user with the records they may mean: {"question", "options"}.
+    choices: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -41,4 +43,6 @@ class Outcome:
             out["erp_refusal"] = self.refusal
         if self.proposal:
             out["proposal"] = self.proposal
+        if self.choices:
+            out["choices"] = self.choices
         return out

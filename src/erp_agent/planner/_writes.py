@@ -172,32 +172,12 @@ def _item_rows(
         if qty is None:
             return None, _text(f"How many of {code}? Give a quantity.")
         row: dict[str, Any] = {"item": code, "qty": qty}
-        if needs_rate:
-            price = re.search(r"(?:at|@)\s*(?:[A-Za-z$€£]{0,4}\s?)?(\d[\d,]*(?:\.\d+)?)", text)
-            if price:
-                row["rate"] = float(to_number(price.group(1)))
-            elif ctx.has("item.get"):
-                r = ctx.result("item.get", {"id": code})
-                if r is None:
-                    return None, _call("item.get", {"id": code})
-                if not r.ok:
-                    return None, _failed(r)
-                data = r.data if isinstance(r.data, dict) else {}
-                rate = data.get("standard_rate")
-                if not isinstance(rate, (int, float)) or not rate:
-                    return None, _text(
-                        f"{code} has no standard selling rate; at what rate should I quote it?"
-                    )
-                row["rate"] = rate
-            elif (
-                ctx.has("tools.search")
-                and ctx.result("tools.search", {"query": "item get"}) is None
-            ):
-                # Enable item.get (a permitted tool routing did not offer) to read the price.
-                return None, _call("tools.search", {"query": "item get"})
-            else:
-                return None, _text(
-                    f"At what rate should I quote {code}? (e.g. 'at {fmt(1500)} each')"
-                )
+        # A rate only when the user gave one; otherwise the ERP prices the line from the
+        # party's price list when the proposal is prepared (never the item's standard rate).
+        price = re.search(r"(?:at|@)\s*(?:[A-Za-z$€£]{0,4}\s?)?(\d[\d,]*(?:\.\d+)?)", text)
+        if price and "rate" in row_fields:
+            row["rate"] = float(to_number(price.group(1)))
+        elif needs_rate:
+            return None, _text(f"At what rate should I quote {code}? (e.g. 'at {fmt(1500)} each')")
         rows.append({k: v for k, v in row.items() if k in row_fields})
     return rows, None

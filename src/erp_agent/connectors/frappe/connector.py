@@ -15,6 +15,7 @@ from erp_agent.connectors.base import (
     ChangeSet,
     Connector,
     FieldInfo,
+    FilledDocument,
     Page,
     Record,
     RecordVersion,
@@ -23,7 +24,7 @@ from erp_agent.connectors.base import (
     WorkflowInfo,
 )
 from erp_agent.connectors.credentials import Credential
-from erp_agent.connectors.frappe import aggregates
+from erp_agent.connectors.frappe import aggregates, filling
 from erp_agent.connectors.frappe.client import FrappeClient
 from erp_agent.connectors.frappe.errors import stale_refusal
 from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter, Op
@@ -170,6 +171,14 @@ class ERPNextConnector(Connector):
         return emap.to_canonical(
             await self.client.insert(cred, emap.doctype, emap.to_native(values))
         )
+
+    async def fill_document(
+        self, cred: Credential, entity: str, values: Mapping[str, Any]
+    ) -> FilledDocument | None:
+        emap = self.map(entity)
+        if not filling.fillable(emap.doctype):
+            return None
+        return await filling.fill(self.client, cred, emap, values)
 
     async def update(
         self,

@@ -25,7 +25,7 @@ from erp_agent.tools.base import (
     Tool,
     ToolContext,
 )
-from erp_agent.tools.factories import _records, _text
+from erp_agent.tools.factories import _creating, _records, _text
 from erp_agent.tools.factories import filters as grammar
 from erp_agent.tools.factories.schemas import (
     Schema,
@@ -167,12 +167,7 @@ def _aggregate(entity: Entity) -> ReadHandler:
 
 def _create(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
     async def prepare(ctx: ToolContext, args: Args) -> Change:
-        values = dict(args)
-        return Change(
-            payload=values,
-            summary=_records.creation_summary(entity, values),
-            document=dict(values),
-        )
+        return await _creating.prepare_create(ctx, entity, args)
 
     async def execute(ctx: ToolContext, payload: Args) -> dict[str, Any]:
         return await ctx.connector.create(ctx.session.credential, entity.name, payload)
