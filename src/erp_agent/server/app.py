@@ -17,7 +17,7 @@ from erp_agent.runtime import Runtime
 from erp_agent.server import recovery, settings_store
 from erp_agent.server.db import ServerDB
 from erp_agent.server.metrics import Metrics
-from erp_agent.server.middleware import MetricsMiddleware, SecurityHeaders
+from erp_agent.server.middleware import CleanJSONBodies, MetricsMiddleware, SecurityHeaders
 from erp_agent.server.models import ModelProvider
 from erp_agent.server.routes import (
     admin,
@@ -104,6 +104,7 @@ def create_app(
         auth, chat, conversations, documents, proposals, results, feedback, admin, ops,
     ):  # fmt: skip
         app.include_router(module.router)
+    app.add_middleware(CleanJSONBodies)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

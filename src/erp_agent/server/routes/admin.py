@@ -95,7 +95,9 @@ async def put_tenant(body: Tenant, _: Admin, state: State) -> dict[str, bool]:
 
 class Budget(BaseModel):
     org: str = Field(min_length=1, max_length=200)
-    tokens: int | None = Field(None, gt=0, description="Tokens per month; null removes it.")
+    tokens: int | None = Field(
+        None, gt=0, le=10**15, description="Tokens per month; null removes it."
+    )
 
 
 async def _budgets(state: State) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Query
 
 from erp_agent.server.blocks import for_web
 from erp_agent.server.routes._deps import State, User
@@ -14,8 +14,10 @@ router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
 
 @router.get("", summary="Your conversations, newest first")
-async def list_conversations(user: User, state: State, limit: int = 50) -> list[dict[str, Any]]:
-    found = await state.runtime.store.list_conversations(user.session.user, limit=min(limit, 200))
+async def list_conversations(
+    user: User, state: State, limit: int = Query(50, ge=1, le=200)
+) -> list[dict[str, Any]]:
+    found = await state.runtime.store.list_conversations(user.session.user, limit=limit)
     return [{"id": c.id, "title": c.title, "updated_at": c.updated_at.isoformat()} for c in found]
 
 

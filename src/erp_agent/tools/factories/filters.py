@@ -154,8 +154,29 @@ def parse_filters(entity: Entity, raw: Iterable[Mapping[str, Any]]) -> list[Filt
             raise ToolInputError(
                 f"filter on {name} with {op.value!r} takes one value; use 'in' for a list"
             )
+        _check_size(name, value)
         out.append(Filter(name, op, value))
     return out
+
+
+MAX_FILTER_TEXT = 1000  # characters in one compared value: longer is no ERP value to match
+MAX_FILTER_VALUES = 10_000  # values in one "in" list (sent to the ERP in a POST body)
+
+
+def _check_size(name: str, value: Any) -> None:
+    """Refuse values no ERP filter can mean, in words the model can act on."""
+    values = value if isinstance(value, list) else [value]
+    if len(values) > MAX_FILTER_VALUES:
+        raise ToolInputError(
+            f"filter on {name} lists {len(values):,} values; at most {MAX_FILTER_VALUES:,} "
+            "are accepted: filter on a wider condition (a group, a date range) instead"
+        )
+    for item in values:
+        if isinstance(item, str) and len(item) > MAX_FILTER_TEXT:
+            raise ToolInputError(
+                f"filter on {name}: a value of {len(item):,} characters is longer than the "
+                f"{MAX_FILTER_TEXT:,} accepted; compare a shorter part of it (op 'like' with %…%)"
+            )
 
 
 def parse_order_by(raw: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
