@@ -17,7 +17,7 @@ from erp_agent.cli._common import console, err_console
 from erp_agent.config import ModelSettings, load_settings
 from erp_agent.errors import ErpAgentError
 from erp_agent.evals import load_suites, run_suites
-from erp_agent.evals.report import failures, table, to_json
+from erp_agent.evals.report import failures, families, table, to_json
 from erp_agent.evals.runner import EvalRun
 from erp_agent.models.base import ChatModel
 from erp_agent.planner import OfflinePlanner
@@ -85,6 +85,9 @@ def command(
         print(to_json(run))
     else:
         console.print(table(run))
+        per_family = families(run)
+        if per_family is not None:
+            console.print(per_family)
         failures(run, console)
     if not run.ok:
         raise typer.Exit(1)

@@ -45,6 +45,27 @@ def table(run: EvalRun) -> Table:
     return out
 
 
+def families(run: EvalRun) -> Table | None:
+    """Accuracy per question family, for suites whose cases name one (None when none do)."""
+    rows = [
+        (s.name, key.removeprefix("accuracy[").removesuffix("]"), value)
+        for s in run.suites
+        for key, value in s.metrics.items()
+        if key.startswith("accuracy[")
+    ]
+    if not rows:
+        return None
+    out = Table(title="accuracy per family")
+    for column in ("suite", "family", "cases", "accuracy"):
+        out.add_column(column, justify="right" if column in ("cases", "accuracy") else "left")
+    for suite_name, family, value in rows:
+        suite = next(s for s in run.suites if s.name == suite_name)
+        count = sum(1 for c in suite.cases if c.family == family)
+        style = "green" if value is not None and value >= 0.95 else "red"
+        out.add_row(suite_name, family, str(count), f"[{style}]{_cell(value)}[/]")
+    return out
+
+
 def failures(run: EvalRun, console: Console, limit: int = 20) -> None:
     shown = 0
     for s in run.suites:

@@ -15,7 +15,7 @@ from typing import Any
 
 from erp_agent.engine.turn import EngineSettings
 from erp_agent.evals import score
-from erp_agent.evals.spec import Case, Suite
+from erp_agent.evals.spec import Case, Expect, Suite, Turn
 from erp_agent.evals.truth import ErpTruth, resolve
 from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
@@ -42,6 +42,7 @@ class CaseResult:
     latency_ms: float = 0.0
     recall: float | None = None
     error: str | None = None
+    family: str = ""
 
 
 @dataclass
@@ -129,7 +130,7 @@ async def _run_all(
                     )
             except Exception as exc:  # one broken case must not hide the others' scores
                 cases.append(CaseResult(suite.name, case.id, case.question, case.user, False, False,
-                                        error=f"{type(exc).__name__}: {exc}"))  # fmt: skip
+                                        error=f"{type(exc).__name__}: {exc}", family=case.family))  # fmt: skip
         results.append(_summarise(suite, cases))
     return results
 
@@ -158,7 +159,7 @@ async def _turn_case(
     picked = await truth.pick(case.pick, admin) if case.pick else None
     if case.pick and picked is None:
         return CaseResult(suite.name, case.id, case.question, case.user, False, False,
-                          error="the pick found no document in this ERP")  # fmt: skip
+                          error="the pick found no document in this ERP", family=case.family)  # fmt: skip
     restore: tuple[str, str, str, Any] | None = None
     if case.edit and case.pick and picked:
         doctype, name, field_name = case.pick.doctype, str(picked["name"]), case.edit.field
@@ -166,33 +167,75 @@ async def _turn_case(
         new = round(float(old) + case.edit.add, 2)
         await truth.set_value(admin, doctype, name, field_name, new)
         restore = (doctype, name, field_name, old)
-    question = case.question.format(**({"pick": _Attr(picked)} if picked else {}))
     try:
-        started = time.perf_counter()
-        response = await engine.run_turn(session, question)
-        latency = _ms(started)
-        turns = await runtime.store.turns(response.conversation_id)
-        sources = score.tool_sources(turns[-1].state.get("messages", []) if turns else [])
-        answer = score.plain(
-            "\n".join(b.get("markdown", "") for b in response.blocks if b.get("type") == "text")
-        )
-        checks = await _checks(case, suite, truth, admin, picked, answer,
-                               [c["name"] for c in response.tools_called])  # fmt: skip
-        recall = None
-        if case.expect.recall_id and any(
-            c["name"].endswith(".search") for c in response.tools_called
-        ):
-            wanted = str(resolve(case.expect.recall_id, truth.today, picked))
-            recall = 1.0 if wanted in score.search_ids(sources, suite.recall_k) else 0.0
-        is_grounded = score.grounded(answer, sources, question)
-        return CaseResult(
-            suite.name, case.id, question, case.user, all(checks.values()), is_grounded, checks,
-            answer, [c["name"] for c in response.tools_called], response.usage.prompt_tokens,
-            latency, recall,
-        )  # fmt: skip
+        return await _conversation(runtime, engine, truth, session, suite, case, admin, picked)
     finally:
         if restore is not None:
             await truth.set_value(admin, *restore)
+
+
+async def _conversation(
+    runtime: Runtime, engine: Any, truth: ErpTruth, session: Session, suite: Suite, case: Case,
+    admin: str, picked: dict[str, Any] | None,
+) -> CaseResult:  # fmt: skip
+    """The case's question, then each follow-up in the same conversation. Checks of a later
+    turn are prefixed ``turnN:``; the case passes when every turn does, and is grounded when
+    every answer is."""
+    question = _fill(case.question, picked)
+    steps: list[tuple[str | Turn, Expect]] = [(question, case.expect)]
+    steps += [(turn, turn.expect) for turn in case.then]
+    checks: dict[str, bool] = {}
+    answers: list[str] = []
+    tools: list[str] = []
+    grounded, tokens, latency, recall = True, 0, 0.0, None
+    conversation_id: str | None = None
+    blocks: list[dict[str, Any]] = []
+    for n, (step, expect) in enumerate(steps):
+        prefix = f"turn{n + 1}:" if n else ""
+        message = step if isinstance(step, str) else _reply(step, blocks, picked)
+        if message is None:
+            checks[f"{prefix}choice"] = False  # the option to click was not offered
+            break
+        started = time.perf_counter()
+        response = await engine.run_turn(session, message, conversation_id=conversation_id)
+        latency += _ms(started)
+        conversation_id, blocks = response.conversation_id, response.blocks
+        stored = await runtime.store.turns(conversation_id)
+        sources = score.tool_sources(stored[-1].state.get("messages", []) if stored else [])
+        answer = score.answer_text(blocks)
+        called = [c["name"] for c in response.tools_called]
+        found = await _checks(expect, case.user, truth, admin, picked, answer, called, blocks)
+        checks |= {prefix + key: ok for key, ok in found.items()}
+        if n == 0 and expect.recall_id and any(t.endswith(".search") for t in called):
+            wanted = str(resolve(expect.recall_id, truth.today, picked))
+            recall = 1.0 if wanted in score.search_ids(sources, suite.recall_k) else 0.0
+        grounded = grounded and score.grounded(score.written_text(blocks), sources, message)
+        answers.append(answer)
+        tools += called
+        tokens += response.usage.prompt_tokens
+    return CaseResult(
+        suite.name, case.id, question, case.user, all(checks.values()), grounded, checks,
+        "\n---\n".join(answers), tools, tokens, round(latency, 1), recall, family=case.family,
+    )  # fmt: skip
+
+
+def _fill(template: str, picked: dict[str, Any] | None) -> str:
+    return template.format(**({"pick": _Attr(picked)} if picked else {}))
+
+
+def _reply(turn: Turn, blocks: list[dict[str, Any]], picked: dict[str, Any] | None) -> str | None:
+    """What the user sends: the typed text, or the value of the option they click (None when
+    no offered option matches). With no options offered, a choice is typed as a short reply."""
+    if turn.say is not None:
+        return _fill(turn.say, picked)
+    wanted = _fill(turn.choose or "", picked)
+    offered = [b for b in blocks if b.get("type") == "choices"]
+    if not offered:
+        return wanted
+    for option in offered[-1].get("options") or []:
+        if wanted.lower() in str(option.get("label", "")).lower():
+            return str(option.get("value"))
+    return None
 
 
 class _Attr:
@@ -203,18 +246,17 @@ class _Attr:
 
 
 async def _checks(
-    case: Case, suite: Suite, truth: ErpTruth, admin: str, picked: dict[str, Any] | None,
-    answer: str, tools: list[str],
+    exp: Expect, user: str, truth: ErpTruth, admin: str, picked: dict[str, Any] | None,
+    answer: str, tools: list[str], blocks: list[dict[str, Any]],
 ) -> dict[str, bool]:  # fmt: skip
-    exp = case.expect
     checks: dict[str, bool] = {}
     if exp.tools:
         checks["plane"] = any(t in tools for t in exp.tools)
     for i, q in enumerate(exp.figures):
-        values = await truth.figures(admin if q.as_ == "admin" else case.user, q, picked)
+        values = await truth.figures(admin if q.as_ == "admin" else user, q, picked)
         checks[f"figure{i}"] = bool(values) and all(score.figure_present(answer, v) for v in values)
     for i, q in enumerate(exp.forbid):
-        values = await truth.figures(admin if q.as_ == "admin" else case.user, q, picked)
+        values = await truth.figures(admin if q.as_ == "admin" else user, q, picked)
         leaked = [v for v in values if (isinstance(v, str) and v in answer) or
                   (not isinstance(v, str) and abs(float(v or 0)) > 12 and score.figure_present(answer, v))]  # fmt: skip
         checks[f"forbid{i}"] = not leaked
@@ -225,6 +267,13 @@ async def _checks(
         checks[f"mention{i}"] = value.lower() in answer.lower()
     if exp.no_figures:
         checks["no_figures"] = not score.states_figures(answer)
+    for i, expected in enumerate(exp.values):
+        checks[f"value{i}"] = score.figure_present(answer, expected)
+    shown = {str(b.get("type")) for b in blocks}
+    for kind in exp.blocks:
+        checks[f"block:{kind}"] = kind in shown
+    if exp.choices:
+        checks["choices"] = "choices" in shown
     return checks
 
 
@@ -241,6 +290,9 @@ def _summarise(suite: Suite, cases: list[CaseResult]) -> SuiteResult:
         "latency_ms_p95": round(latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))], 1) if latencies else 0.0,
         "cases": float(len(cases)),
     }  # fmt: skip
+    for family in sorted({c.family for c in cases if c.family}):
+        members = [c for c in cases if c.family == family]
+        metrics[f"accuracy[{family}]"] = round(sum(c.passed for c in members) / len(members), 4)
     gates: dict[str, dict[str, Any]] = {}
     for name, bound in suite.gates.items():
         ceiling = name.startswith(MAX_PREFIX)

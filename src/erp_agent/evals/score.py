@@ -20,6 +20,26 @@ def plain(markdown: str) -> str:
     return _LINK.sub(r"\1", markdown)
 
 
+def written_text(blocks: Iterable[dict[str, Any]]) -> str:
+    """The answer's sentences (text blocks), without link targets: what groundedness checks,
+    since a table is drawn from a stored tool result and the words are composed."""
+    return plain("\n".join(str(b.get("markdown", "")) for b in blocks if b.get("type") == "text"))
+
+
+def answer_text(blocks: Iterable[dict[str, Any]]) -> str:
+    """What the user reads: the text blocks and the rows of the tables shown (a figure in a
+    table is stated as much as one in a sentence), without link targets."""
+    parts: list[str] = []
+    for block in blocks:
+        if block.get("type") == "text":
+            parts.append(str(block.get("markdown", "")))
+        elif block.get("type") == "table":
+            for row in block.get("rows") or []:
+                cells = row.values() if isinstance(row, dict) else row
+                parts.append(" | ".join("" if c is None else str(c) for c in cells))
+    return plain("\n".join(parts))
+
+
 def _decimal(value: Any) -> Decimal | None:
     if isinstance(value, bool) or value is None:
         return None

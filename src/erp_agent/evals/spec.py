@@ -85,15 +85,36 @@ class Expect(_Strict):
     mention: list[str] = Field(default_factory=list)  # every one must appear (after templating)
     no_figures: bool = False  # the answer states no figure at all (out of scope)
     recall_id: str | None = None  # the document name a search tool must return in its top k
+    values: list[float] = Field(default_factory=list)  # a calculation's result, stated exactly
+    blocks: list[str] = Field(default_factory=list)  # each block type must appear (chart, file…)
+    choices: bool = False  # the answer asks back with clickable choices
+
+
+class Turn(_Strict):
+    """A later message in the same conversation. ``say`` types a message; ``choose`` answers a
+    clarification by clicking the offered option whose label contains it (or, when the last
+    answer offered no choices, types it as a short reply)."""
+
+    say: str | None = None
+    choose: str | None = None
+    expect: Expect = Field(default_factory=Expect)
+
+    @model_validator(mode="after")
+    def _one_message(self) -> Turn:
+        if (self.say is None) == (self.choose is None):
+            raise ValueError("a turn either says something or chooses an option")
+        return self
 
 
 class Case(_Strict):
     id: str
     question: str
+    family: str = ""  # the question family (per-family accuracy in the results)
     user: str = "admin@demo.local"
     pick: Pick | None = None
     edit: Edit | None = None
     expect: Expect = Field(default_factory=Expect)
+    then: list[Turn] = Field(default_factory=list)  # follow-ups in the same conversation
 
 
 class Suite(_Strict):
@@ -103,6 +124,25 @@ class Suite(_Strict):
     gates: dict[str, float] = Field(default_factory=dict)  # metric → minimum
     recall_k: int = 5
     cases: list[Case]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_case_per_wording(cls, data: Any) -> Any:
+        """A case written with ``wordings`` (one meaning, several phrasings) becomes one case
+        per wording, numbered ``<id>-1``, ``<id>-2`` …"""
+        if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+            return data
+        cases: list[Any] = []
+        for raw in data["cases"]:
+            if not isinstance(raw, dict) or "wordings" not in raw:
+                cases.append(raw)
+                continue
+            if "question" in raw:
+                raise ValueError(f"case {raw.get('id')}: give a question or wordings, not both")
+            shared = {k: v for k, v in raw.items() if k not in ("wordings", "id")}
+            for n, wording in enumerate(raw["wordings"], start=1):
+                cases.append({**shared, "id": f"{raw.get('id')}-{n}", "question": wording})
+        return {**data, "cases": cases}
 
 
 def _parse(path_name: str, text: str) -> Suite:
