@@ -282,3 +282,49 @@ async def test_two_turns_cannot_share_a_sequence_number(store: SQLStore) -> None
 async def test_a_turn_needs_its_conversation(store: SQLStore) -> None:
     with pytest.raises(StoreError, match="refers to a record that is not stored"):
         await store.save_turn(Turn(id="t1", conversation_id="nowhere", seq=1, user_message="q"))
+
+
+async def test_version_and_recovery_columns_round_trip(store: SQLStore) -> None:
+    claimed = T0 + dt.timedelta(minutes=1)
+    await store.add_proposal(
+        proposal("v1", base_modified="2026-11-30 09:00:00.123456", conversation_id="c9")
+    )
+    assert await store.claim_proposal("v1", at=claimed)
+    await store.set_checkpoint("v1", {"created_after": "2026-11-30 08:00:00", "owner": "amina"})
+    # A conditional finish only decides a proposal still in the expected status.
+    assert not await store.finish_proposal(
+        "v1", ProposalStatus.FAILED, expected=ProposalStatus.PENDING
+    )
+    assert await store.finish_proposal(
+        "v1", ProposalStatus.STALE, superseded_by="v2", expected=ProposalStatus.EXECUTING
+    )
+    loaded = await store.get_proposal("v1")
+    assert loaded is not None
+    assert (loaded.status, loaded.base_modified, loaded.claimed_at, loaded.superseded_by) == (
+        ProposalStatus.STALE,
+        "2026-11-30 09:00:00.123456",
+        claimed,
+        "v2",
+    )
+    assert loaded.checkpoint == {"created_after": "2026-11-30 08:00:00", "owner": "amina"}
+    assert [p.id for p in await store.list_proposals(conversation_id="c9")] == ["v1"]
+    with pytest.raises(StoreError):
+        await store.set_checkpoint("nope", {})
+
+
+async def test_running_turns_are_those_silent_since_a_time(store: SQLStore) -> None:
+    await store.create_conversation(Conversation(id="c1", user="amina", org="Demo"))
+    old, new = T0, T0 + dt.timedelta(hours=1)
+    await store.save_turn(
+        Turn(id="old", conversation_id="c1", seq=1, user_message="q", updated_at=old)
+    )
+    await store.save_turn(
+        Turn(id="new", conversation_id="c1", seq=2, user_message="q", updated_at=new)
+    )
+    await store.save_turn(
+        Turn(
+            id="done", conversation_id="c1", seq=3, user_message="q", status="done", updated_at=old
+        )
+    )
+    cutoff = T0 + dt.timedelta(minutes=30)
+    assert [t.id for t in await store.running_turns(updated_before=cutoff)] == ["old"]

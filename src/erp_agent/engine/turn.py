@@ -21,7 +21,7 @@ from typing import Any
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.base import Connector
 from erp_agent.engine import conversation as conv
-from erp_agent.engine import guards, history, prompt
+from erp_agent.engine import guards, history, interrupted, prompt
 from erp_agent.engine.events import (
     Calculating,
     EventBus,
@@ -192,6 +192,8 @@ class Engine:
                     run.sources.append(json.loads(message.content))
                 except json.JSONDecodeError:
                     continue
+        # A proposal the turn had prepared is shown again, with its status as it is now.
+        run.blocks.extend(await interrupted.proposal_blocks(self.store, turn))
         return await self._loop(run, bus or EventBus(), set(turn.state.get("rules_sent", [])))
 
     async def _loop(self, run: _Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
@@ -199,6 +201,7 @@ class Engine:
         its own retries) cannot hold the user for minutes. When time runs out the user gets
         what was found so far (tables, charts, proposals already made) and says so."""
         deadline = self.settings.wall_time_seconds
+        interrupted.ACTIVE.add(run.turn.id)
         try:
             async with asyncio.timeout(deadline):
                 return await self._rounds(run, bus, rules_sent)
@@ -210,6 +213,8 @@ class Engine:
                 "try again in a moment, or ask a narrower question."
             )
             return await self._finish(run, bus, text, "stopped")
+        finally:
+            interrupted.ACTIVE.discard(run.turn.id)
 
     async def _rounds(self, run: _Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
         run.waiting_for = "gathering context"

@@ -148,9 +148,16 @@ class ServerDB:
 
     async def session_by_id(self, session_id: str) -> WebSession | None:
         """The newest web session with this gateway session id (reconciliation runs as it)."""
+        return await self._newest(web_sessions.c.session_id == session_id)
+
+    async def newest_session_of(self, user: str) -> WebSession | None:
+        """The user's newest web session (an interrupted turn is resumed as it)."""
+        return await self._newest(web_sessions.c.user == user)
+
+    async def _newest(self, condition: Any) -> WebSession | None:
         query = (
             select(web_sessions)
-            .where(web_sessions.c.session_id == session_id)
+            .where(condition)
             .order_by(web_sessions.c.expires_at.desc())
             .limit(1)
         )

@@ -1,5 +1,6 @@
-"""Crash recovery while the server runs: proposals a crash or a timeout left ``executing`` are
-decided as their user (see ``erp_agent.gateway.reconcile``), at start and then periodically."""
+"""Crash recovery while the server runs, at start and then periodically: proposals a crash or
+a timeout left ``executing`` are decided as their user (``erp_agent.gateway.reconcile``), and
+turns a crash left ``running`` are continued or closed (``erp_agent.engine.interrupted``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import datetime as dt
 import logging
 
+from erp_agent.engine import interrupted
 from erp_agent.errors import ErpAgentError
 from erp_agent.gateway.session import Session
 from erp_agent.server.security import session_from_row
@@ -17,9 +19,14 @@ log = logging.getLogger(__name__)
 MIN_INTERVAL, MAX_INTERVAL = 1.0, 30.0
 
 
-async def session_of(state: ServerState, session_id: str) -> Session | None:
-    """The signed-in session with this id, if it is still valid (its ERP credential opened)."""
-    row = await state.db.session_by_id(session_id)
+async def session_of(
+    state: ServerState, session_id: str | None = None, *, user: str | None = None
+) -> Session | None:
+    """The signed-in session with this id (or the user's newest), if it is still valid."""
+    if session_id is not None:
+        row = await state.db.session_by_id(session_id)
+    else:
+        row = await state.db.newest_session_of(str(user))
     if row is None or row.expires_at <= dt.datetime.now(dt.UTC):
         return None
     credential = state.vault.open(row.credential)
@@ -40,6 +47,25 @@ async def settle_proposals(state: ServerState, session: Session | None = None) -
     return len(await state.runtime.gateway.sweep(lookup))
 
 
+async def finish_turns(state: ServerState) -> int:
+    """Continue (as their user) or close the turns a crash left running. Returns how many."""
+    runtime = state.runtime
+    engine_age = interrupted.orphan_age(runtime.settings.turn_deadline)
+    now = dt.datetime.now(dt.UTC)
+    finished = 0
+    for turn in await runtime.store.running_turns(updated_before=now - engine_age):
+        if turn.id in interrupted.ACTIVE:
+            continue
+        conversation = await runtime.store.get_conversation(turn.conversation_id)
+        session = await session_of(state, user=conversation.user) if conversation else None
+        if session is None:
+            await interrupted.close(runtime.store, turn, "and could not be resumed")
+        else:
+            await interrupted.resume(runtime.engine(state.models(session)), session, turn)
+        finished += 1
+    return finished
+
+
 def interval_for(state: ServerState) -> float:
     timeout = state.runtime.gateway.confirm_timeout.total_seconds()
     return max(MIN_INTERVAL, min(MAX_INTERVAL, timeout / 3))
@@ -52,6 +78,9 @@ async def keep_recovering(state: ServerState) -> None:
             decided = await settle_proposals(state)
             if decided:
                 log.info("reconciled %d interrupted confirm(s)", decided)
+            finished = await finish_turns(state)
+            if finished:
+                log.info("finished %d interrupted turn(s)", finished)
         except ErpAgentError as exc:  # the store or the ERP is down: try again next time
-            log.warning("reconciling interrupted confirms failed: %s", exc)
+            log.warning("recovering interrupted work failed: %s", exc)
         await asyncio.sleep(interval_for(state))

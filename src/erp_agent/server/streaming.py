@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from erp_agent.engine import interrupted
 from erp_agent.engine.events import Event, EventBus, TextDelta
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ErpAgentError, ErpAuthenticationError, ErpSessionExpired
@@ -44,6 +45,9 @@ async def run_and_record(
     """Run the turn and record it (metrics, turn log) even if the client has gone away."""
     started = time.perf_counter()
     engine = state.runtime.engine(state.models(session))
+    if conversation_id:
+        # A turn of this conversation that a crash left running is finished first.
+        await interrupted.recover_conversation(engine, session, conversation_id)
     response = await engine.run_turn(session, message, conversation_id=conversation_id, bus=bus)
     seconds = time.perf_counter() - started
     state.metrics.observe_turn(response, seconds)

@@ -114,6 +114,10 @@ class Store(ABC):
     @abstractmethod
     async def turns(self, conversation_id: str) -> Sequence[Turn]: ...
 
+    @abstractmethod
+    async def running_turns(self, *, updated_before: dt.datetime) -> list[Turn]:
+        """Turns still ``running`` whose last step was saved before ``updated_before``."""
+
     # failed sign-ins (throttling)
     @abstractmethod
     async def add_sign_in_failure(self, keys: Sequence[str], at: dt.datetime) -> None:

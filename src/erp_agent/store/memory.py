@@ -153,6 +153,14 @@ class MemoryStore(Store):
             raise StoreError(f"There is no conversation {conversation_id} to keep state for.")
         self._states[conversation_id] = copy.deepcopy(state)
 
+    async def running_turns(self, *, updated_before: dt.datetime) -> list[Turn]:
+        found = [
+            t
+            for t in self._turns.values()
+            if t.status == "running" and t.updated_at < updated_before
+        ]
+        return [copy.deepcopy(t) for t in sorted(found, key=lambda t: t.updated_at)]
+
     async def turns(self, conversation_id: str) -> Sequence[Turn]:
         found = [t for t in self._turns.values() if t.conversation_id == conversation_id]
         return [copy.deepcopy(t) for t in sorted(found, key=lambda t: t.seq)]

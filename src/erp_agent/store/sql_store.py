@@ -345,6 +345,17 @@ class SQLStore(Store):
             row = (await connection.execute(query)).mappings().first()
         return None if row is None else rows.turn_from_row(row)
 
+    async def running_turns(self, *, updated_before: dt.datetime) -> list[Turn]:
+        query = (
+            select(turns)
+            .where(turns.c.status == "running")
+            .where(turns.c.updated_at < updated_before)
+            .order_by(turns.c.updated_at)
+        )
+        async with self._transaction("read the running turns", write=False) as connection:
+            found = (await connection.execute(query)).mappings().all()
+        return [rows.turn_from_row(row) for row in found]
+
     async def turns(self, conversation_id: str) -> list[Turn]:
         """The conversation's turns in order (``seq`` ascending)."""
         query = (
