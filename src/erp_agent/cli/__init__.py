@@ -15,7 +15,7 @@ COMMANDS = [
     LazyCommand("tools", "erp_agent.cli.tools:tools", "Sign in as USER and list the tools they are offered (role policy ∩ what the ERP grants)."),
     LazyCommand("eval", "erp_agent.cli.eval:command", "Score a model on the eval suites; exit 1 when a suite's gate fails."),
     LazyCommand("ask", "erp_agent.cli.ask:ask", "Ask one question as USER and print the answer."),
-    LazyCommand("chat", "erp_agent.cli.chat:chat", "Chat with the agent as USER: live progress, tables, charts, proposals confirmed y/n."),
+    LazyCommand("chat", "erp_agent.cli.chat:chat", "Chat with the agent as USER: live progress, tables, charts, proposals confirmed y/n; follow-ups refer to earlier answers, and a question with choices takes a number."),
     LazyCommand("demo", "erp_agent.cli.demo:demo", "Start the demo: demo ERP + agent server + web app. Ctrl-C stops everything."),
     LazyCommand("serve", "erp_agent.cli.serve:serve", "Serve the web app and API for the ERP at ERP_AGENT_ERP_URL (see docs/configuration.md)."),
     LazyCommand("scan", "erp_agent.cli.scan:scan", "Scan FILE as USER into a draft Purchase Invoice or Sales Order, then confirm it."),
