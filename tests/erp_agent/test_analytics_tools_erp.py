@@ -84,7 +84,8 @@ async def test_aggregate_by_customer_with_shares_matches_the_database(
     share = Decimal(str(expected[top["customer"]][1])) / grand * 100
     assert top["share_sum_total"] == float(share.quantize(Decimal("0.01")))
     assert sum(r["share_count_records"] for r in result["rows"]) == pytest.approx(100, abs=0.5)
-    assert "not Draft or Cancelled" in result["basis"]
+    assert "drafts and cancelled excluded" in result["basis"]
+    assert result["definition"]["filters"][0] == result["basis"]
 
 
 async def test_aggregate_by_month_through_the_chunked_fallback_is_the_same(

@@ -64,7 +64,7 @@ async def test_every_read_tool_runs_as_the_user(erp: ERPNextConnector, entity_na
     ctx = await context(erp, "admin@demo.local")
     entity = CATALOG.entity(entity_name)
     page = await run(ctx, f"{entity_name}.list", {"limit": 2})
-    assert set(page) == {"records", "start", "limit", "has_more"}
+    assert set(page) == {"records", "start", "limit", "has_more", "definition"}
     assert page["limit"] == 2
     count = await run(ctx, f"{entity_name}.count", {})
     assert count["count"] >= len(page["records"])
@@ -74,7 +74,7 @@ async def test_every_read_tool_runs_as_the_user(erp: ERPNextConnector, entity_na
         assert record["id"] == page["records"][0]["id"]
     if entity.allows(Operation.AGGREGATE):
         result = await run(ctx, f"{entity_name}.aggregate", _aggregate_args(entity_name))
-        assert set(result) == {"rows", "record_count", "method", "detail"}
+        assert set(result) == {"rows", "record_count", "method", "detail", "definition"}
         assert result["record_count"] == count["count"]
 
 
@@ -118,15 +118,17 @@ async def test_list_filters_sort_and_aggregate_by_month(
     assert sum(r["count_records"] for r in result["rows"]) == expected["n"]
     assert round(sum(r["sum_total"] for r in result["rows"]), 2) == round(expected["total"], 2)
     count = await run(ctx, "sales_invoice.count", {"filters": filters})
-    assert count == {"count": expected["n"]}
+    assert count["count"] == expected["n"]
 
 
 async def test_a_report_tool_returns_rows(erp: ERPNextConnector) -> None:
     ctx = await context(erp, "accounts.manager@demo.local")
     result = await run(ctx, "report.accounts_receivable", {"company": COMPANY})
     assert set(result) == {
-        "columns", "rows", "total_row", "summary", "chart", "message", "prepared",
+        "columns", "rows", "total_row", "summary", "chart", "message", "prepared", "definition",
     }  # fmt: skip
+    assert result["definition"]["source"].startswith("ERP report (Accounts Receivable)")
+    assert f"Company: {COMPANY}" in result["definition"]["filters"]
     assert result["rows"]
     assert result["columns"]
     assert not result["prepared"]

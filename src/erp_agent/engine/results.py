@@ -33,9 +33,20 @@ def for_model(result_id: str, data: Any, tool: str = "") -> dict[str, Any]:
     text = json.dumps(data, default=str)
     if len(text) <= INLINE_CHARS or tool.startswith(("analytics.", "calculator.")):
         return {"result_id": result_id, "result": data}
+    if tool.startswith("metrics.") and isinstance(data, dict):
+        # Per-currency totals come with the result; never re-add rows across currencies here.
+        rows = data.get("rows") or []
+        return {
+            **{k: v for k, v in data.items() if k != "rows"},
+            "result_id": result_id,
+            "page": rows[:PAGE_ROWS],
+            "note": f"Showing {min(PAGE_ROWS, len(rows))} of {len(rows)} rows; the rest stay on "
+            "the server. Totals are per currency; use display tools with result_id to show them.",
+        }
     if tool.startswith("report.") and isinstance(data, dict):
         return {
             "result_id": result_id,
+            "definition": data.get("definition"),
             "summary": summarize_report(data),
             "note": "The whole report stays on the server; use display tools with result_id to show it.",
         }

@@ -26,6 +26,7 @@ from erp_agent.tools.base import (
     ToolContext,
 )
 from erp_agent.tools.factories import _creating, _records, _text
+from erp_agent.tools.factories import documents as docs
 from erp_agent.tools.factories import filters as grammar
 from erp_agent.tools.factories.schemas import (
     Schema,
@@ -56,31 +57,40 @@ _RIGHTS = {
 # ------------------------------------------------------------------ schemas per operation
 
 
+def _with_documents(entity: Entity, properties: dict[str, Schema]) -> dict[str, Schema]:
+    if docs.has_documents(entity):
+        return {**properties, "documents": docs.documents_schema(entity)}
+    return properties
+
+
 def _list_schema(entity: Entity) -> Schema:
     return obj(
-        {
-            "fields": {
-                "type": "array",
-                "uniqueItems": True,
-                "items": {"type": "string", "enum": grammar.scalar_fields(entity)},
-                "description": "Columns to return (the id always comes back). Default: all.",
+        _with_documents(
+            entity,
+            {
+                "fields": {
+                    "type": "array",
+                    "uniqueItems": True,
+                    "items": {"type": "string", "enum": grammar.scalar_fields(entity)},
+                    "description": "Columns to return (the id always comes back). Default: all.",
+                },
+                "filters": grammar.filters_schema(entity),
+                "order_by": grammar.order_by_schema(entity),
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_LIMIT,
+                    "default": DEFAULT_LIMIT,
+                    "description": f"Rows per page (default {DEFAULT_LIMIT}).",
+                },
+                "start": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "default": 0,
+                    "description": "Rows to skip: the next page starts at start + limit.",
+                },
             },
-            "filters": grammar.filters_schema(entity),
-            "order_by": grammar.order_by_schema(entity),
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_LIMIT,
-                "default": DEFAULT_LIMIT,
-                "description": f"Rows per page (default {DEFAULT_LIMIT}).",
-            },
-            "start": {
-                "type": "integer",
-                "minimum": 0,
-                "default": 0,
-                "description": "Rows to skip: the next page starts at start + limit.",
-            },
-        }
+        )
     )
 
 
@@ -90,7 +100,7 @@ def _aggregate_schema(entity: Entity) -> Schema:
         "group_by": grammar.group_by_schema(entity),
         "filters": grammar.filters_schema(entity),
     }
-    return obj(properties, ["measures"])
+    return obj(_with_documents(entity, properties), ["measures"])
 
 
 def schema_for(entity: Entity, op: Operation, catalog: Catalog) -> Schema:
@@ -100,7 +110,7 @@ def schema_for(entity: Entity, op: Operation, catalog: Catalog) -> Schema:
     if op is Operation.GET:
         return obj({"id": id_schema(entity)}, ["id"])
     if op is Operation.COUNT:
-        return obj({"filters": grammar.filters_schema(entity)})
+        return obj(_with_documents(entity, {"filters": grammar.filters_schema(entity)}))
     if op is Operation.AGGREGATE:
         return _aggregate_schema(entity)
     if op is Operation.CREATE:
@@ -113,18 +123,32 @@ def schema_for(entity: Entity, op: Operation, catalog: Catalog) -> Schema:
 # ------------------------------------------------------------------ read handlers
 
 
+def _scoped(entity: Entity, args: Args) -> tuple[list[Any], str | None]:
+    """The request's filters plus the documents it means (submitted by default)."""
+    filters = grammar.parse_filters(entity, args.get("filters") or ())
+    return docs.scope(entity, filters, args.get("documents"))
+
+
 def _list(entity: Entity) -> ReadHandler:
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
+        filters, statement = _scoped(entity, args)
         page = await ctx.connector.list(
             ctx.session.credential,
             entity.name,
             fields=args.get("fields") or None,
-            filters=grammar.parse_filters(entity, args.get("filters") or ()),
+            filters=filters,
             order_by=grammar.parse_order_by(args.get("order_by") or ()),
             start=int(args.get("start") or 0),
             limit=int(args.get("limit") or DEFAULT_LIMIT),
         )
-        return asdict(page)
+        shown = f"{len(page.records)} {entity.plural}" + (" (more exist)" if page.has_more else "")
+        return {
+            **asdict(page),
+            "definition": docs.definition(
+                entity, f"A page of {entity.plural}: {shown}, from row {page.start}.",
+                filters, statement, len(page.records), "ERP list",
+            ),
+        }  # fmt: skip
 
     return run
 
@@ -138,18 +162,26 @@ def _get(entity: Entity) -> ReadHandler:
 
 def _count(entity: Entity) -> ReadHandler:
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
-        flts = grammar.parse_filters(entity, args.get("filters") or ())
-        return {"count": await ctx.connector.count(ctx.session.credential, entity.name, flts)}
+        flts, statement = _scoped(entity, args)
+        count = await ctx.connector.count(ctx.session.credential, entity.name, flts)
+        return {
+            "count": count,
+            "definition": docs.definition(
+                entity, f"Number of {entity.plural} matching the filters.", flts, statement,
+                count, "ERP count",
+            ),
+        }  # fmt: skip
 
     return run
 
 
 def _aggregate(entity: Entity) -> ReadHandler:
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
+        filters, statement = _scoped(entity, args)
         request = AggregateRequest(
             measures=grammar.parse_measures(entity, args["measures"]),
             group_by=grammar.parse_group_by(entity, args.get("group_by") or ()),
-            filters=tuple(grammar.parse_filters(entity, args.get("filters") or ())),
+            filters=tuple(filters),
         )
         result = await ctx.connector.aggregate(ctx.session.credential, entity.name, request)
         return {
@@ -157,9 +189,36 @@ def _aggregate(entity: Entity) -> ReadHandler:
             "record_count": result.record_count,
             "method": result.method,
             "detail": result.detail,
-        }
+            "definition": docs.definition(
+                entity, aggregate_text(entity, request), filters, statement,
+                result.record_count, _source(result.method, result.detail),
+            ),
+        }  # fmt: skip
 
     return run
+
+
+def aggregate_text(entity: Entity, request: AggregateRequest) -> str:
+    """``Sum of Net total and count of Sales Invoices, by Customer`` (field labels)."""
+
+    def label(name: str | None) -> str:
+        return entity.fields[name].label.lower() if name and name in entity.fields else "records"
+
+    measures = [
+        f"{m.func.value} of {label(m.field)}" if m.field else "count" for m in request.measures
+    ]
+    text = f"{', '.join(measures).capitalize()} over {entity.plural}"
+    if request.group_by:
+        keys = [
+            f"{g.part} of {label(g.field)}" if g.part else label(g.field) for g in request.group_by
+        ]
+        text += f", by {', '.join(keys)}"
+    return text + "."
+
+
+def _source(method: str, detail: str) -> str:
+    name = {"pushdown": "ERP aggregate", "chunked": "chunked exact read"}.get(method, method)
+    return f"{name}: {detail}" if detail else name
 
 
 # ------------------------------------------------------------------ write handlers

@@ -33,6 +33,7 @@ def _run(report: Report) -> ReadHandler:
         # Defaults are left to the connector, which resolves them the way the ERP would.
         result = await ctx.connector.run_report(ctx.session.credential, report.name, args)
         return {
+            "definition": _definition(report, args, len(result.rows)),
             "columns": result.columns,
             "rows": result.rows,
             "total_row": result.total_row,
@@ -43,6 +44,27 @@ def _run(report: Report) -> ReadHandler:
         }
 
     return run
+
+
+def _definition(report: Report, args: Args, rows: int) -> dict[str, Any]:
+    """How the report's figures were computed: by the ERP, with these filters."""
+    given = {n: v for n, v in args.items() if v not in (None, "", [])}
+    dates = [given[n] for n in ("from_date", "to_date") if n in given]
+    as_of = next((given[n] for n in ("report_date", "as_of", "date") if n in given), None)
+    period = " to ".join(map(str, dates)) if dates else (f"as of {as_of}" if as_of else None)
+    filters = [
+        f"{report.params[n].label if n in report.params else n}: "
+        f"{', '.join(map(str, v)) if isinstance(v, list) else v}"
+        for n, v in given.items()
+    ]
+    filters.append("the ERP's own rules for the report (submitted documents only)")
+    return {
+        "text": f"The ERP's {report.label} report: {' '.join(report.description.split())}",
+        "filters": filters,
+        "period": period,
+        "record_count": rows,
+        "source": f"ERP report ({report.label}), computed by the ERP as you",
+    }
 
 
 def report_tool(report: Report, catalog: Catalog) -> Tool:

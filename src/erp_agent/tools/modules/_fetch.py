@@ -22,6 +22,7 @@ from erp_agent.connectors.query import (
     Op,
 )
 from erp_agent.tools.base import ToolContext
+from erp_agent.tools.factories import documents as documents_of
 from erp_agent.tools.factories import filters as grammar
 
 # Documents that do not count in business figures: never posted, or reversed.
@@ -52,6 +53,10 @@ def base_filters(
     """The user's filters plus — unless ``documents`` is "all" or they filter the status
     themselves — leaving out drafts and cancelled documents; and a sentence saying which."""
     filters = grammar.parse_filters(entity, raw)
+    if documents_of.has_documents(entity):
+        # The ERP's own term: docstatus = 1 (submitted), as its reports count.
+        scoped, statement = documents_of.scope(entity, filters, documents)
+        return scoped, str(statement)
     status = entity.status_field
     excluded = [v for v in _NOT_COUNTED if status and v in entity.field(status).values]
     if documents == "all" or not excluded or any(f.field == status for f in filters):

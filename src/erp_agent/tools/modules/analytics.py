@@ -21,7 +21,9 @@ from erp_agent.catalog import Catalog, Entity, Operation
 from erp_agent.connectors.query import AggregateRequest, Filter, Func, Op
 from erp_agent.errors import ToolInputError
 from erp_agent.tools.base import Args, Effect, ReadHandler, Tool, ToolContext
+from erp_agent.tools.factories import documents as documents_of
 from erp_agent.tools.factories import filters as grammar
+from erp_agent.tools.factories.entity import aggregate_text
 from erp_agent.tools.factories.schemas import Schema, obj
 from erp_agent.tools.modules import _fetch
 from erp_agent.tools.modules._schemas import (
@@ -117,7 +119,12 @@ def _aggregate(catalog: Catalog) -> ReadHandler:
             "method": result.method,
             "detail": result.detail,
             "basis": basis,
-        }
+            "definition": documents_of.definition(
+                entity, aggregate_text(entity, request), filters, basis, result.record_count,
+                f"{'ERP aggregate' if result.method == 'pushdown' else result.method}: "
+                f"{result.detail}",
+            ),
+        }  # fmt: skip
 
     return run
 

@@ -1,0 +1,103 @@
+"""Which documents a read counts, and the ``definition`` every figure-bearing result carries.
+
+Business figures count submitted documents (docstatus = 1): drafts are not transactions yet and
+cancelled ones never happened. Reads over transactions default to that unless the request asks
+for drafts, cancelled or all documents, or filters the docstatus/status itself; the result says
+which statuses were included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from erp_agent.catalog import Entity
+from erp_agent.connectors.query import Filter, Op
+from erp_agent.tools.factories.schemas import Schema
+
+DOCUMENTS = {"submitted": 1, "draft": 0, "cancelled": 2, "all": None}
+_NAMES = {0: "draft", 1: "submitted", 2: "cancelled"}
+
+
+def documents_schema(entity: Entity) -> Schema:
+    return {
+        "type": "string",
+        "enum": list(DOCUMENTS),
+        "default": "submitted",
+        "description": f"Which {entity.plural} count: submitted (default; drafts and cancelled "
+        "left out, as the ERP's reports count), draft, cancelled, or all. Ignored when you "
+        "filter docstatus or status yourself.",
+    }
+
+
+def has_documents(entity: Entity) -> bool:
+    """Whether the entity's records go draft -> submitted -> cancelled."""
+    return "docstatus" in entity.fields
+
+
+def scope(
+    entity: Entity, filters: Sequence[Filter], documents: str | None
+) -> tuple[list[Filter], str | None]:
+    """``filters`` plus the docstatus the request means, and a sentence saying which statuses
+    were included (None for entities without documents)."""
+    out = list(filters)
+    if not has_documents(entity):
+        return out, None
+    own = [f for f in out if f.field in ("docstatus", entity.status_field)]
+    if own:
+        said = "; ".join(filter_text(entity, f) for f in own)
+        return out, f"{entity.plural} with the statuses filtered ({said})"
+    status = DOCUMENTS.get(documents or "submitted", 1)
+    if status is None:
+        return out, f"all {entity.plural}: drafts, submitted and cancelled (docstatus 0, 1, 2)"
+    out.append(Filter("docstatus", Op.EQ, status))
+    if status == 1:
+        return out, f"submitted {entity.plural} only (docstatus = 1); drafts and cancelled excluded"
+    return out, f"{_NAMES[status]} {entity.plural} only (docstatus = {status})"
+
+
+def filter_text(entity: Entity, flt: Filter) -> str:
+    field = entity.fields.get(flt.field.split(".")[0])
+    label = field.label.lower() if field is not None else flt.field
+    if "." in flt.field and field is not None:
+        child = field.fields.get(flt.field.split(".", 1)[1])
+        label += f" {child.label.lower()}" if child is not None else ""
+    if flt.op in (Op.IS_SET, Op.IS_NOT_SET):
+        return f"{label} {flt.op.value}"
+    value = flt.value
+    if flt.op is Op.BETWEEN and isinstance(value, list) and len(value) == 2:
+        return f"{label} between {value[0]} and {value[1]}"
+    shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+    return f"{label} {flt.op.value} {shown}"
+
+
+def definition(
+    entity: Entity,
+    text: str,
+    filters: Sequence[Filter],
+    statement: str | None,
+    record_count: int | None,
+    source: str,
+) -> dict[str, Any]:
+    """The definition block of a figure-bearing entity result (the brief's contract)."""
+    words = [statement] if statement else []
+    words += [
+        filter_text(entity, f)
+        for f in filters
+        if not (statement and f.field == "docstatus" and f.op is Op.EQ)
+    ]
+    period = next(
+        (
+            filter_text(entity, f)
+            for f in filters
+            if entity.date_field and f.field == entity.date_field
+        ),
+        None,
+    )
+    return {
+        "text": text,
+        "filters": words,
+        "period": period,
+        "record_count": record_count,
+        "source": source,
+    }
