@@ -40,7 +40,12 @@ class RestERP:
     def report(self, name: str, filters: dict[str, Any]) -> dict[str, Any]:
         reply = self.client.post(
             "/api/method/frappe.desk.query_report.run",
-            json={"report_name": name, "filters": filters},
+            # Stock Balance is a prepared report: run it now rather than queue it.
+            data={
+                "report_name": name,
+                "filters": json.dumps(filters),
+                "ignore_prepared_report": 1,
+            },
         )
         reply.raise_for_status()
         return dict(reply.json()["message"])

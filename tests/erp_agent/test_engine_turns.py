@@ -181,7 +181,9 @@ async def test_corrected_answer_passes_provenance(runtime: Runtime, demo_erp: De
     session = await runtime.sign_in("accounts.manager@demo.local", "demo")
     conn = sqlite3.connect(demo_erp.path)
     # sales_invoice.count counts submitted invoices by default, as the ERP's reports do.
-    count = conn.execute("select count(*) from `tabSales Invoice` where docstatus = 1").fetchone()[0]
+    count = conn.execute("select count(*) from `tabSales Invoice` where docstatus = 1").fetchone()[
+        0
+    ]
     conn.close()
     model = ScriptedModel(
         S.call("sales_invoice.count", {}),

@@ -33,7 +33,7 @@ def test_billed_and_revenue_are_different_figures() -> None:
     catalog = load_catalog()
     billed, revenue = catalog.metric("billed"), catalog.metric("revenue")
     assert billed.measure.field == "base_total"  # grand total incl. tax, company currency
-    assert revenue.measure.field == "net_total"  # before tax
+    assert revenue.measure.field == "base_net_total"  # before tax, as Sales Analytics
     assert billed.returns is Returns.INCLUDED
     assert revenue.returns is Returns.INCLUDED
     assert catalog.metric("quotation_win_rate").measure.func is MeasureFunc.RATIO

@@ -59,6 +59,11 @@ async def query(erp: ERPNextConnector, args: dict[str, Any], user: str = ADMIN, 
     return await run(ctx, {"as_of": TODAY, **args})
 
 
+def currencies(rest: RestERP) -> dict[str, str]:
+    """Each company's currency, as the ERP has it."""
+    return {r["name"]: r["default_currency"] for r in rest.rows("Company", ["default_currency"])}
+
+
 def figures(result: dict[str, Any], *keys: str) -> dict[Any, Decimal]:
     """{(row keys...): value} of a metrics.query result, as exact cents."""
     metric = result["metric"]
@@ -77,10 +82,11 @@ async def test_revenue_by_month_this_year_is_submitted_net_totals(
     )
     rows = rest.rows(
         "Sales Invoice",
-        ["posting_date", "net_total", "currency"],
+        ["posting_date", "base_net_total", "company"],
         [SUBMITTED, ["posting_date", "between", [YEAR, TODAY]]],
     )
-    truth = sums(rows, lambda r: (r["posting_date"][:7], r["currency"]), "net_total")
+    money = currencies(rest)
+    truth = sums(rows, lambda r: (r["posting_date"][:7], money[r["company"]]), "base_net_total")
     assert figures(result, "month", "currency") == {k: cents(v) for k, v in truth.items()}
     assert result["record_count"] == len(rows)
     definition = result["definition"]
@@ -129,8 +135,9 @@ async def test_top_five_customers_per_currency_with_all_others(
     result = await query(
         erp, {"metric": "revenue", "group_by": ["customer"], "top": 5, "others": True}
     )
-    rows = rest.rows("Sales Invoice", ["customer", "net_total", "currency"], [SUBMITTED])
-    truth = sums(rows, lambda r: (r["currency"], r["customer"]), "net_total")
+    rows = rest.rows("Sales Invoice", ["customer", "base_net_total", "company"], [SUBMITTED])
+    money = currencies(rest)
+    truth = sums(rows, lambda r: (money[r["company"]], r["customer"]), "base_net_total")
     for currency in {c for c, _ in truth}:
         ranked = sorted(((v, k[1]) for k, v in truth.items() if k[0] == currency), reverse=True)
         got = [r for r in result["rows"] if r["currency"] == currency]
@@ -263,8 +270,12 @@ async def test_a_wrong_metric_that_counts_drafts_is_caught(
             }
         }
     )
-    rows = rest.rows("Sales Invoice", ["net_total", "currency"], [SUBMITTED])
-    truth = {(k,): cents(v) for k, v in sums(rows, lambda r: r["currency"], "net_total").items()}
+    rows = rest.rows("Sales Invoice", ["base_net_total", "company"], [SUBMITTED])
+    money = currencies(rest)
+    truth = {
+        (k,): cents(v)
+        for k, v in sums(rows, lambda r: money[r["company"]], "base_net_total").items()
+    }
     drafts = rest.rows("Sales Invoice", ["name"], [["docstatus", "!=", 1]])
     assert drafts, "the demo data has drafts or cancelled invoices"
     right = await query(erp, {"metric": "revenue"})
@@ -289,6 +300,57 @@ async def test_receivables_cross_check_with_the_accounts_receivable_report(
     outstanding = sum((Decimal(str(r.get("outstanding") or 0)) for r in rows), Decimal(0))
     [row] = result["rows"]
     assert cents(row["receivables"]) == cents(outstanding)
+
+
+async def test_revenue_cross_check_with_sales_analytics(
+    erp: ERPNextConnector, rest: RestERP
+) -> None:
+    company, period = "Savanna Trading Ltd", {"from": "2026-01-01", "to": "2026-06-30"}
+    result = await query(
+        erp,
+        {
+            "metric": "revenue",
+            "group_by": ["customer"],
+            "filters": [{"dimension": "company", "value": company}],
+            "period": period,
+        },
+    )
+    report = rest.report(
+        "Sales Analytics",
+        {"company": company, "from_date": period["from"], "to_date": period["to"],
+         "tree_type": "Customer", "doc_type": "Sales Invoice", "value_quantity": "Value",
+         "range": "Monthly"},
+    )  # fmt: skip
+    by_customer = {
+        r["entity"]: cents(r["total"])
+        for r in report["result"]
+        if isinstance(r, dict) and r.get("entity") and r.get("total")
+    }
+    assert by_customer
+    assert {k[0]: v for k, v in figures(result, "customer").items() if v} == by_customer
+
+
+async def test_stock_on_hand_cross_check_with_the_stock_balance_report(
+    erp: ERPNextConnector, rest: RestERP
+) -> None:
+    company = "Savanna Trading Ltd"
+    result = await query(
+        erp,
+        {
+            "metric": "stock_on_hand",
+            "group_by": ["item"],
+            "filters": [{"dimension": "company", "value": company}],
+        },
+    )
+    report = rest.report(
+        "Stock Balance", {"company": company, "from_date": "2026-01-01", "to_date": TODAY}
+    )
+    by_item: dict[str, Decimal] = defaultdict(Decimal)
+    for r in report["result"]:
+        if isinstance(r, dict) and r.get("item_code"):
+            by_item[r["item_code"]] += Decimal(str(r["bal_qty"]))
+    got = figures(result, "item")
+    assert {k[0]: v for k, v in got.items() if v} == {k: cents(v) for k, v in by_item.items() if v}
 
 
 async def test_the_erp_refuses_what_the_user_may_not_read(erp: ERPNextConnector) -> None:
