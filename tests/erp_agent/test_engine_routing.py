@@ -83,6 +83,26 @@ def test_out_of_scope_gets_only_the_spine(question: str) -> None:
             "results",
             "analytics",
             "workflow",
+            "metrics",
         }
         for n in route.offered
     )
+    assert "metrics.query" not in route.offered
+    assert "metrics.catalog" in route.offered  # the spine always offers the metric list
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Revenue by month this year",
+        "How much did the Kisumu branch bill in Q2?",
+        "What is our headcount?",
+        "Overdue receivables",
+        "How many leave applications are pending?",
+    ],
+)
+def test_figure_questions_are_offered_the_metric_layer(question: str) -> None:
+    route = ROUTER.route(question, session())
+    assert "metrics.query" in route.offered
+    assert "metrics.catalog" in route.offered
+    assert len(route.offered) <= DEFAULT_CAP

@@ -125,3 +125,16 @@ def test_a_catalog_without_metrics_has_none(tmp_path: Path) -> None:
     assert catalog.dimensions == {}
     with pytest.raises(CatalogError, match="unknown metric 'revenue'"):
         catalog.metric("revenue")
+
+
+def test_docs_list_every_metric_with_its_definition() -> None:
+    from pathlib import Path
+
+    from erp_agent.catalog.metrics_doc import render
+
+    catalog = load_catalog()
+    page = (Path(__file__).parents[2] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    assert page == render(catalog), "regenerate: python -m erp_agent.catalog.metrics_doc"
+    for metric in catalog.metrics.values():
+        assert f"### `{metric.name}` — {metric.label}" in page
+        assert " ".join(metric.description.split()) in page

@@ -18,6 +18,7 @@ from erp_agent.tools.base import Effect, Tool, ToolRegistry
 
 SPINE = (
     "tools.search",
+    "metrics.catalog",
     "calculator.evaluate",
     "display.table",
     "display.chart",
@@ -73,6 +74,15 @@ ANALYSIS_WORDS = {
     "predict": "analytics.forecast", "unusual": "analytics.anomalies", "anomaly": "analytics.anomalies",
     "anomalies": "analytics.anomalies", "outlier": "analytics.anomalies", "suspicious": "analytics.anomalies",
 }  # fmt: skip
+# Words that ask for a figure: offer metrics.query, the one exact tool for business figures.
+FIGURE_WORDS = frozenset(
+    [
+        "total", "sum", "how", "many", "much", "count", "number", "average", "top", "biggest",
+        "largest", "highest", "lowest", "by", "per", "trend", "compare", "versus", "vs", "figure",
+        "figures", "value", "amount", "kpi", "metric", "metrics", "breakdown", "share",
+    ]
+)  # fmt: skip
+METRICS_QUERY = "metrics.query"
 DEFAULT_CAP = 24
 _WORD = re.compile(r"[a-z0-9][a-z0-9\-]*")
 
@@ -145,8 +155,20 @@ class Router:
             modules.append(self.catalog.report(name).module)
         route.modules = list(dict.fromkeys(self.catalog.with_related(dict.fromkeys(modules))))
         analyses = [tool for word, tool in {**ANALYSIS_WORDS, **ON_DEMAND}.items() if word in words]
+        if self._asks_for_a_figure(haystack, words):
+            analyses.insert(0, METRICS_QUERY)
         route.offered = self._offer(route, session, [*analyses, *extra])
         return route
+
+    def _asks_for_a_figure(self, haystack: str, words: set[str]) -> bool:
+        """Figure words, or the name of a metric ("revenue", "overdue", "headcount")."""
+        if words & FIGURE_WORDS:
+            return True
+        return any(
+            _contains(haystack, words, term)
+            for metric in self.catalog.metrics.values()
+            for term in (metric.name.replace("_", " "), metric.label, *metric.synonyms)
+        )
 
     def _offer(self, route: Route, session: Session, extra: Iterable[str]) -> list[str]:
         allowed = session.allowed_tools
