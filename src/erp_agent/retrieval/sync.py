@@ -89,6 +89,11 @@ class RecordSync:
         self.tenant = tenant
         self.batch_size = batch_size
 
+    async def _restricted(self, entity: str) -> frozenset[str]:
+        """Canonical fields of ``entity`` the ERP's meta puts behind a permlevel above 0."""
+        fields = await self.connector.describe(self.credential, entity)
+        return frozenset(f.name for f in fields if f.permlevel > 0)
+
     async def sync(
         self,
         entities: Sequence[str] | None = None,
@@ -108,6 +113,12 @@ class RecordSync:
         record no longer exists (deletions older than the ERP's tombstones)."""
         spec = self.catalog.entity(entity)
         name = watermark_name(entity)
+        # Fields behind a permission level (salary figures, costs, margins) never reach a card:
+        # the sync reads as a service user, and a card's text is what search ranks on.
+        restricted = await self._restricted(entity)
+        policy = ",".join(sorted(restricted))
+        if self.index.state(self.tenant, _policy_name(entity)) != policy:
+            full = True  # cards written under another field policy are all rewritten
         mark = None if full else self.index.state(self.tenant, name)
         # The watermark is the largest `modified` the ERP itself stamped on a record we read
         # (never this machine's clock), read again with ">=" so that a record saved in the same
@@ -126,7 +137,11 @@ class RecordSync:
                 for r in changes.records
                 if not (str(r.get("_modified")) == mark and str(r["id"]) in at_mark)
             ]
-            live = [r for r in fresh if not is_cancelled(r)]
+            live = [
+                {k: v for k, v in r.items() if k not in restricted}
+                for r in fresh
+                if not is_cancelled(r)
+            ]
             gone = [card_key(entity, str(r["id"])) for r in fresh if is_cancelled(r)]
             gone += [card_key(entity, record_id) for record_id in changes.deleted]
             cards = [
@@ -137,6 +152,7 @@ class RecordSync:
                 cards = [c.embedded(v) for c, v in zip(cards, vectors, strict=True)]
             seen.update(c.key for c in cards)
             batch = Batch(self.tenant, upserts=cards, deletes=gone)
+            batch.state[_policy_name(entity)] = policy
             if changes.watermark is not None:
                 batch.state[name] = changes.watermark
                 ids = {
@@ -165,6 +181,11 @@ class RecordSync:
                 await asyncio.to_thread(self.index.commit, Batch(self.tenant, deletes=stale))
                 report.deleted += len(stale)
         return report
+
+
+def _policy_name(entity: str) -> str:
+    """State entry: the fields left out of this entity's cards when they were written."""
+    return f"restricted_fields:{entity}"
 
 
 async def run_periodically(
