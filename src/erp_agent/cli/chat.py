@@ -12,6 +12,7 @@ from erp_agent.cli._common import console
 from erp_agent.cli._render import choice_reply, print_blocks, progress_line
 from erp_agent.cli.ask import ErpUrlOption, ModelOption, UserOption
 from erp_agent.engine.events import EventBus
+from erp_agent.gateway.session import Session
 
 EXIT_WORDS = frozenset({"exit", "quit", ":q"})
 
@@ -28,6 +29,21 @@ async def decide(agent: Agent, block: dict[str, Any]) -> None:
     console.print(f"[{style}]{outcome.message}[/]")
     if outcome.refusal:
         console.print(f"[red]The ERP said:[/] {outcome.refusal.get('message')}")
+    if outcome.proposal:  # the record changed: the same change against its current values
+        fresh = {"type": "proposal", **outcome.proposal}
+        print_blocks(console, [fresh])
+        await decide(agent, fresh)
+
+
+async def settle_interrupted(agent: Agent) -> None:
+    """Confirms of this user that a crash or a timeout interrupted are decided first."""
+    me = agent.session
+    for outcome in await agent.runtime.gateway.sweep(lambda p: _mine(p.user, me)):
+        console.print(f"[yellow]An earlier confirm was interrupted:[/] {outcome.message}")
+
+
+async def _mine(user: str, session: Session) -> Session | None:
+    return session if user == session.user else None
 
 
 async def converse(agent: Agent) -> None:
@@ -36,6 +52,7 @@ async def converse(agent: Agent) -> None:
         + (" (read-only)" if agent.session.read_only else "")
         + ". Ask anything; an empty line or 'exit' ends the chat."
     )
+    await settle_interrupted(agent)
     conversation_id: str | None = None
     choices: dict[str, Any] | None = None  # a question the last answer asked, with options
     while True:
