@@ -20,6 +20,7 @@ from erp_agent.models.base import Usage
 from erp_agent.store.models import Turn
 
 if TYPE_CHECKING:
+    from erp_agent.engine.events import EventBus
     from erp_agent.engine.turn import Engine
     from erp_agent.gateway.session import Session
     from erp_agent.store.base import Store
@@ -78,27 +79,32 @@ async def close(store: Store, turn: Turn, why: str = "") -> TurnResponse:
     return response
 
 
-async def resume(engine: Engine, session: Session, turn: Turn) -> TurnResponse:
-    """Continue the turn from its last persisted step; close it if that fails."""
+async def resume(
+    engine: Engine, session: Session, turn: Turn, bus: EventBus | None = None
+) -> TurnResponse | None:
+    """Continue the turn from its last persisted step; close it if that fails. None if another
+    process finished it meanwhile."""
     try:
-        return await engine.continue_turn(session, turn.id)
+        return await engine.continue_turn(session, turn.id, bus=bus)
     except ErpAgentError as exc:
         stored = await engine.store.get_turn(turn.id)
         if stored is None or stored.status != "running":
-            raise
+            return None
         return await close(engine.store, stored, str(exc))
 
 
 async def recover_conversation(
-    engine: Engine, session: Session, conversation_id: str
+    engine: Engine, session: Session, conversation_id: str, bus: EventBus | None = None
 ) -> list[TurnResponse]:
     """Before a new request on the conversation: finish the turns a crash left running."""
     now, age = dt.datetime.now(dt.UTC), orphan_age(engine.settings.wall_time_seconds)
     conversation = await engine.store.get_conversation(conversation_id)
     if conversation is None or conversation.user != session.user:
         return []
-    return [
-        await resume(engine, session, turn)
-        for turn in await engine.store.turns(conversation_id)
-        if orphaned(turn, now, age)
-    ]
+    finished = []
+    for turn in await engine.store.turns(conversation_id):
+        if orphaned(turn, now, age):
+            response = await resume(engine, session, turn, bus)
+            if response is not None:
+                finished.append(response)
+    return finished

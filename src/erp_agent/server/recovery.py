@@ -60,8 +60,8 @@ async def finish_turns(state: ServerState) -> int:
         session = await session_of(state, user=conversation.user) if conversation else None
         if session is None:
             await interrupted.close(runtime.store, turn, "and could not be resumed")
-        else:
-            await interrupted.resume(runtime.engine(state.models(session)), session, turn)
+        elif await interrupted.resume(runtime.engine(state.models(session)), session, turn) is None:
+            continue
         finished += 1
     return finished
 

@@ -47,7 +47,7 @@ async def run_and_record(
     engine = state.runtime.engine(state.models(session))
     if conversation_id:
         # A turn of this conversation that a crash left running is finished first.
-        await interrupted.recover_conversation(engine, session, conversation_id)
+        await interrupted.recover_conversation(engine, session, conversation_id, bus)
     response = await engine.run_turn(session, message, conversation_id=conversation_id, bus=bus)
     seconds = time.perf_counter() - started
     state.metrics.observe_turn(response, seconds)
