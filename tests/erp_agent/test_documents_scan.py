@@ -10,7 +10,7 @@ from scan_fixtures import documents
 
 from conftest import DemoERP
 from erp_agent.documents.extract import ScanLimits, extract_sync, ocr_available, sniff
-from erp_agent.documents.parse import parse, parse_date, parse_number
+from erp_agent.documents.parse import parse
 from erp_agent.documents.samples import (
     SampleDocument,
     blank_pdf,
@@ -19,6 +19,7 @@ from erp_agent.documents.samples import (
     render_pdf,
     render_png,
 )
+from erp_agent.documents.values import parse_date, parse_number
 from erp_agent.errors import DocumentUnreadable
 
 LIMITS = ScanLimits()

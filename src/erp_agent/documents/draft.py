@@ -334,10 +334,25 @@ async def scan_to_draft(
     return _with_proposal(result, proposed, entity)
 
 
+def _compare_totals(result: ScanResult, filled: dict[str, Any]) -> None:
+    """Where the ERP filled the draft (taxes and totals from its own rules), flag each total
+    that differs from what the document says: a wrong tax template, a missed line, a misread."""
+    fields = result.document.get("fields") or {}
+    for key, label in (("net_total", "Subtotal"), ("tax_total", "Tax"), ("total", "Total")):
+        erp = filled.get(key)
+        printed = (fields.get("grand_total" if key == "total" else key) or {}).get("value")
+        if not (isinstance(erp, int | float) and isinstance(printed, int | float)):
+            continue
+        if abs(float(erp) - float(printed)) > 0.015:
+            message = f"the ERP computes {float(erp):,.2f}; the document says {printed:,.2f}."
+            result.flags.append(Flag(label, "uncertain", message))
+
+
 def _with_proposal(result: ScanResult, proposed: Outcome, entity: str) -> ScanResult:
     if proposed.status is Status.PROPOSAL and proposed.proposal:
         result.ok = True
         result.proposal = proposed.proposal
+        _compare_totals(result, proposed.proposal.get("document") or {})
         doubt = len(result.flags)
         result.message = (
             f"Draft {_LABEL[entity]} prepared, not written"

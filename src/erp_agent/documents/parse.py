@@ -17,24 +17,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from dateutil import parser as dateparser
-
 from erp_agent.documents.extract import Line
+from erp_agent.documents.values import (
+    CURRENCIES,
+    DATE,
+    NUMBER,
+    SYMBOLS,
+    Reading,
+    numbers_in,
+    parse_date,
+)
 
 LOW_CONFIDENCE = 60.0  # an OCR'd line read below this is flagged as uncertain
-CURRENCIES = (
-    "KES", "USD", "EUR", "GBP", "UGX", "TZS", "RWF", "ETB", "ZAR", "NGN", "GHS", "INR", "AED",
-    "SAR", "CNY", "JPY", "CHF", "CAD", "AUD", "SGD",
-)  # fmt: skip
-_SYMBOLS = {"KSH": "KES", "KSHS": "KES", "€": "EUR", "£": "GBP", "$": "USD", "US$": "USD"}
-
-_NUMBER = re.compile(
-    r"(?<![\w.,])[-+]?[\dOolI][\dOolI,.']*[\dOolI](?:%)?(?![\w])|(?<![\w.,])\d(?![\w.,])"
-)
-_DATE = re.compile(
-    r"\b(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}|"
-    r"\d{1,2}(?:st|nd|rd|th)?\s+[A-Za-z]{3,9}\.?,?\s+\d{4}|[A-Za-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4})\b"
-)
 _LABELS = {
     "number": {
         "purchase_invoice": r"(?:tax\s+)?invoice\s*(?:no\.?|number|num|#)|inv\s*(?:no\.?|#)|bill\s*(?:no\.?|number|#)|invoice\b",
@@ -70,19 +64,6 @@ _HEAD_WORDS = re.compile(
 )
 _TITLE_PO = re.compile(r"\b(local\s+)?purchase\s+order\b|\bL\.?P\.?O\b", re.I)
 _TITLE_INVOICE = re.compile(r"\b(tax\s+invoice|invoice|bill)\b", re.I)
-
-
-@dataclass
-class Reading:
-    """One field as read: its value, how sure, and why not (None when sure)."""
-
-    value: Any
-    confidence: float | None = 100.0
-    doubt: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        value = self.value.isoformat() if isinstance(self.value, dt.date) else self.value
-        return {"value": value, "confidence": self.confidence, "doubt": self.doubt}
 
 
 @dataclass
@@ -122,64 +103,6 @@ class ParsedDocument:
 # ------------------------------------------------------------------ values
 
 
-def parse_number(token: str) -> float | None:
-    """A printed amount: ``1,234.50``, ``1.234,50``, ``1 234.50``, ``3``; OCR's O/l/I for 0/1."""
-    text = token.strip().rstrip("%").replace("'", "").replace(" ", "")
-    text = text.translate(str.maketrans("OoIl", "0011"))
-    if not text or not re.fullmatch(r"[-+]?[\d.,]+", text):
-        return None
-    sign = -1.0 if text.startswith("-") else 1.0
-    text = text.lstrip("+-")
-    last = max(text.rfind("."), text.rfind(","))
-    if last >= 0 and len(text) - last - 1 in (1, 2):
-        whole, decimals = text[:last], text[last + 1 :]
-    else:
-        whole, decimals = text, ""
-    whole = whole.replace(",", "").replace(".", "")
-    if not whole.isdigit() and whole != "":
-        return None
-    try:
-        return sign * float(f"{whole or 0}.{decimals or 0}")
-    except ValueError:
-        return None
-
-
-def numbers_in(text: str) -> list[tuple[float, bool, int]]:
-    """Each number in ``text``: value, whether it was a percentage, and where it ends."""
-    out = []
-    for match in _NUMBER.finditer(text):
-        token = match.group(0)
-        if not any(ch.isdigit() for ch in token):
-            continue
-        value = parse_number(token)
-        if value is not None:
-            out.append((value, token.endswith("%"), match.end()))
-    return out
-
-
-def parse_date(text: str) -> Reading | None:
-    match = _DATE.search(text)
-    if not match:
-        return None
-    raw = match.group(1)
-    parts = re.split(r"[/.\-]", raw)
-    ambiguous = (
-        len(parts) == 3
-        and len(parts[0]) <= 2
-        and parts[0].isdigit()
-        and parts[1].isdigit()
-        and int(parts[0]) <= 12
-        and int(parts[1]) <= 12
-        and parts[0] != parts[1]
-    )
-    try:
-        value = dateparser.parse(raw, dayfirst=not raw[:4].isdigit(), fuzzy=True).date()
-    except (ValueError, OverflowError):
-        return None
-    doubt = f"{raw} could be day/month or month/day; read as day/month" if ambiguous else None
-    return Reading(value, 100.0, doubt)
-
-
 def _currency(lines: list[Line]) -> Reading | None:
     codes = "|".join(CURRENCIES)
     labelled = re.compile(rf"currency\s*:?\s*({codes})\b", re.I)
@@ -193,7 +116,7 @@ def _currency(lines: list[Line]) -> Reading | None:
         for code in re.findall(rf"\b({codes})\b", line.text.upper()):
             counts[code] = counts.get(code, 0) + 1
             first.setdefault(code, line)
-        for symbol, code in _SYMBOLS.items():
+        for symbol, code in SYMBOLS.items():
             if symbol in line.text.upper().replace(" ", "") and code not in counts:
                 counts[code] = counts.get(code, 0)
                 first.setdefault(code, line)
@@ -246,7 +169,7 @@ def _number(lines: list[Line], kind: str) -> Reading | None:
     for line in lines:
         for match in pattern.finditer(line.text):
             value = match.group(1).strip(".")
-            if any(ch.isdigit() for ch in value) and not _DATE.fullmatch(value):
+            if any(ch.isdigit() for ch in value) and not DATE.fullmatch(value):
                 return _reading(value, line)
     return None
 
@@ -364,7 +287,7 @@ def _clean(description: str) -> str:
 
 def _row(line: Line) -> ParsedLine | None:
     """A table row: description text, then qty, rate and amount (the last three numbers)."""
-    if _DATE.search(line.text):
+    if DATE.search(line.text):
         return None  # a header line with a date, not a table row
     found = [(v, end) for v, pct, end in numbers_in(line.text) if not pct]
     if len(found) < 3:
@@ -385,7 +308,7 @@ def _row(line: Line) -> ParsedLine | None:
 
 def _last_tokens(text: str, count: int) -> str:
     """The text from the ``count``-th last number to the end."""
-    ends = [m.start() for m in _NUMBER.finditer(text)]
+    ends = [m.start() for m in NUMBER.finditer(text)]
     if len(ends) < count:
         return text
     return text[ends[-count] :]

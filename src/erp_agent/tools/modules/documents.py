@@ -25,7 +25,8 @@ from erp_agent.documents.extract import (
     page_images,
     sniff,
 )
-from erp_agent.documents.parse import Reading, parse
+from erp_agent.documents.parse import parse
+from erp_agent.documents.values import Reading
 from erp_agent.errors import DocumentUnreadable, ModelError
 from erp_agent.tools.base import Args, Effect, Tool, ToolContext
 from erp_agent.tools.factories.schemas import obj
