@@ -264,11 +264,15 @@ def _split_code(text: str) -> tuple[str | None, str]:
     """A leading item code (tokens in capitals/digits/punctuation) and the description."""
     tokens = text.split()
     code: list[str] = []
-    for token in tokens:
+    for index, token in enumerate(tokens):
         if token.startswith("$") and len(token) > 1:
             token = "S" + token[1:]  # OCR reads a leading S as $
+        token = token.rstrip(":;,")
+        after = tokens[index + 1] if index + 1 < len(tokens) else ""
+        # A capitalised prefix ("SKU") starts a code when digits follow ("SKU 1266-BLU").
+        prefix = token.isalpha() and token.isupper() and any(ch.isdigit() for ch in after)
         if _CODE_TOKEN.match(token) and (
-            any(ch.isdigit() for ch in token) or not token.isalpha() or code
+            any(ch.isdigit() for ch in token) or not token.isalpha() or code or prefix
         ):
             code.append(token)
             continue
