@@ -17,6 +17,7 @@ from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
 from erp_agent.documents.extract import ScanLimits, Transcriber
 from erp_agent.documents.vision import vision_transcriber
+from erp_agent.engine.outcomes import OutcomeRecorder
 from erp_agent.engine.routing import Router
 from erp_agent.engine.turn import Engine, EngineSettings
 from erp_agent.gateway.gateway import Gateway
@@ -144,6 +145,7 @@ class Runtime:
         gateway = Gateway(
             registry, store, connector, catalog, results=results, confirm_timeout=confirm_timeout
         )
+        gateway.decision_hooks.append(OutcomeRecorder(store, connector, catalog, registry))
         router = Router(catalog, registry, connector.name)
         return cls(
             settings,

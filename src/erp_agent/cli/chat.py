@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from rich.prompt import Confirm
-
 from erp_agent.cli._agent import Agent, run_agent
 from erp_agent.cli._common import console
 from erp_agent.cli._render import choice_reply, print_blocks, progress_line
@@ -17,18 +15,61 @@ from erp_agent.gateway.session import Session
 EXIT_WORDS = frozenset({"exit", "quit", ":q"})
 
 
+EDIT_HELP = (
+    "y to write it, n to reject it, or an edit: 'qty 1 5', 'rate 2 1400', 'remove 2', "
+    "'date 2026-12-05'"
+)
+
+
+def parse_edit(reply: str) -> dict[str, Any] | None:
+    """'qty 1 5' → {"lines": [{"index": 0, "qty": "5"}]}; None when it is not an edit.
+
+    Values are passed on as typed: the gateway checks them ("abc" or -3 is a clear error)."""
+    words = reply.split()
+    if len(words) == 2 and words[0].lower() == "date":
+        return {"date": words[1]}
+    if len(words) == 2 and words[0].lower() == "remove" and words[1].isdigit():
+        return {"lines": [{"index": int(words[1]) - 1, "remove": True}]}
+    if len(words) == 3 and words[0].lower() in ("qty", "rate") and words[1].isdigit():
+        return {"lines": [{"index": int(words[1]) - 1, words[0].lower(): words[2]}]}
+    return None
+
+
 async def decide(agent: Agent, block: dict[str, Any]) -> None:
-    """Ask y/n for one proposal; the gateway executes exactly what was shown."""
-    yes = await asyncio.to_thread(Confirm.ask, "Write this to the ERP?", default=False)
+    """Confirm, reject or edit one proposal; the gateway executes exactly what was shown last."""
     gateway = agent.runtime.gateway
-    if yes:
-        outcome = await gateway.confirm(agent.session, str(block["id"]), str(block["payload_hash"]))
-    else:
-        outcome = await gateway.reject(agent.session, str(block["id"]))
+    while True:
+        reply = (
+            await asyncio.to_thread(
+                console.input, f"[bold]Write this to the ERP?[/] ({EDIT_HELP}) "
+            )
+        ).strip()
+        answer = reply.lower()
+        if answer in ("y", "yes"):
+            outcome = await gateway.confirm(
+                agent.session, str(block["id"]), str(block["payload_hash"])
+            )
+            break
+        if answer in ("", "n", "no"):
+            outcome = await gateway.reject(agent.session, str(block["id"]))
+            break
+        edits = parse_edit(reply)
+        if edits is None:
+            console.print(f"[yellow]Not understood.[/] {EDIT_HELP}.")
+            continue
+        edited = await gateway.revise(agent.session, str(block["id"]), edits)
+        if edited.proposal is None:
+            console.print(f"[red]{edited.message}[/] Nothing was changed.")
+            continue
+        block = {"type": "proposal", **edited.proposal}
+        console.print("[green]Edited and checked by the ERP: a new proposal.[/]")
+        print_blocks(console, [block])
     style = "green" if outcome.ok else "red"
     console.print(f"[{style}]{outcome.message}[/]")
     if outcome.refusal:
         console.print(f"[red]The ERP said:[/] {outcome.refusal.get('message')}")
+    if outcome.conversation_message:  # the document's id and link, as kept in the conversation
+        console.print(outcome.conversation_message)
     if outcome.proposal:  # the record changed: the same change against its current values
         fresh = {"type": "proposal", **outcome.proposal}
         print_blocks(console, [fresh])

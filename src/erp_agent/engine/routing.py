@@ -27,6 +27,7 @@ SPINE = (
     "knowledge.search",
     "records.search",
     "workflow.describe",
+    "workflow.pending",
 )
 # Tools whose schema is large or whose use is rarer: offered when the request's words ask.
 ON_DEMAND = {

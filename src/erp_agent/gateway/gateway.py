@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import jsonschema
@@ -41,6 +41,9 @@ from erp_agent.tools.base import Change, Effect, ResultAccess, Tool, ToolContext
 
 Clock = Callable[[], dt.datetime]
 Listener = Callable[[AuditEvent], None]
+DecisionHook = Callable[[Proposal, Outcome, Decision], Awaitable[str | None]]
+_DECIDED = frozenset({Decision.CONFIRMED, Decision.REJECTED, Decision.ERP_REFUSED, Decision.FAILED})
+_UNDECIDED = frozenset({ProposalStatus.PENDING, ProposalStatus.EXECUTING})
 SessionLookup = Callable[[Proposal], Awaitable[Session | None]]
 DEFAULT_PROPOSAL_TTL = dt.timedelta(minutes=15)
 # A confirm claimed longer ago than this cannot still be running (its ERP calls time out first).
@@ -73,6 +76,9 @@ class Gateway:
         self.clock = clock
         self.results = results
         self.listeners: list[Listener] = []
+        # Called once a proposal is decided (executed, refused, failed, rejected); the text a
+        # hook returns is the message it put in the proposal's conversation.
+        self.decision_hooks: list[DecisionHook] = []
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
 
     # ------------------------------------------------------------ the one entry
@@ -434,6 +440,12 @@ class Gateway:
                 decided.append(outcome)
         return decided
 
+    async def revise(self, session: Session, proposal_id: str, edits: Mapping[str, Any]) -> Outcome:
+        """A new proposal with the user's edits, re-prepared by the tool (see ``revise``)."""
+        from erp_agent.gateway.revise import revise
+
+        return await revise(self, session, proposal_id, edits)
+
     async def reject(self, session: Session, proposal_id: str) -> Outcome:
         """Discard a pending proposal: only its owner, in the session it was made in."""
         started = time.perf_counter()
@@ -497,4 +509,9 @@ class Gateway:
         await self.store.record_event(event)
         for listener in self.listeners:
             listener(event)
+        if proposal_id and decision in _DECIDED and outcome.status is not Status.REFUSED:
+            proposal = await self.store.get_proposal(proposal_id)
+            if proposal is not None and proposal.status not in _UNDECIDED:
+                for hook in self.decision_hooks:
+                    outcome.conversation_message = await hook(proposal, outcome, decision)
         return outcome

@@ -27,6 +27,8 @@ class Outcome:
     proposal: dict[str, Any] | None = None
     # A question for the user with the records they may mean: {"question", "options"}.
     choices: dict[str, Any] | None = None
+    # After a decision: the message recorded in the proposal's conversation (not for the model).
+    conversation_message: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -3,6 +3,7 @@ passages with their titles, records found by id or description."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from erp_agent.catalog import Entity
@@ -97,9 +98,44 @@ def _workflow_describe(
     return None, (r.data if isinstance(r.data, dict) else {})
 
 
+_MINE = re.compile(
+    r"\b(waiting for my|awaiting my|pending my|my approvals?|(?:do|must|should|can) i approve|"
+    r"for me to approve|need(?:s)? my approval)\b"
+)
+
+
+def pending(ctx: Ctx) -> Step:
+    """'What is waiting for my approval?': the ERP's answer, document by document."""
+    e = ctx.req.entity
+    args: dict[str, Any] = {"entity": e.name} if e is not None else {}
+    r = ctx.result("workflow.pending", args)
+    if r is None:
+        return _call("workflow.pending", args)
+    if not r.ok:
+        return _failed(r)
+    data = r.data if isinstance(r.data, dict) else {}
+    docs = [d for d in data.get("documents") or [] if isinstance(d, dict)]
+    note = f" {data['message']}" if data.get("message") and docs else ""
+    if not docs:
+        return _text(str(data.get("message") or "Nothing is waiting for an action of yours."))
+    lines = []
+    for d in docs:
+        label = ctx.catalog.entity(str(d["entity"])).label
+        who = d.get("supplier_name") or d.get("customer_name") or d.get("employee_name")
+        amount = d.get("total")
+        figure = f", {d.get('currency') or ''} {fmt(amount)}".rstrip() if is_number(amount) else ""
+        actions = join([str(a) for a in d.get("actions") or []], "or")
+        lines.append(f"- {label} {d['id']}" + (f" ({who}{figure})" if who else figure)
+                     + f": {d.get('workflow_state')}; you can {actions}")  # fmt: skip
+    head = f"{len(docs)} {'documents wait' if len(docs) != 1 else 'document waits'} for an action of yours:"
+    return _text(head + "\n" + "\n".join(lines) + note)
+
+
 def workflow(ctx: Ctx) -> Step:
     req = ctx.req
     found = req.doc_ids[0] if req.doc_ids else earlier_id(ctx, req.entity)
+    if found is None and ctx.has("workflow.pending") and _MINE.search(req.text.lower()):
+        return pending(ctx)
     if found is None:
         if req.entity is None:
             return _text(

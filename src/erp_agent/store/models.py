@@ -22,6 +22,9 @@ class ProposalStatus(StrEnum):
     # The record changed after the proposal was made: nothing was written, and a fresh
     # proposal (``superseded_by``) shows the new values.
     STALE = "stale"
+    # The user edited it: a new proposal (``superseded_by``) with the edits, re-validated by
+    # the ERP, replaces it; this one can no longer be confirmed.
+    SUPERSEDED = "superseded"
 
 
 FINAL_STATUSES = frozenset(
@@ -31,6 +34,7 @@ FINAL_STATUSES = frozenset(
         ProposalStatus.REJECTED,
         ProposalStatus.EXPIRED,
         ProposalStatus.STALE,
+        ProposalStatus.SUPERSEDED,
     }
 )
 

@@ -58,6 +58,8 @@ async def get_conversation(conversation_id: str, user: User, state: State) -> di
                 "at": turn.created_at.isoformat(),
                 "response": response,
                 "feedback": turn.state.get("feedback"),
+                # "outcome": the result of a confirm or reject, with no user message
+                "kind": turn.state.get("kind", "turn"),
             }
         )
     return {"id": conversation.id, "title": conversation.title, "turns": turns}

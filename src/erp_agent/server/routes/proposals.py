@@ -27,6 +27,8 @@ def _view(state: ServerState, outcome: Outcome) -> dict[str, Any]:
     tool = state.runtime.registry.get(outcome.tool)
     if outcome.ok and tool is not None and tool.entity and isinstance(outcome.data, dict):
         out["link"] = state.runtime.connector.link(tool.entity, outcome.data)
+    # The same words are now a message in the conversation (history and the next turn).
+    out["conversation_message"] = outcome.conversation_message
     return out
 
 
@@ -63,6 +65,27 @@ async def get_proposal(proposal_id: str, user: User, state: State) -> dict[str, 
 async def confirm(proposal_id: str, body: Confirm, user: User, state: State) -> dict[str, Any]:
     outcome = await state.runtime.gateway.confirm(user.session, proposal_id, body.payload_hash)
     return _view(state, outcome)
+
+
+class LineEdit(BaseModel):
+    index: int = Field(ge=0, description="The line's position, from 0.")
+    qty: float | str | None = None
+    rate: float | str | None = None
+    remove: bool = False
+
+
+class Edit(BaseModel):
+    date: str | None = Field(default=None, description="The document's new date, YYYY-MM-DD.")
+    lines: list[LineEdit] = Field(default_factory=list, max_length=500)
+
+
+@router.post("/{proposal_id}/edit", summary="Edit before confirming: a new proposal replaces it")
+async def edit(proposal_id: str, body: Edit, user: User, state: State) -> dict[str, Any]:
+    edits: dict[str, Any] = {"date": body.date, "lines": []}
+    for line in body.lines:
+        given = line.model_dump(exclude_none=True, exclude_defaults=False)
+        edits["lines"].append({k: v for k, v in given.items() if k != "remove" or v})
+    return _view(state, await state.runtime.gateway.revise(user.session, proposal_id, edits))
 
 
 @router.post("/{proposal_id}/reject", summary="Discard the proposal; nothing is written")

@@ -1,6 +1,7 @@
 // The chat page: sign-in, conversations, a streamed turn with live progress, proposals, feedback.
 import { api, ensureCsrf, streamChat, uploadScan } from './api.js';
 import { el, proposalDetails, renderBlocks } from './render.js';
+import { icon, readEdits } from './proposal.js';
 
 const $ = (selector) => document.querySelector(selector);
 let conversationId = null;
@@ -38,9 +39,10 @@ async function openConversation(id) {
   conversationId = conversation.id;
   $('#messages').replaceChildren();
   for (const turn of conversation.turns) {
-    addUserMessage(turn.user_message);
+    // An outcome (what a confirm or reject did) has no user message of its own.
+    if (turn.kind !== 'outcome') addUserMessage(turn.user_message);
     const box = addAgentMessage();
-    if (turn.response) showResponse(box, turn.response, turn.feedback);
+    if (turn.response) showResponse(box, turn.response, turn.feedback, turn.kind !== 'outcome');
   }
   document.body.classList.remove('show-history');
   loadConversations();
@@ -65,35 +67,62 @@ function feedbackBar(turnId, given) {
   const comment = el('input', { type: 'text', placeholder: 'Comment (optional)', 'aria-label': 'Feedback comment' });
   const send = (rating) => async () => {
     await api('POST', `/api/turns/${encodeURIComponent(turnId)}/feedback`, { rating, comment: comment.value });
-    bar.replaceChildren(el('span', { class: 'thanks' }, rating === 'up' ? '👍 Thanks' : '👎 Thanks, noted'));
+    bar.replaceChildren(el('span', { class: 'thanks' }, icon(rating), rating === 'up' ? ' Thanks' : ' Thanks, noted'));
   };
   if (given) {
-    bar.append(el('span', { class: 'thanks' }, given.rating === 'up' ? '👍' : '👎', given.comment ? ` ${given.comment}` : ''));
+    bar.append(el('span', { class: 'thanks' }, icon(given.rating === 'up' ? 'up' : 'down'), given.comment ? ` ${given.comment}` : ''));
     return bar;
   }
   bar.append(
-    el('button', { type: 'button', class: 'icon', 'aria-label': 'Helpful', onclick: send('up') }, '👍'),
-    el('button', { type: 'button', class: 'icon', 'aria-label': 'Not helpful', onclick: send('down') }, '👎'),
+    el('button', { type: 'button', class: 'icon', 'aria-label': 'Helpful', onclick: send('up') }, icon('up')),
+    el('button', { type: 'button', class: 'icon', 'aria-label': 'Not helpful', onclick: send('down') }, icon('down')),
     comment,
   );
   return bar;
 }
 
-function showResponse(box, response, feedback) {
+function showResponse(box, response, feedback, withFeedback = true) {
   box.replaceChildren(...renderBlocks(response.blocks, { onProposal: reviewProposal, onChoice: (value) => send(value) }));
-  box.append(feedbackBar(response.turn_id, feedback));
+  if (withFeedback) box.append(feedbackBar(response.turn_id, feedback));
   box.dataset.turn = response.turn_id;
+}
+
+// The outcome of a decision, as the message now stored in the conversation.
+function addOutcomeMessage(markdown) {
+  if (!markdown) return;
+  const box = addAgentMessage();
+  box.classList.add('outcome');
+  box.replaceChildren(...renderBlocks([{ type: 'text', markdown }]));
 }
 
 function reviewProposal(block, statusBadge) {
   const dialog = $('#proposal-dialog');
+  const details = dialog.querySelector('.details');
+  const editable = (block.status || 'pending') === 'pending' && Array.isArray(block.document?.items);
   dialog.querySelector('.summary').textContent = block.summary;
-  dialog.querySelector('.details').replaceChildren(...proposalDetails(block));
+  details.replaceChildren(...proposalDetails(block, { editable }));
   const result = dialog.querySelector('.result');
   result.textContent = '';
   const confirm = dialog.querySelector('.confirm');
   const reject = dialog.querySelector('.reject');
+  const apply = dialog.querySelector('.apply');
+  const close = dialog.querySelector('.close');
+  const card = statusBadge.closest('.proposal-block');
+  confirm.hidden = reject.hidden = false;
+  apply.hidden = true;
+  close.hidden = true;
   confirm.disabled = reject.disabled = false;
+  details.oninput = () => {
+    // Edited values are not what was proposed: confirm only after the ERP re-validated them.
+    const edited = editable && readEdits(details, block);
+    apply.hidden = !edited;
+    confirm.disabled = Boolean(edited);
+  };
+  const finished = () => {
+    confirm.hidden = reject.hidden = apply.hidden = true;
+    close.hidden = false;
+    close.focus();
+  };
   const decide = (action) => async () => {
     confirm.disabled = reject.disabled = true;
     const path = `/api/proposals/${encodeURIComponent(block.id)}/${action}`;
@@ -104,23 +133,49 @@ function reviewProposal(block, statusBadge) {
       if (outcome.erp_refusal) result.append(el('div', { class: 'error' }, outcome.erp_refusal.message));
       // A stale proposal comes back with the same change prepared against the record as it is now.
       if (outcome.proposal) {
-        const box = statusBadge.closest('.proposal-block');
         const fresh = renderBlocks([{ type: 'proposal', ...outcome.proposal }], { onProposal: reviewProposal });
-        if (box) box.after(...fresh);
+        if (card) card.after(...fresh);
         result.append(el('p', {}, 'A fresh proposal with the current values is shown in the conversation.'));
       }
       statusBadge.textContent = outcome.ok ? (action === 'confirm' ? 'executed' : 'rejected') : (outcome.proposal ? 'stale' : 'not done');
       statusBadge.className = `status status-${outcome.ok ? (action === 'confirm' ? 'executed' : 'rejected') : 'failed'}`;
-      const button = statusBadge.closest('.proposal-block')?.querySelector('.actions');
-      if (button && (outcome.ok || outcome.proposal)) button.remove();
+      const button = card?.querySelector('.actions');
+      if (button && (outcome.ok || outcome.proposal || outcome.conversation_message)) button.remove();
+      addOutcomeMessage(outcome.conversation_message);
+      finished();
     } catch (error) {
       result.textContent = error.message;
       confirm.disabled = reject.disabled = false;
     }
   };
+  apply.onclick = async () => {
+    const edits = readEdits(details, block);
+    if (!edits) return;
+    apply.disabled = true;
+    try {
+      const outcome = await api('POST', `/api/proposals/${encodeURIComponent(block.id)}/edit`, edits);
+      if (!outcome.proposal) {
+        result.replaceChildren(el('span', { class: 'error' }, outcome.message || 'The edit was not applied.'));
+        return;
+      }
+      statusBadge.textContent = 'superseded';
+      statusBadge.className = 'status status-superseded';
+      card?.querySelector('.actions')?.remove();
+      const [fresh] = renderBlocks([{ type: 'proposal', ...outcome.proposal }], { onProposal: reviewProposal });
+      if (card) card.after(fresh);
+      reviewProposal({ ...outcome.proposal }, fresh.querySelector('.status'));
+      dialog.querySelector('.result').textContent = 'Edited and checked by the ERP: a new proposal. Confirm it if it is right.';
+    } catch (error) {
+      result.textContent = error.message;
+    } finally {
+      apply.disabled = false;
+    }
+  };
+  close.onclick = () => dialog.close();
+  dialog.onclose = () => $('#composer').elements.message.focus();
   confirm.onclick = decide('confirm');
   reject.onclick = decide('reject');
-  dialog.showModal();
+  if (!dialog.open) dialog.showModal();
 }
 
 async function send(message) {

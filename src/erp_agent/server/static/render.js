@@ -2,6 +2,7 @@
 // proposal, citations, file. Values are shown as the server sent them.
 import { api } from './api.js';
 import { renderMarkdown, safeUrl } from './markdown.js';
+import { proposalView } from './proposal.js';
 
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -106,21 +107,8 @@ function cardsBlock(block) {
   return box;
 }
 
-export function proposalDetails(block) {
-  const parts = [];
-  if (block.diff && block.diff.length) {
-    parts.push(el('table', { class: 'diff' },
-      el('thead', {}, el('tr', {}, el('th', {}, 'Field'), el('th', {}, 'Now'), el('th', {}, 'After'))),
-      el('tbody', {}, block.diff.map((d) => el('tr', {},
-        el('td', {}, d.field), el('td', { class: 'before' }, cell(d.before)), el('td', { class: 'after' }, cell(d.after))))),
-    ));
-  }
-  const values = block.document || (!block.diff || !block.diff.length ? block.payload : null);
-  if (values) {
-    parts.push(el('table', { class: 'values' }, el('tbody', {},
-      Object.entries(values).map(([k, v]) => el('tr', {}, el('th', { scope: 'row' }, k), el('td', {}, cell(v)))))));
-  }
-  return parts;
+export function proposalDetails(block, options = {}) {
+  return proposalView(block, options);
 }
 
 // What a scan could not read for sure: each flag names the field and why.

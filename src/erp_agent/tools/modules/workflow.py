@@ -7,6 +7,7 @@ from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.base import Transition
+from erp_agent.connectors.query import Filter, Op
 from erp_agent.tools.base import Args, Effect, Tool, ToolContext
 from erp_agent.tools.factories.schemas import obj
 
@@ -18,6 +19,15 @@ DESCRIPTION = (
     "document. With an id, also that document's current state and the actions available to "
     "the signed-in user on it now, as the ERP computes them. Use before saying who can approve "
     "or what happens next."
+)
+
+
+PENDING_LIMIT = 50
+PENDING_DESCRIPTION = (
+    "What is waiting for the signed-in user's approval: every document (of one entity, or of "
+    "all with a workflow) where the ERP says this user can take a workflow action now, with "
+    "the actions. Documents the user created are left out where self-approval is not allowed. "
+    "Use for 'what is waiting for my approval?', 'what do I need to approve?'."
 )
 
 
@@ -60,7 +70,70 @@ def tools(catalog: Catalog) -> list[Tool]:
                 )
         return result
 
+    async def pending(ctx: ToolContext, args: Args) -> dict[str, Any]:
+        """Documents where the signed-in user has a workflow action now, as the ERP says."""
+        cred, limit = ctx.session.credential, int(args.get("limit") or PENDING_LIMIT)
+        wanted = [str(args["entity"])] if args.get("entity") else sorted(catalog.entities)
+        found: list[dict[str, Any]] = []
+        skipped_own = 0
+        for name in wanted:
+            entity = catalog.entity(name)
+            if "workflow_state" not in entity.fields:
+                continue
+            info = await ctx.connector.workflow(cred, name)
+            if info is None:
+                continue
+            # Only states a transition leaves by a role this user holds can need them.
+            states = sorted(
+                {t.state for t in info.transitions if t.allowed_role in ctx.session.roles}
+            )
+            if not states:
+                continue
+            page = await ctx.connector.list(
+                cred, name,
+                fields=[f for f in ("workflow_state", "created_by", entity.amount_field,
+                                    "currency", "supplier_name", "customer_name", "employee_name",
+                                    entity.date_field) if f and f in entity.fields],
+                filters=[Filter("workflow_state", Op.IN, states), Filter("docstatus", Op.LT, 2)],
+                order_by=[("modified", "asc")], limit=limit,
+            )  # fmt: skip
+            for record in page.records:
+                doc = await ctx.connector.workflow(cred, name, str(record["id"]))
+                actions = doc.available_actions if doc else []
+                mine = record.get("created_by") == ctx.session.user
+                open_ = [t for t in actions if t.allow_self_approval or not mine]
+                if actions and not open_:
+                    skipped_own += 1
+                if open_:
+                    found.append(
+                        {**record, "entity": name, "actions": [t.action for t in open_],
+                         "link": ctx.connector.link(name, record)}
+                    )  # fmt: skip
+        result: dict[str, Any] = {"documents": found, "count": len(found)}
+        if skipped_own:
+            result["message"] = (
+                f"{skipped_own} more wait for approval but you created them, and the workflow "
+                "does not allow self-approval: someone else must approve those."
+            )
+        if not found:
+            result.setdefault("message", "Nothing is waiting for an action of yours.")
+        return result
+
     return [
+        Tool(
+            name="workflow.pending",
+            description=PENDING_DESCRIPTION,
+            parameters=obj(
+                {
+                    "entity": {"type": "string", "enum": sorted(catalog.entities)},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 200},
+                }
+            ),
+            effect=Effect.READ,
+            module=MODULE,
+            run=pending,
+            action="pending",
+        ),
         Tool(
             name="workflow.describe",
             description=DESCRIPTION,
@@ -75,5 +148,5 @@ def tools(catalog: Catalog) -> list[Tool]:
             module=MODULE,
             run=run,
             action="describe",
-        )
+        ),
     ]
