@@ -63,7 +63,9 @@ def test_ask_continues_a_conversation_by_its_id(demo_erp: Any) -> None:
     plain = runner.invoke(app, ["ask", "why?", *base, "--conversation", conversation])
     assert plain.exit_code == 0, plain.output
     assert f"conversation {conversation}" in plain.stdout
-    assert "sales_invoice.aggregate" in plain.stdout  # how the last figure was computed
+    # How the last figure was computed: its definition (documents, filters, source).
+    assert "How I got that" in plain.stdout
+    assert "Sales Invoices" in plain.stdout
     alone = runner.invoke(app, ["ask", "why?", *base])
     assert "no earlier result" in alone.stdout
 
@@ -111,3 +113,18 @@ def test_chat_rejects_with_n_and_keeps_the_conversation() -> None:
     assert result.exit_code == 0, result.output
     assert "Rejected: nothing was written." in result.stdout
     assert "Sales by customer" in result.stdout
+
+
+def test_ask_says_how_a_figure_was_computed() -> None:
+    """--json carries each figure's definition; the plain answer prints it."""
+    base = ["ask", "How many sales invoices do we have?", "--as", "admin@demo.local"]
+    result = runner.invoke(app, [*base, "--model", "offline", "--json"])
+    assert result.exit_code == 0, result.output
+    calls = json.loads(result.stdout)["tools_called"]
+    definitions = [c["definition"] for c in calls if "definition" in c]
+    assert definitions
+    assert any("drafts and cancelled excluded" in f for f in definitions[0]["filters"])
+    plain = runner.invoke(app, [*base, "--model", "offline"], env={"COLUMNS": "250"})
+    assert plain.exit_code == 0, plain.output
+    assert "How this was computed" in plain.stdout
+    assert "drafts and cancelled excluded" in plain.stdout

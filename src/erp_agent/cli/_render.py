@@ -131,9 +131,28 @@ def choice_reply(answer: str, block: dict[str, Any]) -> str:
     return text
 
 
+def definition_view(definition: dict[str, Any]) -> RenderableType:
+    """ "How this was computed" under a table or chart: meaning, filters, period, rows, source."""
+    lines = [str(definition.get("text") or "")]
+    filters = definition.get("filters") or []
+    if filters:
+        lines.append("Filters: " + "; ".join(map(str, filters)))
+    if definition.get("period"):
+        lines.append(f"Period: {definition['period']}")
+    if definition.get("record_count") is not None:
+        lines.append(f"Records counted: {definition['record_count']:,}")
+    if definition.get("source"):
+        lines.append(f"Source: {definition['source']}")
+    return Panel(
+        Text("\n".join(lines), style="dim"), title="How this was computed", title_align="left"
+    )
+
+
 def print_blocks(console: Console, blocks: list[dict[str, Any]]) -> None:
     for block in blocks:
         console.print(render_block(block))
+        if isinstance(block.get("definition"), dict):
+            console.print(definition_view(block["definition"]))
 
 
 @contextmanager

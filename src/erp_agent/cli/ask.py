@@ -9,7 +9,7 @@ import typer
 
 from erp_agent.cli._agent import Agent, run_agent
 from erp_agent.cli._common import console, err_console
-from erp_agent.cli._render import print_blocks, progress_line
+from erp_agent.cli._render import definition_view, print_blocks, progress_line
 from erp_agent.engine.events import EventBus
 from erp_agent.engine.response import TurnResponse
 
@@ -32,6 +32,15 @@ ErpUrlOption = Annotated[
         "--erp-url", help="The ERP's address (default: the configured ERP_AGENT_ERP_URL)."
     ),
 ]
+
+
+def _definitions(response: TurnResponse) -> list[dict[str, Any]]:
+    seen: list[dict[str, Any]] = []
+    for call in response.tools_called:
+        definition = call.get("definition")
+        if isinstance(definition, dict) and definition not in seen:
+            seen.append(definition)
+    return seen
 
 
 def as_json(response: TurnResponse) -> dict[str, Any]:
@@ -73,6 +82,10 @@ def ask(
         typer.echo(json.dumps(as_json(response), default=str, ensure_ascii=False))
         return
     print_blocks(console, response.blocks)
+    if not any(isinstance(b.get("definition"), dict) for b in response.blocks):
+        # A figure answered in words still says how it was computed.
+        for definition in _definitions(response):
+            console.print(definition_view(definition))
     console.print(f"[dim]conversation {response.conversation_id}[/]")
     if any(b.get("type") == "proposal" for b in response.blocks):
         console.print(

@@ -46,6 +46,10 @@ async def materialise(block: Block, results: ResultStore, user: str, linker: Lin
         return block
     rows = rows_of(stored.data) or []
     kind = block["type"]
+    # How the figures were computed travels with the table or chart that shows them.
+    definition = stored.data.get("definition") if isinstance(stored.data, dict) else None
+    if definition and kind in ("table", "chart", "cards"):
+        block = {**block, "definition": definition}
     if kind == "table":
         columns = block.get("columns") or list(dict.fromkeys(k for r in rows for k in r))
         page = rows[:PAGE_ROWS]

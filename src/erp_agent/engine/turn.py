@@ -386,6 +386,9 @@ class Engine:
         if name == "knowledge.search" and isinstance(data, dict):
             run.citations.extend(p for p in data.get("passages", []) if isinstance(p, dict))
         run.sources.append(data)
+        if isinstance(data, dict) and isinstance(data.get("definition"), dict) and run.tools_called:
+            # Every figure says how it was computed: the definition goes with the response.
+            run.tools_called[-1]["definition"] = data["definition"]
         result_id = await self.results.put(
             run.session.user, name, data, tool.entity if tool else None
         )

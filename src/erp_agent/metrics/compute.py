@@ -8,7 +8,9 @@ reading the linked records as the user; a filter on one becomes a filter on the 
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -32,6 +34,8 @@ from erp_agent.tools.base import ToolContext
 _OPS = {o.value: o for o in Op}
 _ID_FILTER_LIMIT = 500  # above this many ids, read the linked records whole instead
 _COUNT = Measure(Func.COUNT)
+_CURRENCY_TTL = 300.0
+_CURRENCIES: dict[tuple[int, str], tuple[float, dict[Any, Any]]] = {}
 Key = tuple[Any, ...]
 
 
@@ -124,6 +128,7 @@ class MetricComputer:
         self.today = today
         self.fiscal_years: list[FiscalYear] = []
         self._maps: dict[tuple[str, str], dict[Any, Any]] = {}
+        self._currencies: dict[Any, Any] | None = None
 
     # ------------------------------------------------------------------ reads as the user
 
@@ -182,10 +187,18 @@ class MetricComputer:
         return [r["id"] for r in page.records]
 
     async def company_currencies(self) -> dict[Any, Any]:
+        """Each company's currency, read as the user; kept a few minutes per user (a company's
+        currency cannot change once it has transactions)."""
+        key = (id(self.ctx.connector), self.ctx.session.user)
+        cached = _CURRENCIES.get(key)
+        if cached is not None and time.monotonic() - cached[0] < _CURRENCY_TTL:
+            return cached[1]
         page = await self.ctx.connector.list(
             self.ctx.session.credential, "company", fields=["currency"], limit=0
         )
-        return {r["id"]: r.get("currency") for r in page.records}
+        found = {r["id"]: r.get("currency") for r in page.records}
+        _CURRENCIES[key] = (time.monotonic(), found)
+        return found
 
     # ------------------------------------------------------------------ one metric
 
@@ -272,12 +285,17 @@ class MetricComputer:
         if distinct and distinct not in heads:
             heads.append(distinct)
         grain_keys = self._grain_keys(query.grain, metric)
-        measures = self._measures(metric)
+        # The company -> currency map is read beside the figures, not after them.
+        currencies = (
+            asyncio.ensure_future(self.company_currencies())
+            if metric.currency == "company" and self._currencies is None
+            else None
+        )
         if row_level:
             rows, method = await self._rows(entity, heads, grain_keys, metric, filters, row_level)
         else:
             request = AggregateRequest(
-                measures=measures,
+                measures=self._measures(metric),
                 group_by=(*(GroupKey(h) for h in heads), *grain_keys),
                 filters=tuple(filters),
             )
@@ -285,6 +303,8 @@ class MetricComputer:
                 self.ctx.session.credential, entity.name, request
             )
             rows, method = result.rows, f"{_SOURCE[result.method]}: {result.detail}"
+        if currencies is not None:
+            self._currencies = await currencies
         return await self._regroup(
             query, metric, entity, rows, paths, currency_path, grain_keys, method, words, notes
         )
@@ -404,7 +424,7 @@ class MetricComputer:
                 )
         to_currency: dict[Any, Any] | None = None
         if metric.currency == "company":
-            to_currency = await self.company_currencies()
+            to_currency = self._currencies or await self.company_currencies()
 
         def read(row: dict[str, Any], path: str) -> Any:
             head = path.split(".")[0]
