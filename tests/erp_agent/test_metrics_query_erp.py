@@ -383,3 +383,23 @@ async def test_bad_input_names_the_allowed_values(
     with pytest.raises(ToolInputError) as info:
         await query(erp, args)
     assert message in str(info.value)
+
+
+async def test_metrics_of_entities_the_user_cannot_read_are_neither_listed_nor_run(
+    erp: ERPNextConnector,
+) -> None:
+    no_payroll = frozenset(n for n in READS if not n.startswith("salary_slip."))
+    ctx = await signed_in_context(erp, ADMIN, no_payroll, CATALOG)
+    tools = {t.name: t for t in metrics.tools(CATALOG)}
+    listing, run = tools["metrics.catalog"].run, tools["metrics.query"].run
+    assert listing is not None
+    assert run is not None
+    names = {m["name"] for m in (await listing(ctx, {"group": "hr"}))["metrics"]}
+    assert "headcount" in names
+    assert "payroll_gross" not in names
+    with pytest.raises(ToolInputError, match="not available to you"):
+        await run(ctx, {"metric": "payroll_gross"})
+    described = await listing(ctx, {"metric": "revenue"})
+    [revenue] = described["metrics"]
+    assert revenue["measure"] == "sum(base_net_total)"
+    assert revenue["documents"] == "submitted only"
