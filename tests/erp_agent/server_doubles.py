@@ -155,8 +155,20 @@ class Harness:
     switch: ModelSwitch
 
 
-def build_app(runtime: Runtime, data_dir: Path, *, delay: float = 0.0, **kwargs: Any) -> Harness:
-    switch = ModelSwitch(lambda: ScriptBook(delay=delay), local_name="scripted-1")
+def build_app(
+    runtime: Runtime,
+    data_dir: Path,
+    *,
+    delay: float = 0.0,
+    model: Callable[[Runtime], ChatModel] | None = None,
+    **kwargs: Any,
+) -> Harness:
+    """The app with the scripted model, or ``model(runtime)`` (e.g. the offline planner)."""
+    if model is not None:
+        chosen = model
+        switch = ModelSwitch(lambda: chosen(runtime), local_name="offline")
+    else:
+        switch = ModelSwitch(lambda: ScriptBook(delay=delay), local_name="scripted-1")
     app = create_app(
         runtime,
         switch,

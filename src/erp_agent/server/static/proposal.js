@@ -91,7 +91,8 @@ function totals(doc) {
     make('td', { class: 'num' }, `${cur}${money(value)}`)));
   if (typeof doc.net_total === 'number') add('Net total', doc.net_total);
   for (const tax of doc.taxes || []) {
-    const rate = typeof tax.rate === 'number' && tax.charge_type !== 'Actual' ? ` (${tax.rate}%)` : '';
+    const named = String(tax.description || '').includes('%');
+    const rate = typeof tax.rate === 'number' && tax.charge_type !== 'Actual' && !named ? ` (${tax.rate}%)` : '';
     add(`${tax.description || tax.account || 'Tax'}${rate}`, tax.amount);
   }
   if (typeof doc.total === 'number') add('Total', doc.total);
