@@ -18,6 +18,7 @@ from erp_agent.store.base import Store
 
 MAX_REQUESTS = 6  # user messages kept: enough for a chain of follow-ups
 MAX_DOCUMENTS = 10
+MAX_TOOLS = 14  # with the routing spine, within the router's cap
 CONTEXT_PREFIX = "Conversation state: "
 # Tools a follow-up about the last result may need even when its own words name none of them.
 FOLLOW_UP_TOOLS = ("results.export", "results.page", "display.table", "display.chart")
@@ -87,7 +88,7 @@ def advance(
     else:
         new.pop("pending", None)
     if tools:
-        new["tools"] = list(dict.fromkeys(tools))[:12]
+        new["tools"] = list(dict.fromkeys(tools))[:MAX_TOOLS]
     return new
 
 

@@ -35,7 +35,7 @@ from erp_agent.engine.events import (
 from erp_agent.engine.render import citations_block, link_ids, materialise, proposal_block
 from erp_agent.engine.response import TurnResponse
 from erp_agent.engine.results import for_model
-from erp_agent.engine.routing import Router
+from erp_agent.engine.routing import SPINE, Router
 from erp_agent.errors import (
     ModelAuthError,
     ModelContextTooLong,
@@ -511,7 +511,7 @@ class Engine:
             blocks=run.blocks,
             documents=documents,
             # A question left open resumes the request it interrupted: keep what it was offered.
-            tools=run.offered if asked else [n for n in called if not n.startswith("display.")],
+            tools=[n for n in (run.offered if asked else called) if n not in SPINE],
         )
         await self.store.save_conversation_state(run.turn.conversation_id, state)
 

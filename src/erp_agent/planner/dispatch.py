@@ -37,10 +37,17 @@ def next_step(
         return _with_note(note, _calculate(view, tools, expression))
     state = view.state
     last = state.get("last_query") if isinstance(state.get("last_query"), dict) else None
-    step = _about_last(view, tools, text, last)
+    pending = state.get("pending") if isinstance(state.get("pending"), dict) else None
+    picked = pending is not None and followup.match_choice(text, pending.get("options") or [])
+    step = None if picked else _about_last(view, tools, text, last)
     if step is not None:
         return _with_note(note, step)
     reading = followup.read(catalog, connector, text, view.today, state)
+    if reading.orphan:
+        return _text(
+            f"There's no earlier question in this conversation for “{text[:80]}” to follow up "
+            f"on. Ask the whole question, for example {nearest.examples(catalog, tools, 2)}."
+        )
     if reading.unmatched_reply is not None and reading.pending:
         return _with_note(note, _rechoose(view, tools, reading.pending))
     if reading.company:

@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rapidfuzz import fuzz, process
+from rapidfuzz import fuzz, process, utils
 
 from erp_agent.catalog import Catalog
-from erp_agent.planner import intents
+from erp_agent.planner import intents, metric_plan, vocabulary
 from erp_agent.planner.intents import Kind, Request, norm, understand
 from erp_agent.planner.parse_amounts import parse_amount, parse_top
 from erp_agent.planner.parse_dates import parse_age_days, parse_as_of, parse_period
@@ -30,7 +30,7 @@ _LEAD = re.compile(
     r"show (?:that|it|this)|make (?:that|it|this)|as an?|in an?|the same)\b",
     re.IGNORECASE,
 )
-_ANAPHORA = re.compile(r"\b(that|this|it|those|these|them|same)\b", re.IGNORECASE)
+_ANAPHORA = re.compile(r"\b(that|it|those|them|same|instead)\b", re.IGNORECASE)
 _EXPORT = re.compile(r"\b(export|download|excel|xlsx|spreadsheet|csv|pdf)\b", re.IGNORECASE)
 _WHY = re.compile(
     r"^\s*(why\??|how (?:did you|do you|was (?:that|this|it)|is (?:that|this|it)) (?:get|got|work|"
@@ -73,6 +73,7 @@ class Reading:
     unmatched_reply: str | None = None  # a reply to choices that matches none of them
     pending: Mapping[str, Any] | None = None
     edits: list[str] = field(default_factory=list)
+    orphan: bool = False  # a follow-up ("and last year?") with nothing earlier to follow
 
 
 def export_format(text: str) -> str | None:
@@ -101,13 +102,15 @@ def submit_verb(text: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def stands_alone(req: Request, text: str) -> bool:
+def stands_alone(req: Request, text: str, catalog: Catalog) -> bool:
     """A message that names its own subject and does not open like an edit of the last one."""
     if _LEAD.match(text) and not req.doc_ids:
         return False
     if req.doc_ids or req.report is not None:
         return True
     if req.entity is not None and intents.explicit(req.entity, norm(text)):
+        return True
+    if metric_plan.metric_scores(catalog, text) and not _ANAPHORA.search(text):
         return True
     return req.kind not in (Kind.UNKNOWN,) and not _ANAPHORA.search(text)
 
@@ -129,7 +132,9 @@ def match_choice(text: str, options: Sequence[Mapping[str, Any]]) -> str | None:
     for value, label in zip(values, labels, strict=True):
         if low in (value.lower(), label.lower()):
             return value
-    found = process.extractOne(reply, labels, scorer=fuzz.WRatio, score_cutoff=86)
+    found = process.extractOne(
+        reply, labels, scorer=fuzz.WRatio, processor=utils.default_process, score_cutoff=80
+    )
     return values[found[2]] if found else None
 
 
@@ -200,27 +205,23 @@ def read(
     entries = [*entries, {"text": text, "pending": pending, "current": True}]
     reading: Reading | None = None
     for entry in entries:
-        message = str(entry["text"])
+        message = vocabulary.correct(str(entry["text"])[:600], catalog)
         asked = entry.get("pending")
         current = bool(entry.get("current"))
         req = understand(catalog, connector, message, today)
-        if (
-            isinstance(asked, dict)
-            and reading is not None
-            and not (
-                req.kind is not Kind.UNKNOWN and stands_alone(req, message) and len(message) > 40
-            )
-        ):
+        if isinstance(asked, dict) and reading is not None:
             value = match_choice(message, asked.get("options") or [])
-            if value is None:
+            if value is not None:
+                _fill_slot(reading, str(asked.get("slot") or ""), value)
+                reading.follow_up = True
+                continue
+            if not stands_alone(req, message, catalog):
                 if current:
                     reading.unmatched_reply, reading.pending = message, asked
                 continue
-            _fill_slot(reading, str(asked.get("slot") or ""), value)
-            reading.follow_up = True
-            continue
-        if reading is None or stands_alone(req, message):
-            reading = Reading(req)
+        if reading is None or stands_alone(req, message, catalog):
+            alone = stands_alone(req, message, catalog) or not _LEAD.match(message)
+            reading = Reading(req, orphan=current and not alone)
             continue
         if not current:
             refine(reading.req, message, catalog, today)

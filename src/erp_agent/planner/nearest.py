@@ -54,4 +54,7 @@ def not_understood(text: str, part: str, catalog: Catalog, tools: Mapping[str, A
     said = part.strip() or text.strip()
     tail = (" Questions I can answer that come close: " + join([f"“{q}”" for q in close], "or")
             + ".") if close else ""  # fmt: skip
-    return f"I didn't understand “{said[:120]}”, so I won't guess.{tail}"
+    return (
+        f"I didn't understand “{said[:120]}” as a question about your ERP data, so I can't "
+        f"answer it and won't guess.{tail}"
+    )

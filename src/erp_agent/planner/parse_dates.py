@@ -145,6 +145,12 @@ def parse_period(text: str, today: dt.date) -> Period | None:
     if re.search(r"\byesterday\b", t):
         day = today - dt.timedelta(days=1)
         return Period(day, day, "yesterday")
+    m = re.search(
+        r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?:\s+(?:of\s+)?(\d{4}))?\b", t
+    )
+    if m:
+        which = _ORDINAL_QUARTERS[m.group(1)]
+        return _quarter(int(m.group(2)) if m.group(2) else today.year, which)
     m = re.search(r"\bq([1-4])(?:\s*(?:of\s+)?(\d{4}))?\b", t)
     if m:
         return _quarter(int(m.group(2)) if m.group(2) else today.year, int(m.group(1)))
@@ -179,9 +185,26 @@ def parse_as_of(text: str, today: dt.date) -> dt.date | None:
     return None
 
 
+_ORDINAL_QUARTERS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3,
+                     "fourth": 4, "4th": 4}  # fmt: skip
+_COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "a": 1}  # fmt: skip
+_AGE_UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
+
+
 def parse_age_days(text: str) -> int | None:
-    """'more than 60 days overdue', 'overdue by over 30 days', '90+ days' → the day count."""
+    """'more than 60 days overdue', 'overdue by over 30 days', '90+ days', 'overdue by more than
+    two months' (30 days a month, as ageing buckets count) → the day count."""
     t = text.lower()
+    m = re.search(
+        r"(?:more than|over|above|at least|greater than|beyond|past)\s+("
+        + "|".join(_COUNT_WORDS)
+        + r"|\d{1,3})\s+(week|month|year)s?\b",
+        t,
+    )
+    if m and re.search(r"\b(overdue|late|past due|old|ageing|aging|outstanding)\b", t):
+        n = int(m.group(1)) if m.group(1).isdigit() else _COUNT_WORDS[m.group(1)]
+        return n * _AGE_UNITS[m.group(2)]
     m = re.search(
         r"(?:more than|over|above|at least|greater than|beyond|past)\s+(\d{1,4})\s+days?", t
     )

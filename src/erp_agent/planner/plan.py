@@ -77,8 +77,12 @@ def plan(ctx: Ctx) -> Step:
     """The next step for a request already read."""
     req = ctx.req
     # Handlers in sibling modules import this one's helpers, so they are imported here.
-    from erp_agent.planner import _analysis, _lookups, _reports, _writes
+    from erp_agent.planner import _analysis, _lookups, _reports, _writes, metric_plan
 
+    if req.kind in (Kind.TOTAL, Kind.COUNT, Kind.UNKNOWN):
+        step = metric_plan.metric_step(ctx)
+        if step is not None:
+            return step
     handler = {
         Kind.LIST: _list,
         Kind.COUNT: _count,

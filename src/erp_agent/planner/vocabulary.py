@@ -222,6 +222,41 @@ GRAMMAR = frozenset(
         "workflow",
     ]
 )
+# Everyday words near a catalog word ("send" is not "spend"): never corrected.
+GRAMMAR |= frozenset(
+    [
+        "send",
+        "sent",
+        "get",
+        "got",
+        "make",
+        "made",
+        "need",
+        "show",
+        "tell",
+        "give",
+        "want",
+        "like",
+        "know",
+        "find",
+        "look",
+        "please",
+        "thanks",
+        "there",
+        "where",
+        "here",
+        "would",
+        "could",
+        "should",
+        "about",
+        "which",
+        "while",
+        "still",
+        "again",
+        "other",
+        "every",
+    ]
+)
 ABBREVIATIONS = {"yr": "year", "yrs": "years", "mth": "month", "mo": "month", "qtr": "quarter",
                  "amt": "amount", "inv": "invoice", "invs": "invoices", "cust": "customer",
                  "custs": "customers", "supp": "supplier", "qty": "quantity", "whats": "what is",
@@ -293,9 +328,9 @@ def correct(text: str, catalog: Catalog) -> str:
         low = word.lower()
         if low in ABBREVIATIONS and word == low:
             return ABBREVIATIONS[low]
-        if word != low or low in vocab or low in GRAMMAR or low in _MONTHS or len(low) < 4:
+        if word != low or low in vocab or low in GRAMMAR or low in _MONTHS or len(low) < 5:
             return word
-        found = process.extractOne(low, choices, scorer=fuzz.ratio, score_cutoff=80)
+        found = process.extractOne(low, choices, scorer=fuzz.ratio, score_cutoff=84)
         return str(found[0]) if found else word
 
     return _WORD.sub(fix, text)

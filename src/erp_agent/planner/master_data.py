@@ -1,0 +1,150 @@
+"""Names in a request resolved against the ERP's master data, read as the user.
+
+"Savanna Trading", "Nairobi Stores", "Grey Hammer", "SKU-8498-GRY": each is looked up in the
+records of the dimensions that could hold it (customers, branches, warehouses, items…) with a
+short `like` probe through the list tools — so only what the user may see is found — and
+matched with typo tolerance (rapidfuzz). A name two records fit equally well is asked about
+(one question with choices), never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from rapidfuzz import fuzz, utils
+
+from erp_agent.planner.plan import Call, Ctx, Step, _call, _rows, _text
+
+ACCEPT = 80  # a weaker match is no match
+CLOSE = 4  # two records this close in score are both plausible
+_CODE = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
+
+
+def _probe_token(name: str) -> str:
+    """The longest word of the name, cut short so a typo at its end still matches."""
+    words = sorted(re.findall(r"[\w&]+", name), key=len, reverse=True)
+    word = words[0] if words else name
+    return word if len(word) <= 4 else word[: max(4, len(word) - 2)]
+
+
+def probe_args(ctx: Ctx, entity_name: str, name: str) -> dict[str, Any] | None:
+    entity = ctx.catalog.entities.get(entity_name)
+    if entity is None:
+        return None
+    title = entity.title_field
+    fields = ["id"] + ([title.name] if title is not None and title.name != "id" else [])
+    if _CODE.match(name):
+        flt = {"field": "id", "op": "=", "value": name}
+    elif title is not None and title.filterable:
+        flt = {"field": title.name, "op": "like", "value": f"%{_probe_token(name)}%"}
+    else:
+        flt = {"field": "id", "op": "like", "value": f"%{_probe_token(name)}%"}
+    return {"filters": [flt], "fields": fields, "limit": 50}
+
+
+def _score(name: str, row: dict[str, Any], title: str | None) -> float:
+    texts = [str(row.get("id") or "")] + ([str(row.get(title) or "")] if title else [])
+    best = 0.0
+    for text in texts:
+        if not text:
+            continue
+        if text.lower() == name.lower():
+            return 101.0
+        # "Nairobi Stores" for "Nairobi Stores - ST": the name inside the id counts fully.
+        clean = utils.default_process
+        best = max(
+            best,
+            fuzz.WRatio(name, text, processor=clean),
+            fuzz.token_set_ratio(name, text, processor=clean),
+        )
+    return best
+
+
+def resolve(
+    ctx: Ctx, names: Sequence[tuple[str | None, str]], dimensions: Sequence[str]
+) -> tuple[dict[str, tuple[str, str]], Step | None]:
+    """name → (dimension, record id) for every name found; or the step that looks them up /
+    asks which one is meant. Names found nowhere are reported, never dropped. A name the text
+    ties to a dimension ("the Nakuru branch") is looked up there only."""
+    catalog = ctx.catalog
+    dims = getattr(catalog, "dimensions", {}) or {}
+    where: dict[str, list[str]] = {
+        name: [hint] if hint is not None and hint in dimensions else list(dimensions)
+        for hint, name in names
+    }
+    wanted = list(dict.fromkeys(d for ds in where.values() for d in ds))
+    enable = _enable_lists(ctx, [getattr(dims.get(d), "entity", None) or "" for d in wanted])
+    if enable is not None:
+        return {}, enable
+    pending: list[Call] = []
+    found: dict[str, tuple[str, str]] = {}
+    for name, dims_for in where.items():
+        candidates: list[tuple[float, int, str, str, str]] = []  # score, order, dim, id, title
+        for order, dim_name in enumerate(dims_for):
+            dim = dims.get(dim_name)
+            entity_name = getattr(dim, "entity", None)
+            if not entity_name or not ctx.has(f"{entity_name}.list"):
+                continue
+            args = probe_args(ctx, entity_name, name)
+            if args is None:
+                continue
+            r = ctx.result(f"{entity_name}.list", args)
+            if r is None:
+                pending.append(Call(f"{entity_name}.list", args))
+                continue
+            if not r.ok:
+                continue
+            entity = catalog.entities[entity_name]
+            title = entity.title_field.name if entity.title_field is not None else None
+            for row in _rows(r):
+                score = _score(name, row, title)
+                if score >= ACCEPT:
+                    label = str(row.get(title) or row.get("id")) if title else str(row.get("id"))
+                    candidates.append((score, order, dim_name, str(row.get("id")), label))
+        if pending:
+            continue
+        if not candidates:
+            return found, _text(
+                f"No records found: I found no “{name}” among the records you can see "
+                f"({', '.join(d.replace('_', ' ') for d in dims_for[:6])}), so I won't guess "
+                "what it is. Check the spelling or give its code."
+            )
+        candidates.sort(key=lambda c: (-c[0], c[1]))
+        best = candidates[0]
+        rivals = [c for c in candidates[1:] if c[0] >= best[0] - CLOSE and c[2] == best[2]]
+        rivals = [c for c in rivals if c[3] != best[3]]
+        if rivals and best[0] < 101:
+            return found, _ask(ctx, name, best[2], [best, *rivals])
+        found[name] = (best[2], best[3])
+    if pending:
+        return found, Step(calls=pending)
+    return found, None
+
+
+def _enable_lists(ctx: Ctx, entities: Sequence[str]) -> Step | None:
+    """Routing offers the tools the message's words name; the lists a name could be in are
+    asked for by name (tools.search enables any the user is allowed)."""
+    if not ctx.has("tools.search"):
+        return None
+    calls = []
+    for entity_name in dict.fromkeys(e for e in entities if e in ctx.catalog.entities):
+        if ctx.has(f"{entity_name}.list"):
+            continue
+        args = {"query": f"{entity_name.replace('_', ' ')} list"}
+        if ctx.result("tools.search", args) is None:
+            calls.append(Call("tools.search", args))
+    return Step(calls=calls) if calls else None
+
+
+def _ask(ctx: Ctx, name: str, dim: str, options: list[tuple[float, int, str, str, str]]) -> Step:
+    label = dim.replace("_", " ")
+    question = f"Which {label} do you mean by “{name}”?"
+    choices = [{"label": o[4] if o[4] == o[3] else f"{o[4]} ({o[3]})", "value": o[3]}
+               for o in options[:8]]  # fmt: skip
+    if ctx.has("display.choices") and ctx.result("display.choices") is None:
+        return _call(
+            "display.choices", {"question": question, "options": choices, "slot": f"name:{dim}"}
+        )
+    return _text(question + " " + ", ".join(c["label"] for c in choices) + ".")

@@ -1,0 +1,297 @@
+"""Figure questions → ``metrics.query``: the metric the words name (label, name, synonyms in the
+catalog), its dimensions from "by …" and from names resolved against the ERP's master data,
+the period, top N and a threshold; then the answer from the result's rows and definition.
+
+A request with a condition no metric argument can express (an age in days, a comparison
+between two fields) is left to the record plane, so no condition is ever dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from erp_agent.catalog import Catalog
+from erp_agent.planner import master_data
+from erp_agent.planner.answer import fmt, is_number, join
+from erp_agent.planner.intents import Request, _has, explicit, norm
+from erp_agent.planner.plan import Ctx, Step, _call, _failed, _text
+
+_GRAINS = {"month": "month", "quarter": "quarter", "year": "year", "week": "week", "day": "day"}
+_BY = re.compile(
+    r"\b(?:by|per|for each|each|across|broken down by|split by|grouped by|break(?:\s+\w+)? down by)"
+    r"\s+([a-z][a-z ]{1,40}?)(?=\s+(?:this|last|next|in|for|since|during|as|from|between|over|"
+    r"and|with|where|that|which)\b|[?.,!;]|$)"
+)
+# Words that stand for several statuses (intents' aliases): "open", "unpaid", "pending"…
+_STATUS_WORDS = ("open", "unpaid", "outstanding", "pending", "approved", "draft", "settled")
+_STOCK_WORDS = re.compile(r"\b(how many|how much|stock|on hand|in stock|do we have|have we got)\b")
+
+
+def _terms(metric: Any) -> list[tuple[str, int]]:
+    label = str(metric.label).split("(")[0].strip()
+    return [(label, 3), (metric.name.replace("_", " "), 3), *((s, 2) for s in metric.synonyms)]
+
+
+def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
+    """Metrics named by their own words. A term that is only an entity's name ("sales
+    invoices") names the records, not a figure: "the total of sales invoices" is theirs."""
+    haystack = norm(text)
+    generic = {norm(t).strip() for e in catalog.entities.values() for t in (e.label, e.plural)}
+    scores: dict[str, int] = {}
+    for name, metric in catalog.metrics.items():
+        best = 0
+        for term, weight in _terms(metric):
+            words = len(norm(term).split())
+            low = norm(term).strip()
+            if low in generic:
+                continue
+            # "sales" inside "sales invoices" is the entity's name, not the revenue metric.
+            inside = any(low in g and low != g and f" {g} " in haystack for g in generic)
+            if not inside and _has(haystack, term):
+                best = max(best, weight * words + words)
+        if best:
+            scores[name] = best
+    return scores
+
+
+def pick(catalog: Catalog, req: Request) -> Any | None:
+    """The metric the request names, or None (then the record plane answers)."""
+    metrics = getattr(catalog, "metrics", None) or {}
+    if not metrics:
+        return None
+    scores = metric_scores(catalog, req.text)
+    if not scores:
+        return None
+    entity = req.entity.name if req.entity is not None else None
+    if req.entity is not None and explicit(req.entity, norm(req.text)):
+        # "Sum of purchase orders in the last 90 days": the records named decide the metric.
+        scores = {n: v for n, v in scores.items() if metrics[n].entity == entity}
+        if not scores:
+            return None
+    order = list(metrics)
+
+    def rank(n: str) -> tuple[int, int, int]:
+        return (scores[n], int(metrics[n].entity == entity), -order.index(n))
+
+    return metrics[max(scores, key=rank)]
+
+
+def stock_metric(catalog: Catalog, req: Request, kinds: set[str]) -> Any | None:
+    """'how many Grey Hammer do we have in Nairobi Stores': the names are an item and a place."""
+    metrics = getattr(catalog, "metrics", None) or {}
+    if "item" in kinds and _STOCK_WORDS.search(req.text.lower()) and "stock_on_hand" in metrics:
+        return metrics["stock_on_hand"]
+    return None
+
+
+def expressible(req: Request) -> bool:
+    """Whether every condition of the request maps onto metrics.query arguments."""
+    return req.age_days is None and req.compared_field is None and not req.doc_ids
+
+
+def group_by(catalog: Catalog, metric: Any, req: Request) -> list[str]:
+    out: list[str] = []
+    # A follow-up's "break that down by branch" replaces the grouping asked before it: the
+    # newest message (follow-ups are joined with " ; ") that names one decides.
+    segments = [seg for seg in req.text.lower().split(" ; ") if _BY.search(seg)]
+    low = segments[-1] if segments else req.text.lower()
+    for m in _BY.finditer(low):
+        phrase = m.group(1).strip()
+        words = phrase.split()
+        for size in (3, 2, 1):
+            head = " ".join(words[:size])
+            grain = _GRAINS.get(head.rstrip("s")) or _GRAINS.get(head.removesuffix("ly"))
+            if grain:
+                out.append(grain)
+                break
+            dim = _dimension_named(catalog, metric, head)
+            if dim:
+                out.append(dim)
+                break
+    if req.date_part and req.date_part not in out and len(segments) < 2:
+        out.append(req.date_part)
+    if not any(g in _GRAINS for g in out):
+        word = re.search(r"\b(monthly|quarterly|weekly|daily|yearly|annually)\b", low)
+        if word:
+            grain = {"monthly": "month", "quarterly": "quarter", "weekly": "week",
+                     "daily": "day", "yearly": "year", "annually": "year"}[word.group(1)]  # fmt: skip
+            out.append(grain)
+    if req.top and not any(g not in _GRAINS for g in out):
+        # "top 5 customers": rank by the dimension the words name.
+        for name in metric.dimensions:
+            named = catalog.dimensions[name]
+            terms = (named.label, name.replace("_", " "), *named.synonyms)
+            if any(_has(norm(req.text), t) for t in terms):
+                out.insert(0, name)
+                break
+    return list(dict.fromkeys(out))[:4]
+
+
+def _dimension_named(catalog: Catalog, metric: Any, phrase: str) -> str | None:
+    hay = f" {phrase} "
+    for name in metric.dimensions:
+        dim = catalog.dimensions[name]
+        terms = (dim.label, name.replace("_", " "), *dim.synonyms)
+        if any(_has(hay, t) for t in terms if t):
+            return str(name)
+    return None
+
+
+def metric_step(ctx: Ctx) -> Step | None:
+    """The metrics.query plan for this request; None when the record plane should answer."""
+    req = ctx.req
+    if not ctx.has("metrics.query") or not expressible(req):
+        return None
+    metric = pick(ctx.catalog, req)
+    names = list(req.names) + [(None, code) for code in req.items]
+    resolved: dict[str, tuple[str, str]] = {}
+    if metric is None and not _STOCK_WORDS.search(req.text.lower()):
+        return None
+    if names:
+        dims = list(metric.dimensions) if metric else ["item", "warehouse", "customer", "branch"]
+        found, step = master_data.resolve(ctx, names, dims)
+        if step is not None:
+            return step
+        resolved = found
+        if metric is None:
+            metric = stock_metric(ctx.catalog, req, {d for d, _ in resolved.values()})
+    if metric is None:
+        return None
+    args = _arguments(ctx, metric, req, resolved)
+    if args is None:
+        return None
+    r = ctx.result("metrics.query", args)
+    if r is None:
+        return _call("metrics.query", args)
+    if not r.ok:
+        if "cannot read" in r.message:
+            # The policy or the ERP refuses the metric's records: say so, it is not a failure.
+            return _text(f"You can't see that in the ERP: {r.message}.")
+        return _failed(r)
+    return _shown(ctx, r, args) or _text(answer_text(r.data, args, resolved))
+
+
+def _arguments(
+    ctx: Ctx, metric: Any, req: Request, resolved: Mapping[str, tuple[str, str]]
+) -> dict[str, Any] | None:
+    args: dict[str, Any] = {"metric": metric.name}
+    groups = group_by(ctx.catalog, metric, req)
+    if groups:
+        args["group_by"] = groups
+    filters: list[dict[str, Any]] = []
+    by_dim: dict[str, list[str]] = {}
+    for dim, value in resolved.values():
+        if dim not in metric.dimensions:
+            return None  # a name this metric cannot be filtered by: never drop it
+        by_dim.setdefault(dim, []).append(value)
+    for dim, values in by_dim.items():
+        one: Any = values[0] if len(values) == 1 else values
+        filters.append({"dimension": dim, "op": "=" if len(values) == 1 else "in", "value": one})
+    if req.statuses:
+        terms = norm(" ".join(t for t, _ in _terms(metric)))
+        text = norm(req.text)
+        said = [v for v in req.statuses if _has(text, v)] or [
+            w for w in _STATUS_WORDS if _has(text, w)
+        ]
+        if said and all(_has(terms, w) for w in said):
+            pass  # the metric means that status already ("open sales orders")
+        elif "status" in metric.dimensions:
+            one_status: Any = req.statuses[0] if len(req.statuses) == 1 else list(req.statuses)
+            op2 = "=" if len(req.statuses) == 1 else "in"
+            filters.append({"dimension": "status", "op": op2, "value": one_status})
+        elif not all(_has(terms, v) for v in req.statuses):
+            return None  # a status this metric neither filters by nor means: never drop it
+    if ctx.view.company and "company" in metric.dimensions and "company" not in by_dim:
+        filters.append({"dimension": "company", "op": "=", "value": ctx.view.company})
+    if filters:
+        args["filters"] = filters
+    if req.period is not None and metric.date_field:
+        args["period"] = {"from": req.period.start.isoformat(), "to": req.period.end.isoformat()}
+    if req.as_of is not None and not metric.date_field:
+        args["as_of"] = req.as_of.isoformat()
+    if req.top:
+        args["top"] = req.top
+    if req.amount is not None:
+        if not any(g not in _GRAINS for g in groups):
+            return None  # "owe more than 10k" is per party: the record plane lists them
+        args["having"] = {"op": req.amount.op, "value": float(req.amount.value)}
+    if re.search(r"\b(compared? (?:to|with)|vs\.?|versus)\s+last year\b", req.text.lower()):
+        args["compare_to"] = "same_period_last_year"
+    return args
+
+
+def _shown(ctx: Ctx, r: Any, args: Mapping[str, Any]) -> Step | None:
+    if r.result_id is None:
+        return None
+    rows = r.data.get("rows") if isinstance(r.data, dict) else None
+    if not isinstance(rows, list) or len(rows) < 2:
+        return None
+    if ctx.result("display.chart") is not None or ctx.result("display.table") is not None:
+        return None
+    groups = list(args.get("group_by") or [])
+    metric = str(args["metric"])
+    wants_chart = ctx.req.chart or bool(ctx.req.top)
+    if wants_chart and ctx.has("display.chart") and groups:
+        kind = "line" if groups[-1] in _GRAINS and len(groups) == 1 else "bar"
+        label = groups[-1] if groups[-1] not in _GRAINS or len(groups) == 1 else groups[0]
+        return _call("display.chart", {"result_id": r.result_id, "type": kind, "label": label,
+                                       "values": [metric], "title": _title(r.data)})  # fmt: skip
+    if ctx.has("display.table"):
+        return _call("display.table", {"result_id": r.result_id, "title": _title(r.data)})
+    return None
+
+
+def _title(data: Any) -> str:
+    return (
+        str(data.get("label") or data.get("metric") or "")[:120] if isinstance(data, dict) else ""
+    )
+
+
+def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple[str, str]]) -> str:
+    """The figures as returned (per currency), then what was counted, in the result's words."""
+    if not isinstance(data, dict):
+        return "The ERP returned no figures for that."
+    label = str(data.get("label") or data.get("metric"))
+    columns = {c.get("key"): c for c in data.get("columns") or [] if isinstance(c, dict)}
+    metric = str(data.get("metric"))
+    rows = [r for r in data.get("rows") or [] if isinstance(r, dict)]
+    totals = [t for t in data.get("totals") or [] if isinstance(t, dict)]
+    found = data.get("definition")
+    definition: dict[str, Any] = found if isinstance(found, dict) else {}
+    lines: list[str] = []
+    keys = [
+        k
+        for k, c in columns.items()
+        if c.get("kind") in ("dimension", "period") and k != "currency"
+    ]
+    if keys and rows:
+        # One currency after the other: figures in different currencies are never interleaved.
+        rows = sorted(rows, key=lambda r: str(r.get("currency") or ""))
+        for row in rows[:12]:
+            who = ", ".join(str(row.get(k)) for k in keys)
+            cur = f"{row['currency']} " if row.get("currency") else ""
+            lines.append(f"- {who}: {cur}{fmt(row.get(metric))}")
+        if len(rows) > 12:
+            lines.append(f"(and {fmt(len(rows) - 12)} more in the table)")
+    head = label
+    if totals:
+        parts = [f"{t['currency'] + ' ' if t.get('currency') else ''}{fmt(t.get('value'))}"
+                 + (f" over {fmt(t['records'])} records"
+                    if is_number(t.get("records")) and t.get("records") != t.get("value") else "")
+                 for t in totals]  # fmt: skip
+        head += (" in total: " if keys else ": ") + "; ".join(parts)
+    elif not rows:
+        return f"No records found: nothing counts towards {label} for that, among what you can see."
+    named = [f"{dim} {value}" for dim, value in resolved.values()]
+    period = definition.get("period")
+    where = (" for " + join(named)) if named else ""
+    when = f" ({period})" if period else ""
+    text = f"{head}{where}{when}."
+    if lines:
+        text += "\n" + "\n".join(lines)
+    filters = definition.get("filters") or []
+    if filters:
+        text += "\nCounted: " + "; ".join(str(f) for f in filters[:6]) + "."
+    return text

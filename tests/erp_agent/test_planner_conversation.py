@@ -1,0 +1,249 @@
+"""Conversations with the offline planner through the real engine and store against the demo
+ERP: follow-ups that edit the last query, clarifications that resume, names resolved from the
+ERP's master data, arithmetic, and bad input. Figures are checked against the ERP's REST API
+read independently (raw httpx, native doctypes and fields, docstatus)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rest_truth import RestERP, cents, sums
+
+from conftest import TEST_TODAY, DemoERP
+from erp_agent.config import Settings
+from erp_agent.engine.response import TurnResponse
+from erp_agent.engine.turn import EngineSettings
+from erp_agent.evals.score import figure_present, plain
+from erp_agent.gateway.session import Session
+from erp_agent.gateway.signin import sign_in
+from erp_agent.planner import OfflinePlanner
+from erp_agent.runtime import Runtime
+from erp_agent.store.sql_store import open_store
+
+pytestmark = pytest.mark.anyio
+ADMIN = "admin@demo.local"
+
+
+class Chat:
+    """One conversation: each message continues the previous one's conversation id."""
+
+    def __init__(self, runtime: Runtime, session: Session) -> None:
+        self.runtime, self.session = runtime, session
+        self.conversation: str | None = None
+
+    async def say(self, message: str) -> TurnResponse:
+        engine = self.runtime.engine(
+            OfflinePlanner(self.runtime.catalog), EngineSettings(today=TEST_TODAY)
+        )
+        response = await engine.run_turn(self.session, message, conversation_id=self.conversation)
+        self.conversation = response.conversation_id
+        return response
+
+
+def text_of(response: TurnResponse) -> str:
+    return plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
+
+
+def block(response: TurnResponse, kind: str) -> dict[str, Any]:
+    found = [b for b in response.blocks if b["type"] == kind]
+    assert found, (kind, response.blocks)
+    return found[0]
+
+
+def query_args(response: TurnResponse) -> dict[str, Any]:
+    calls = [c for c in response.tools_called if c["name"] == "metrics.query"]
+    assert calls, response.tools_called
+    return dict(calls[-1]["arguments"])
+
+
+def tools(response: TurnResponse) -> list[str]:
+    return [c["name"] for c in response.tools_called]
+
+
+@pytest.fixture
+async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Runtime]:
+    store = open_store(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}")
+    rt = await Runtime.create(Settings(erp_url=demo_erp.url), store=store)
+    yield rt
+    await rt.aclose()
+
+
+@pytest.fixture
+async def chat(runtime: Runtime) -> Chat:
+    rt = runtime
+    return Chat(rt, await sign_in(rt.connector, rt.registry, rt.policy, ADMIN, "demo"))
+
+
+@pytest.fixture
+def rest(demo_erp: DemoERP) -> Iterator[RestERP]:
+    erp = RestERP(demo_erp.url, ADMIN)
+    yield erp
+    erp.close()
+
+
+def revenue_rows(rest: RestERP, year: int, docstatus: int | None = 1) -> list[dict[str, Any]]:
+    """Revenue in the ERP's terms: Sales Invoice base_net_total (company currency), submitted,
+    posted in the year; each row gets its company's currency."""
+    filters: list[list[Any]] = [["posting_date", "between", [f"{year}-01-01", f"{year}-12-31"]]]
+    filters.append(
+        ["docstatus", "=", docstatus] if docstatus is not None else ["docstatus", "!=", 2]
+    )
+    currency = {
+        c["name"]: c["default_currency"] for c in rest.rows("Company", ["default_currency"])
+    }
+    fields = ["posting_date", "company", "base_net_total", "branch", "customer"]
+    rows = rest.rows("Sales Invoice", fields, filters)
+    return [
+        {**r, "currency": currency[r["company"]], "net_total": r["base_net_total"]} for r in rows
+    ]
+
+
+async def test_five_turn_conversation_question_follow_up_breakdown_chart_export(
+    chat: Chat, rest: RestERP
+) -> None:
+    first = await chat.say("whats the revnue by month this yr")  # typos on purpose
+    assert tools(first)[0] == "metrics.query"
+    this_year = sums(
+        revenue_rows(rest, 2026), lambda r: (r["posting_date"][:7], r["currency"]), "net_total"
+    )
+    assert figure_present(text_of(first), float(cents(this_year[("2026-03", "KES")])))
+
+    second = await chat.say("and last year?")
+    call = second.tools_called[0]
+    assert call["name"] == "metrics.query"
+    assert call["arguments"]["period"] == {"from": "2025-01-01", "to": "2025-12-31"}
+    assert "month" in call["arguments"]["group_by"]  # the grouping carried over
+    rows_2025 = revenue_rows(rest, 2025)
+    totals = sums(rows_2025, lambda r: r["currency"], "net_total")
+    for value in totals.values():
+        assert figure_present(text_of(second), float(cents(value))), text_of(second)
+    # A deliberately wrong reading (drafts counted too) gives figures the answer must not show.
+    wrong = sums(revenue_rows(rest, 2025, docstatus=None), lambda r: r["currency"], "net_total")
+    if wrong["KES"] != totals["KES"]:
+        assert not figure_present(text_of(second), float(cents(wrong["KES"])))
+
+    third = await chat.say("break that down by branch")
+    args = third.tools_called[0]["arguments"]
+    assert "branch" in args["group_by"]
+    assert args["period"] == {"from": "2025-01-01", "to": "2025-12-31"}
+    table = block(third, "table")
+    by_branch = sums(rows_2025, lambda r: (r["branch"], r["currency"]), "net_total")
+    cells = {(row[table["columns"].index("branch")], row[table["columns"].index("currency")]):
+             row[table["columns"].index("revenue")] for row in table["rows"]}  # fmt: skip
+    for key, value in by_branch.items():
+        assert cents(cells[key]) == cents(value), key
+
+    fourth = await chat.say("as a chart")
+    chart = block(fourth, "chart")
+    shown = dict(
+        zip(
+            chart["spec"]["data"]["labels"],
+            chart["spec"]["data"]["datasets"][0]["data"],
+            strict=False,
+        )
+    )
+    assert cents(shown["Nairobi"]) in {cents(v) for k, v in by_branch.items() if k[0] == "Nairobi"}
+
+    fifth = await chat.say("export that as Excel")
+    assert tools(fifth) == ["results.export"]
+    assert block(fifth, "file")["name"].endswith(".xlsx")
+
+    why = await chat.say("how did you get that?")
+    assert tools(why) == []
+    assert "submitted Sales Invoices" in text_of(why)
+
+    state = await chat.runtime.store.conversation_state(str(chat.conversation))
+    assert state["last_query"]["tool"] == "metrics.query"
+    assert [r["text"] for r in state["requests"]][-2:] == [
+        "export that as Excel",
+        "how did you get that?",
+    ]
+
+
+async def test_only_a_place_and_top_n_instead(chat: Chat, rest: RestERP) -> None:
+    await chat.say("Revenue by customer this year")
+    only = await chat.say("only Kisumu")
+    flt = query_args(only)["filters"]
+    assert {"dimension": "branch", "op": "=", "value": "Kisumu"} in flt
+    top = await chat.say("top 3 instead")
+    args = query_args(top)
+    assert args["top"] == 3
+    assert {"dimension": "branch", "op": "=", "value": "Kisumu"} in args["filters"]
+    detail = [r for r in revenue_rows(rest, 2026) if r["branch"] == "Kisumu"]
+    per_customer = sums(detail, lambda r: r["customer"], "net_total")
+    best = max(per_customer, key=lambda c: per_customer[c])
+    assert best in text_of(top)
+    assert figure_present(text_of(top), float(cents(per_customer[best])))
+    row = await chat.say("the second one")
+    assert tools(row) == ["results.page"]
+    second = sorted(per_customer, key=lambda c: -per_customer[c])[1]
+    assert second in text_of(row)
+
+
+async def test_item_and_warehouse_names_are_found_in_master_data(chat: Chat, rest: RestERP) -> None:
+    [item] = rest.rows("Item", ["item_name"], [["item_name", "=", "Grey Hammer"]])
+    [warehouse] = rest.rows(
+        "Warehouse", ["warehouse_name"], [["warehouse_name", "like", "Nairobi Stores%"]]
+    )
+    bins = rest.rows(
+        "Bin",
+        ["actual_qty"],
+        [["item_code", "=", item["name"]], ["warehouse", "=", warehouse["name"]]],
+    )
+    truth = sum(Decimal(str(b["actual_qty"])) for b in bins)
+    answer = await chat.say("how many Grey Hammer do we have in Nairobi Stores")
+    query = next(c for c in answer.tools_called if c["name"] == "metrics.query")
+    assert query["arguments"]["metric"] == "stock_on_hand"
+    assert {"dimension": "item", "op": "=", "value": item["name"]} in query["arguments"]["filters"]
+    assert figure_present(text_of(answer), float(truth)), text_of(answer)
+
+
+async def test_a_clarification_resumes_the_request(chat: Chat, rest: RestERP) -> None:
+    companies = sorted(c["name"] for c in rest.rows("Company", []))
+    assert len(companies) > 1
+    asked = await chat.say("Show me the accounts receivable")
+    choices = block(asked, "choices")
+    assert sorted(o["value"] for o in choices["options"]) == companies
+    nothing = await chat.say("purple elephants")
+    assert "doesn't match any of the options" in text_of(nothing)
+    resumed = await chat.say("the second")
+    report = next(c for c in resumed.tools_called if c["name"] == "report.accounts_receivable")
+    assert report["arguments"]["company"] == choices["options"][1]["value"]
+
+
+async def test_arithmetic_goes_to_the_calculator(chat: Chat) -> None:
+    answer = await chat.say("what is 17.5% VAT on 1,234.56?")
+    assert tools(answer) == ["calculator.evaluate"]
+    assert "216.048" in text_of(answer)
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["", "   ", "x" * 10_000, "🙂🙂🙂", "¿cuántas facturas vencidas tenemos? 请 thanks",
+     "and last year?", "export that as Excel", "the second one", "submit it", "why?"],
+)  # fmt: skip
+async def test_bad_input_gets_a_clear_answer(chat: Chat, message: str) -> None:
+    answer = await chat.say(message)
+    assert answer.outcome == "answered", answer.blocks
+    words = text_of(answer)
+    assert words.strip()
+    assert "Traceback" not in words
+    if message in ("and last year?", "export that as Excel", "the second one", "why?"):
+        assert "no earlier" in words.lower(), words
+    if message == "submit it":
+        assert "no document in this conversation" in words
+
+
+async def test_state_survives_in_the_store(runtime: Runtime) -> None:
+    """Another engine (another worker) continues the conversation from the store alone."""
+    rt = runtime
+    session = await sign_in(rt.connector, rt.registry, rt.policy, ADMIN, "demo")
+    first = await Chat(rt, session).say("How many open sales orders do we have?")
+    other = Chat(rt, session)
+    other.conversation = first.conversation_id
+    why = await other.say("why?")
+    assert "open" in text_of(why).lower() or "status" in text_of(why).lower()

@@ -1,0 +1,150 @@
+"""The planner's structured reading without an ERP: arithmetic, typo correction, follow-ups
+read against the conversation state, replies to choices, the metric a figure question names."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from erp_agent.analytics.calculator import evaluate
+from erp_agent.catalog import load_catalog
+from erp_agent.planner import calc, followup, metric_plan, vocabulary
+from erp_agent.planner.intents import Kind, understand
+from erp_agent.planner.parse_dates import parse_age_days, parse_period
+
+CATALOG = load_catalog()
+TODAY = dt.date(2026, 11, 30)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("what is 17.5% VAT on 1,234.56?", "216.048"),
+        ("17.5 percent of 1234.56", "216.048"),
+        ("whats 20% off 5,000", "4000"),
+        ("2,000 plus 16% VAT", "2320"),
+        ("calculate (1200 - 980) / 980 * 100", None),
+        ("what is twelve times 3.5", "42"),
+        ("how much is 10k divided by 4", "2500"),
+    ],
+)
+def test_arithmetic_in_words_or_digits(text: str, value: str | None) -> None:
+    expression = calc.expression(text)
+    assert expression is not None, text
+    result = evaluate(expression)
+    if value is not None:
+        assert result == type(result)(value), (text, expression)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["top 5 customers by revenue", "invoices over 10k", "how many open sales orders",
+     "raise a quotation for Acme for 3 x SKU-1", "revenue in 2025", "Q2 sales"],
+)  # fmt: skip
+def test_questions_with_numbers_are_not_arithmetic(text: str) -> None:
+    assert calc.expression(text) is None
+
+
+def test_typos_are_corrected_against_the_catalog_vocabulary() -> None:
+    fixed = vocabulary.correct("whats the revnue by month this yr", CATALOG)
+    assert fixed == "what is the revenue by month this year"
+    # Names are capitalised and never "corrected"; known words stay as they are.
+    assert vocabulary.correct("invoices for Savana Tradng", CATALOG) == "invoices for Savana Tradng"
+
+
+def test_a_figure_question_names_its_metric() -> None:
+    def metric(text: str) -> str | None:
+        req = understand(CATALOG, "erpnext", text, TODAY)
+        found = metric_plan.pick(CATALOG, req)
+        return found.name if found is not None else None
+
+    assert metric("what is the revenue by month this year") == "revenue"
+    assert metric("turnover per branch last quarter") == "revenue"
+    assert metric("how many open sales orders do we have") == "open_sales_orders"
+    assert metric("What is our headcount?") == "headcount"
+
+
+def test_metric_arguments_keep_grain_dimension_period_and_top() -> None:
+    req = understand(CATALOG, "erpnext", "top 3 customers by revenue this quarter", TODAY)
+    m = CATALOG.metrics["revenue"]
+    assert metric_plan.group_by(CATALOG, m, req) == ["customer"]
+    req = understand(CATALOG, "erpnext", "revenue by branch by month this year", TODAY)
+    assert metric_plan.group_by(CATALOG, m, req) == ["branch", "month"]
+
+
+def test_periods_and_ages_in_words() -> None:
+    q2 = parse_period("sales in the second quarter", TODAY)
+    assert q2 is not None
+    assert (q2.start, q2.end) == (dt.date(2026, 4, 1), dt.date(2026, 6, 30))
+    since = parse_period("since June", TODAY)
+    assert since is not None
+    assert (since.start, since.end) == (dt.date(2026, 6, 1), TODAY)
+    assert parse_age_days("customers overdue by more than two months") == 60
+
+
+def _state(*messages: str, pending: dict[str, Any] | None = None) -> dict[str, Any]:
+    state: dict[str, Any] = {"requests": [{"text": m} for m in messages]}
+    if pending:
+        state["pending"] = pending
+    return state
+
+
+def test_follow_ups_edit_the_earlier_request() -> None:
+    state = _state("revenue by month this year")
+    reading = followup.read(CATALOG, "erpnext", "and last year?", TODAY, state)
+    assert reading.follow_up
+    assert reading.req.period is not None
+    assert reading.req.period.start == dt.date(2025, 1, 1)
+    assert reading.req.date_part == "month"  # the grouping is kept
+    state = _state("revenue by month this year", "and last year?")
+    reading = followup.read(CATALOG, "erpnext", "only Kisumu", TODAY, state)
+    assert (None, "Kisumu") in reading.req.names
+    assert reading.req.period is not None
+    assert reading.req.period.start.year == 2025
+    reading = followup.read(CATALOG, "erpnext", "top 10 instead", TODAY, state)
+    assert reading.req.top == 10
+    reading = followup.read(CATALOG, "erpnext", "as a chart", TODAY, state)
+    assert reading.req.chart
+
+
+def test_a_new_question_is_not_a_follow_up() -> None:
+    state = _state("revenue by month this year")
+    reading = followup.read(
+        CATALOG, "erpnext", "How many open sales orders do we have?", TODAY, state
+    )
+    assert not reading.follow_up
+    assert reading.req.kind is Kind.COUNT
+
+
+def test_a_follow_up_with_nothing_before_it_is_an_orphan() -> None:
+    assert followup.read(CATALOG, "erpnext", "and last year?", TODAY, {}).orphan
+    assert not followup.read(CATALOG, "erpnext", "revenue last year", TODAY, {}).orphan
+
+
+def test_replies_to_choices() -> None:
+    options = [{"label": "Harbor Goods Inc", "value": "Harbor Goods Inc"},
+               {"label": "Savanna Trading Ltd", "value": "Savanna Trading Ltd"}]  # fmt: skip
+    assert followup.match_choice("Savanna Trading Ltd", options) == "Savanna Trading Ltd"
+    assert followup.match_choice("the first", options) == "Harbor Goods Inc"
+    assert followup.match_choice("2", options) == "Savanna Trading Ltd"
+    assert followup.match_choice("savana trading", options) == "Savanna Trading Ltd"
+    assert followup.match_choice("🙂 dunno", options) is None
+    pending = {"question": "Which company?", "options": options, "slot": "company"}
+    state = _state("P&L this year", pending=pending)
+    reading = followup.read(CATALOG, "erpnext", "the second one", TODAY, state)
+    assert reading.company == "Savanna Trading Ltd"
+    reading = followup.read(CATALOG, "erpnext", "purple", TODAY, state)
+    assert reading.unmatched_reply == "purple"
+
+
+def test_follow_up_acts_on_the_last_result() -> None:
+    assert followup.export_format("export that as Excel") == "xlsx"
+    assert followup.export_format("can I get it as a csv") == "csv"
+    assert followup.row_ordinal("the second one") == 2
+    assert followup.row_ordinal("row 4") == 4
+    assert followup.asks_why("why?")
+    assert followup.asks_why("how did you get that?")
+    assert followup.submit_verb("submit it") == "submit"
+    assert followup.row_ordinal("the second quarter revenue") is None
