@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -61,7 +62,18 @@ HOSTILE_ANSWER = (
     "[click me](javascript:window.__xss=true) and [the ERP](https://erp.example/app)"
 )
 
+RENAME_LEAD = "Set the organization of lead"  # … <id> to <organization>
+
+
+def _lead_rename(messages: Sequence[Message]) -> dict[str, Any]:
+    asked = next(m.content or "" for m in reversed(messages) if m.role == "user")
+    found = re.search(r"lead (\S+) to (.+)$", asked)
+    assert found, asked
+    return {"id": found.group(1), "values": {"organization": found.group(2)}}
+
+
 SCRIPTS: dict[str, list[Step]] = {
+    RENAME_LEAD: [call("lead.update", _lead_rename), answer("Please confirm the change.")],
     HOSTILE: [answer(HOSTILE_ANSWER)],
     SALES_BY_CUSTOMER: [
         call(

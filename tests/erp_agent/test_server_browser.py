@@ -11,8 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from erp_edits import someone_else
 from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright
-from server_doubles import CREATE_LEAD, HOSTILE, SALES_BY_CUSTOMER, LiveServer, serve_in_thread
+from server_doubles import (
+    CREATE_LEAD,
+    HOSTILE,
+    RENAME_LEAD,
+    SALES_BY_CUSTOMER,
+    LiveServer,
+    serve_in_thread,
+)
 
 from erp_agent.models.fake_server import FakeOpenAIServer, FakeReply
 
@@ -132,6 +140,39 @@ def test_confirming_a_proposal_shows_the_exact_values(page: Page) -> None:
     expect(dialog.locator(".result")).to_contain_text("Done")
     expect(block.locator(".status")).to_have_text("executed")
     shot(page, "proposal-confirmed")
+
+
+def test_a_stale_proposal_is_refused_and_the_fresh_one_confirmed(page: Page, demo_erp: Any) -> None:
+    """Someone edits the record between the proposal and the confirm: the ERP's refusal is shown
+    verbatim, nothing is written, and the same change against the new values takes its place."""
+    with someone_else(demo_erp) as other:
+        created = other.post("/api/resource/Lead", json={"lead_name": "Browser Stale Prospect"})
+        assert created.status_code == 200, created.text
+        lead = created.json()["data"]["name"]
+    sign_in(page, "admin@demo.local")
+    ask(page, f"{RENAME_LEAD} {lead} to Mine Ltd")
+    first = page.locator(".proposal-block").first
+    expect(first).to_contain_text(lead)
+    with someone_else(demo_erp) as other:
+        edited = other.put(f"/api/resource/Lead/{lead}", json={"company_name": "Theirs Ltd"})
+        assert edited.status_code == 200, edited.text
+    first.get_by_role("button", name="Review and confirm…").click()
+    dialog = page.locator("#proposal-dialog")
+    dialog.get_by_role("button", name="Confirm").click()
+    expect(dialog.locator(".result")).to_contain_text(
+        "Document has been modified after you have opened it"
+    )
+    expect(first.locator(".status")).to_have_text("stale")
+    fresh = page.locator(".proposal-block").nth(1)
+    expect(fresh.locator(".diff .before")).to_have_text("Theirs Ltd")  # the diff is recomputed
+    expect(dialog.locator(".details .diff .before")).to_have_text("Theirs Ltd")
+    shot(page, "proposal-stale")
+    dialog.get_by_role("button", name="Confirm").click()
+    expect(dialog.locator(".result")).to_contain_text("Done")
+    expect(fresh.locator(".status")).to_have_text("executed")
+    with someone_else(demo_erp) as other:
+        stored = other.get(f"/api/resource/Lead/{lead}").json()["data"]
+    assert stored["company_name"] == "Mine Ltd"
 
 
 def test_an_admin_switches_the_model_provider(page: Page, live: LiveServer) -> None:

@@ -95,14 +95,14 @@ function addOutcomeMessage(markdown) {
   box.replaceChildren(...renderBlocks([{ type: 'text', markdown }]));
 }
 
-function reviewProposal(block, statusBadge) {
+function reviewProposal(block, statusBadge, notice = []) {
   const dialog = $('#proposal-dialog');
   const details = dialog.querySelector('.details');
   const editable = (block.status || 'pending') === 'pending' && Array.isArray(block.document?.items);
   dialog.querySelector('.summary').textContent = block.summary;
   details.replaceChildren(...proposalDetails(block, { editable }));
   const result = dialog.querySelector('.result');
-  result.textContent = '';
+  result.replaceChildren(...notice);
   const confirm = dialog.querySelector('.confirm');
   const reject = dialog.querySelector('.reject');
   const apply = dialog.querySelector('.apply');
@@ -128,19 +128,25 @@ function reviewProposal(block, statusBadge) {
     const path = `/api/proposals/${encodeURIComponent(block.id)}/${action}`;
     try {
       const outcome = await api('POST', path, action === 'confirm' ? { payload_hash: block.payload_hash } : {});
+      if (outcome.proposal) {
+        // The record changed since it was shown: nothing was written. The same change, prepared
+        // against the record as it is now, takes this one's place in the conversation and here.
+        statusBadge.textContent = 'stale';
+        statusBadge.className = 'status status-stale';
+        card?.querySelector('.actions')?.remove();
+        addOutcomeMessage(outcome.conversation_message);
+        const [fresh] = renderBlocks([{ type: 'proposal', ...outcome.proposal }], { onProposal: reviewProposal });
+        if (card) card.after(fresh);
+        reviewProposal(outcome.proposal, fresh.querySelector('.status'), [el('p', { class: 'error' }, outcome.message)]);
+        return;
+      }
       result.replaceChildren(outcome.message || outcome.status);
       if (outcome.link) result.append(' ', el('a', { href: outcome.link, target: '_blank', rel: 'noopener' }, 'Open in the ERP'));
       if (outcome.erp_refusal) result.append(el('div', { class: 'error' }, outcome.erp_refusal.message));
-      // A stale proposal comes back with the same change prepared against the record as it is now.
-      if (outcome.proposal) {
-        const fresh = renderBlocks([{ type: 'proposal', ...outcome.proposal }], { onProposal: reviewProposal });
-        if (card) card.after(...fresh);
-        result.append(el('p', {}, 'A fresh proposal with the current values is shown in the conversation.'));
-      }
-      statusBadge.textContent = outcome.ok ? (action === 'confirm' ? 'executed' : 'rejected') : (outcome.proposal ? 'stale' : 'not done');
+      statusBadge.textContent = outcome.ok ? (action === 'confirm' ? 'executed' : 'rejected') : 'not done';
       statusBadge.className = `status status-${outcome.ok ? (action === 'confirm' ? 'executed' : 'rejected') : 'failed'}`;
       const button = card?.querySelector('.actions');
-      if (button && (outcome.ok || outcome.proposal || outcome.conversation_message)) button.remove();
+      if (button && (outcome.ok || outcome.conversation_message)) button.remove();
       addOutcomeMessage(outcome.conversation_message);
       finished();
     } catch (error) {
