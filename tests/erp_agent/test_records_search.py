@@ -75,10 +75,14 @@ async def search(tool: Tool, ctx: ToolContext, **args: Any) -> dict[str, Any]:
     return result
 
 
-async def invoice_in(erp: ERPNextConnector, branch: str, status: str = "Unpaid") -> dict[str, Any]:
+OPEN = ["Unpaid", "Overdue", "Partly Paid"]  # submitted and not settled, whatever the due date
+
+
+async def invoice_in(erp: ERPNextConnector, branch: str) -> dict[str, Any]:
     admin = await erp.login("admin@demo.local", "demo")
     page = await erp.list(admin, "sales_invoice", filters=[
-        Filter("branch", Op.EQ, branch), Filter("status", Op.EQ, status)], limit=1)  # fmt: skip
+        Filter("branch", Op.EQ, branch), Filter("status", Op.IN, OPEN)], limit=1)  # fmt: skip
+    assert page.records, f"the seeded data has no open invoice in {branch}"
     return page.records[0]
 
 

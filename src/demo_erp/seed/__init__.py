@@ -18,7 +18,7 @@ from pathlib import Path
 from demo_erp import db, documents
 from demo_erp.context import Settings
 from demo_erp.meta import all_doctypes
-from demo_erp.seed import accounts, buying, crm, hr, masters, selling, stock, trees, users
+from demo_erp.seed import accounts, buying, crm, drafts, hr, masters, selling, stock, trees, users
 from demo_erp.seed.base import Seeder, add_months, make_ctx, month_starts
 from demo_erp.seed.bulk import bulk_invoices
 from demo_erp.seed.summary import SeedSummary
@@ -118,6 +118,7 @@ def _generate(s: Seeder, seed: int, password: str) -> None:
     s.say("payroll, leave and attendance")
     hr.payroll(s)
     hr.leave_and_attendance(s)
+    drafts.ensure_branch_drafts(s, seed)
     hr.expense_claims(s)
     s.say("CRM and projects")
     crm.opportunities(s)
