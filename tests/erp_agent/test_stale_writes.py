@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -285,7 +284,3 @@ async def test_the_connector_sends_the_version_and_frappe_refuses_a_stale_one(
         ]["docstatus"]
         == 2
     )
-
-
-def test_path_is_private(erp_copy: DemoERP, demo_erp: DemoERP) -> None:
-    assert Path(erp_copy.path) != Path(demo_erp.path)
