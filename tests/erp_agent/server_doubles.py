@@ -56,6 +56,9 @@ def answer(text: str) -> Step:
 SALES_BY_CUSTOMER = "Show total sales by customer as a table and a chart"
 CREATE_LEAD = "Create a lead for Jane Roe at Acme Ltd"
 
+# A question that asks for no change, answered with a write (as planted content might cause).
+UNREQUESTED = "What does the Evil Corp note say"
+
 HOSTILE = "Repeat after me"
 HOSTILE_ANSWER = (
     'Look: <img src=x onerror="window.__xss=true"> <script>window.__xss=true</script> '
@@ -95,6 +98,11 @@ SCRIPTS: dict[str, list[Step]] = {
             },
         ),
         answer("Here are the **sales by customer**, from the ERP."),
+    ],
+    UNREQUESTED: [
+        call("tools.search", {"query": "create lead"}),
+        call("lead.create", {"name": "Mallory", "organization": "Evil Corp", "source": "Website"}),
+        answer("The note asks for a lead; I prepared it."),
     ],
     CREATE_LEAD: [
         call("lead.create", {"name": "Jane Roe", "organization": "Acme Ltd", "source": "Website"}),

@@ -236,7 +236,11 @@ async def test_history_carries_over_and_turn_state_is_saved_each_step(runtime: R
     await runtime.engine(model).run_turn(
         session, "and again?", conversation_id=first.conversation_id
     )
-    roles = [m.role for m in model.requests[0].messages if m.role != "system"]
+    sent = [m for m in model.requests[0].messages if m.role != "system"]
+    # The context tier (what earlier turns were about) is a delimited user message just
+    # before the request; the history itself is unchanged.
+    assert (sent[-2].content or "").startswith("<erp_agent_context>")
+    roles = [m.role for m in sent[:-2] + sent[-1:]]
     assert roles == ["user", "assistant", "tool", "assistant", "user"]
     turns = await runtime.store.turns(first.conversation_id)
     assert [t.status for t in turns] == ["done", "done"]
@@ -304,6 +308,10 @@ async def test_conversation_state_tier_carries_documents_forward(
     await runtime.engine(model).run_turn(
         session, "is it paid?", conversation_id=first.conversation_id
     )
-    context = model.requests[0].messages[1].content or ""
+    (context,) = [
+        m.content or ""
+        for m in model.requests[0].messages
+        if m.role == "user" and (m.content or "").startswith("<erp_agent_context>")
+    ]
     assert f"Discussed earlier in this conversation: {name} (sales_invoice)" in context
     assert "Earlier topics: sales_invoice" in context

@@ -18,6 +18,7 @@ from server_doubles import (
     HOSTILE,
     RENAME_LEAD,
     SALES_BY_CUSTOMER,
+    UNREQUESTED,
     LiveServer,
     serve_in_thread,
 )
@@ -173,6 +174,22 @@ def test_a_stale_proposal_is_refused_and_the_fresh_one_confirmed(page: Page, dem
     with someone_else(demo_erp) as other:
         stored = other.get(f"/api/resource/Lead/{lead}").json()["data"]
     assert stored["company_name"] == "Mine Ltd"
+
+
+def test_an_unrequested_write_needs_a_second_explicit_click(page: Page) -> None:
+    sign_in(page, "admin@demo.local")
+    ask(page, UNREQUESTED)
+    block = page.locator(".proposal-block")
+    expect(block.locator(".unrequested")).to_contain_text("not by your request")
+    block.get_by_role("button", name="Review and confirm…").click()
+    dialog = page.locator("#proposal-dialog")
+    expect(dialog.locator(".result")).to_contain_text("not by your request")
+    dialog.get_by_role("button", name="Review the warning").click()
+    expect(block.locator(".status")).to_have_text("pending")  # nothing written on one click
+    dialog.get_by_role("button", name="Yes, make this change").click()
+    expect(dialog.locator(".result")).to_contain_text("Done")
+    expect(block.locator(".status")).to_have_text("executed")
+    shot(page, "unrequested-confirmed")
 
 
 def test_an_admin_switches_the_model_provider(page: Page, live: LiveServer) -> None:

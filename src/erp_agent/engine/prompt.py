@@ -13,6 +13,7 @@ from functools import cache
 from importlib import resources
 
 from erp_agent.gateway.session import Session
+from erp_agent.models.base import Message
 from erp_agent.tools.base import Tool
 
 
@@ -21,6 +22,38 @@ def prompt_file(name: str) -> str:
     """A prompt text shipped in ``engine/prompts`` ('' if the file does not exist)."""
     path = resources.files("erp_agent.engine") / "prompts" / name
     return path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+
+
+CONTEXT_OPEN = "<erp_agent_context>"
+
+
+def context_message(context: str) -> Message | None:
+    """The context tier as a user-role message inside clear delimiters: knowledge passages and
+    record text are content the user did not write, so they never reach the system role."""
+    if not context:
+        return None
+    safe = context.replace(CONTEXT_OPEN, "").replace("</erp_agent_context>", "")
+    return Message("user", prompt_file("context.md").replace("{context}", safe))
+
+
+def with_context(
+    messages: Sequence[Message], context: Message | None, request: str
+) -> list[Message]:
+    """``messages`` with the context placed just before this turn's request (the last user
+    message that is the request itself), so the request stays the latest user word."""
+    out = list(messages)
+    if context is None:
+        return out
+    at = next(
+        (
+            i
+            for i in range(len(out) - 1, -1, -1)
+            if out[i].role == "user" and out[i].content == request
+        ),
+        len(out),
+    )
+    out.insert(at, context)
+    return out
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ The turn's state is saved in the store after every step, so another process can 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -48,6 +49,7 @@ from erp_agent.errors import (
 from erp_agent.gateway.gateway import Gateway
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.session import Session
+from erp_agent.masking import mask_all, mask_secrets
 from erp_agent.models.base import ChatModel, Message, ToolCall, Usage
 from erp_agent.results.store import ResultStore
 from erp_agent.store.base import Store
@@ -87,6 +89,7 @@ class _Run:
     provenance_retry_done: bool = False
     model_name: str = ""
     waiting_for: str = ""  # what the turn is doing now, for the message when time runs out
+    context_message: Message | None = None  # sent before the request, never stored with it
     conversation: dict[str, Any] = field(default_factory=dict)  # its state when the turn began
     queries: list[dict[str, Any]] = field(default_factory=list)  # figure-bearing calls, in order
     shown: str | None = None  # the result id last shown as a table or chart
@@ -149,6 +152,7 @@ class Engine:
         # invoice" resolve without re-reading the whole history.
         recent = [tuple(d) for t in past[-RECENT_TURNS:] for d in t.state.get("document_ids", [])]
         run.turn.state.update(
+            asked_for_change=route.wants_write,
             history_len=len(trimmed), rules_sent=sorted(rules_sent), modules=route.modules,
             entities=route.entities, document_ids=route.document_ids,
             recent_documents=[d for d in dict.fromkeys(recent) if d not in route.document_ids],
@@ -234,11 +238,9 @@ class Engine:
             run.turn.state["prompt_hash"] = hashlib.sha256(parts.stable.encode()).hexdigest()[:16]
             system = [
                 Message("system", parts.stable, cache_breakpoint=True),
-                Message(
-                    "system",
-                    "\n\n".join(p for p in (parts.tool_rules, context, parts.session) if p),
-                ),
+                Message("system", "\n\n".join(p for p in (parts.tool_rules, parts.session) if p)),
             ]
+            run.context_message = prompt.context_message(context)
             bus.emit(Thinking(run.turn.id, round=round_no))
             run.waiting_for = "waiting for the AI model"
             step_started = time.perf_counter()
@@ -296,13 +298,17 @@ class Engine:
         )
 
     async def _complete(self, run: _Run, system: list[Message], tools: list[dict[str, Any]]) -> Any:
+        def request() -> list[Message]:
+            turn = prompt.with_context(run.messages, run.context_message, run.turn.user_message)
+            return [*system, *turn]
+
         try:
-            return await self.model.complete([*system, *run.messages], tools)
+            return await self.model.complete(request(), tools)
         except ModelContextTooLong:
             # Trim harder once: keep only the newest whole units within half the budget.
             run.messages = history.trim(run.messages, self.settings.history_budget_tokens // 2)
             try:
-                return await self.model.complete([*system, *run.messages], tools)
+                return await self.model.complete(request(), tools)
             except ModelContextTooLong as exc:
                 raise ModelContextTooLong(
                     "This conversation is too long for the model. Start a new conversation."
@@ -368,7 +374,15 @@ class Engine:
         self, run: _Run, name: str, arguments: Any, outcome: Outcome
     ) -> dict[str, Any]:
         if outcome.status is Status.PROPOSAL and outcome.proposal:
-            run.blocks.append(proposal_block(outcome.proposal))
+            block = proposal_block(outcome.proposal)
+            if run.turn.state.get("asked_for_change") is False:
+                # Content is data: a write nobody asked for came from something the model read.
+                source = self._suggested_by(run)
+                block["unrequested"] = {
+                    "source": source,
+                    "message": f"This was suggested by content in {source}, not by your request.",
+                }
+            run.blocks.append(block)
             return outcome.for_model()
         if outcome.status is not Status.OK:
             return outcome.for_model()
@@ -395,6 +409,20 @@ class Engine:
         if conv.is_query(name):
             run.queries.append(conv.query_record(name, arguments, result_id, data))
         return {"status": "ok", **for_model(result_id, data, name)}
+
+    def _suggested_by(self, run: _Run) -> str:
+        """The content a write suggestion most likely came from: the last thing read."""
+        for call in reversed(run.tools_called[:-1]):
+            tool = self.gateway.registry.get(str(call.get("name")))
+            if tool is None or tool.effect is Effect.WRITE or tool.name.startswith("tools."):
+                continue  # writes and our own tool catalogue are not content
+            args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+            if tool.entity and args.get("id"):
+                return f"{self.catalog.entity(tool.entity).label} {args['id']}"
+            if tool.name == "knowledge.search":
+                return "the knowledge base"
+            return f"the result of {tool.name}"
+        return "the reference data given with your question"
 
     def _answer(self, run: _Run, call: ToolCall, content: dict[str, Any]) -> None:
         run.messages.append(
@@ -491,7 +519,14 @@ class Engine:
         run.turn.state["messages"] = history.to_state(run.messages[start:])
         run.turn.state["offered"] = run.offered
         run.turn.updated_at = dt.datetime.now(dt.UTC)
-        await self.store.save_turn(run.turn)
+        # What outlives the request never holds a password or key the user pasted.
+        await self.store.save_turn(
+            dataclasses.replace(
+                run.turn,
+                user_message=mask_secrets(run.turn.user_message),
+                state=mask_all(run.turn.state),
+            )
+        )
 
     async def _save_conversation(self, run: _Run) -> None:
         """What the next turn's follow-up may refer to (see ``engine.conversation``)."""
@@ -526,7 +561,7 @@ class Engine:
             id=f"conv_{secrets.token_urlsafe(10)}",
             user=session.user,
             org=session.org,
-            title=message[:80],
+            title=mask_secrets(message)[:80],
         )
         await self.store.create_conversation(conversation)
         return conversation

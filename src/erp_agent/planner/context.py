@@ -11,10 +11,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from erp_agent.engine.prompt import CONTEXT_OPEN
 from erp_agent.models.base import Message
 
 # The engine's provenance check speaks as the user; it is not a new request.
 _ENGINE_NOTES = ("Check your answer:",)
+
+
+def _is_context(message: Message) -> bool:
+    return message.role == "user" and (message.content or "").startswith(CONTEXT_OPEN)
 
 
 @dataclass(frozen=True)
@@ -89,7 +94,9 @@ class TurnView:
 
 
 def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
-    system = "\n".join(m.content or "" for m in messages if m.role == "system")
+    # The session block is system text; the context tier (conversation state, knowledge)
+    # arrives as a delimited user-role message.
+    system = "\n".join(m.content or "" for m in messages if m.role == "system" or _is_context(m))
     found = re.search(r"- Today: (\d{4}-\d{2}-\d{2})", system)
     company = re.search(r"- Company: (.+)", system)
     user = re.search(r"- User: (.+)", system)
@@ -103,7 +110,11 @@ def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
         state = loaded if isinstance(loaded, dict) else {}
     start = 0
     for i, m in enumerate(messages):
-        if m.role == "user" and not (m.content or "").startswith(_ENGINE_NOTES):
+        if (
+            m.role == "user"
+            and not (m.content or "").startswith(_ENGINE_NOTES)
+            and not _is_context(m)
+        ):
             start = i
     request = messages[start].content or "" if messages else ""
     view = TurnView(
@@ -115,7 +126,7 @@ def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
     )
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     for m in messages[:start]:
-        if m.role in ("user", "tool") and m.content:
+        if m.role in ("user", "tool") and m.content and not _is_context(m):
             view.earlier.append(m.content)
     for m in messages[start + 1 :]:
         if m.role == "assistant":

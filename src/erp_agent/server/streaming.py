@@ -15,6 +15,7 @@ from erp_agent.engine.events import Event, EventBus, TextDelta
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ErpAgentError, ErpAuthenticationError, ErpSessionExpired
 from erp_agent.gateway.session import Session
+from erp_agent.masking import mask_secrets
 from erp_agent.server.blocks import for_web
 from erp_agent.server.db import TurnLogRow
 from erp_agent.server.state import ServerState
@@ -57,7 +58,7 @@ async def run_and_record(
             conversation_id=response.conversation_id,
             user=session.user,
             org=session.org,
-            message=message[:500],
+            message=mask_secrets(message)[:500],
             model=response.model,
             outcome=response.outcome,
             prompt_tokens=response.usage.prompt_tokens,

@@ -179,7 +179,17 @@ function reviewProposal(block, statusBadge, notice = []) {
   };
   close.onclick = () => dialog.close();
   dialog.onclose = () => $('#composer').elements.message.focus();
+  confirm.textContent = 'Confirm';
   confirm.onclick = decide('confirm');
+  if (block.unrequested) {
+    // Suggested by content, not by the user: the first click only asks again.
+    result.replaceChildren(el('p', { class: 'unrequested warning' }, block.unrequested.message));
+    confirm.textContent = 'Review the warning';
+    confirm.onclick = () => {
+      confirm.textContent = 'Yes, make this change';
+      confirm.onclick = decide('confirm');
+    };
+  }
   reject.onclick = decide('reject');
   if (!dialog.open) dialog.showModal();
 }

@@ -134,6 +134,7 @@ function proposalBlock(block, ctx) {
   const box = el('section', { class: 'block proposal-block' },
     el('h3', {}, 'Proposed change ', status),
     el('p', { class: 'summary' }, block.summary),
+    block.unrequested ? el('p', { class: 'unrequested warning' }, block.unrequested.message) : null,
     scanSource(block.source),
     flagList(block.flags),
     ...proposalDetails(block),
