@@ -247,3 +247,23 @@ async def test_state_survives_in_the_store(runtime: Runtime) -> None:
     other.conversation = first.conversation_id
     why = await other.say("why?")
     assert "open" in text_of(why).lower() or "status" in text_of(why).lower()
+
+
+async def test_a_write_by_names_resolves_party_and_items_and_asks_only_the_company(
+    chat: Chat, rest: RestERP
+) -> None:
+    [item] = rest.rows("Item", ["item_name"], [["item_name", "=", "Grey Hammer"]])
+    [customer] = rest.rows("Customer", ["customer_name"], [["customer_name", "=", "Acme Ltd"]])
+    before = len(rest.rows("Quotation", []))
+    asked = await chat.say("raise a quotation for Acme Ltd for 3 x grey hammer")
+    choices = block(asked, "choices")
+    assert choices.get("slot") == "company"
+    done = await chat.say("Savanna Trading Ltd")
+    create = next(c for c in done.tools_called if c["name"] == "quotation.create")
+    args = create["arguments"]
+    assert args["party"] == customer["name"]  # the customer, never the company
+    assert args["quotation_to"] == "customer"
+    assert args["company"] == "Savanna Trading Ltd"
+    assert args["items"] == [{"item": item["name"], "qty": 3.0}]
+    assert block(done, "proposal")
+    assert len(rest.rows("Quotation", [])) == before  # a proposal: nothing written yet

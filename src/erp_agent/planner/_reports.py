@@ -33,7 +33,10 @@ def company_step(ctx: Ctx) -> tuple[str | None, Step | None]:
     if r is None:
         if ctx.has("company.list"):
             return None, _call("company.list", {"fields": ["id"], "limit": 20})
-        if ctx.has("tools.search") and ctx.result("tools.search") is None:
+        if (
+            ctx.has("tools.search")
+            and ctx.result("tools.search", {"query": "company list"}) is None
+        ):
             return None, _call("tools.search", {"query": "company list"})
         return None, _text("Which company should I use? Please name it.")
     names = [str(row["id"]) for row in _rows(r) if row.get("id")]

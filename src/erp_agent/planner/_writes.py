@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from erp_agent.catalog import Entity, FieldType
+from erp_agent.planner import _write_names
 from erp_agent.planner._lookups import earlier_id as _earlier_id
 from erp_agent.planner._reports import company_step as _company_step
 from erp_agent.planner.answer import fmt, join
@@ -118,12 +119,25 @@ def _create(ctx: Ctx, e: Entity) -> Step:
     required = list(schema.get("required") or [])
     args: dict[str, Any] = {}
     names = [v for h, v in ctx.req.names if h is None] + [v for h, v in ctx.req.names if h]
+    wanted = _write_names.lines(ctx.req.text)
+    party = _write_names.party_name(ctx, [n for _, n in wanted])
     missing: list[str] = []
     for name in required:
         f = e.fields.get(name)
         if f is None:
             continue
-        if f.target == "company" or name == "company":
+        kind = f.target if f.target in _PARTY_KINDS else None
+        if name == "party" or kind:
+            # The party by name, found among the records the user can see (never the company).
+            dimension = kind or str(args.get("quotation_to") or "customer")
+            if party is None:
+                missing.append(f"the {dimension} it is for")
+                continue
+            party_id, step = _write_names.resolve_party(ctx, party, dimension)
+            if step is not None:
+                return step
+            args[name] = party_id
+        elif f.target == "company" or name == "company":
             company, step = _company_step(ctx)
             if step:
                 return step
@@ -138,6 +152,12 @@ def _create(ctx: Ctx, e: Entity) -> Step:
                 args[name] = hit
         elif f.type in (FieldType.DATE, FieldType.DATETIME):
             args[name] = ctx.view.today.isoformat()
+        elif f.type is FieldType.TABLE and wanted and not _needs_rate(props.get(name, {})):
+            # Lines by item name or code; the ERP fills rates from the price list.
+            rows, step = _write_names.resolve_lines(ctx, wanted)
+            if step is not None:
+                return step
+            args[name] = rows
         elif f.type is FieldType.TABLE:
             rows, step = _item_rows(ctx, f.fields, props.get(name, {}))
             if step:
@@ -153,6 +173,13 @@ def _create(ctx: Ctx, e: Entity) -> Step:
     if missing:
         return _text(f"To prepare the {e.label.lower()} I need: {join(missing)}. Please give them.")
     return _call(tool, args)
+
+
+_PARTY_KINDS = ("customer", "supplier", "lead")
+
+
+def _needs_rate(prop: dict[str, Any]) -> bool:
+    return "rate" in (prop.get("items", {}).get("required") or [])
 
 
 def _item_rows(

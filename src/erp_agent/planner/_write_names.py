@@ -1,0 +1,71 @@
+"""The party and the lines of a new document, named the way people name them.
+
+"raise a quotation for Acme Ltd for 3 x Grey Hammer and 2 SKU-8498-GRY": the party is a
+customer (never the company: a company the user can see is not a party to sell to), each line
+a quantity and an item by name or code; both are resolved against the ERP's records as the user
+(``master_data``), so only records the user can see are used and a misspelling still matches.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from erp_agent.planner import master_data
+from erp_agent.planner.plan import Ctx, Step, _rows
+
+_LINE = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:x|×|units?\s+of|pcs\s+of|pieces\s+of|boxes\s+of|of|units?|pcs|nos)?\s+"
+    r"([A-Za-z][\w&'\-]*(?:\s+(?!and\b|at\b|for\b|to\b|each\b|with\b)[A-Za-z0-9][\w&'\-]*){0,4})",
+    re.IGNORECASE,
+)
+_PARTY = re.compile(r"\b(?:for|to)\s+(?!\d)([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)", re.UNICODE)
+
+
+def lines(text: str) -> list[tuple[float, str]]:
+    """(quantity, item name or code) for each 'N x item' in the text."""
+    out = []
+    for m in _LINE.finditer(text):
+        name = m.group(2).strip().rstrip(".,")
+        if name.lower() in ("days", "day", "weeks", "months", "percent"):
+            continue
+        out.append((float(m.group(1)), name))
+    return out
+
+
+def party_name(ctx: Ctx, item_names: list[str]) -> str | None:
+    """The party the document is for: 'for <Name>' (not an item line, not a company)."""
+    companies = _company_names(ctx)
+    for m in _PARTY.finditer(ctx.req.text):
+        name = m.group(1).strip(" .,")
+        if name and name not in item_names and name.lower() not in companies:
+            return name
+    return None
+
+
+def _company_names(ctx: Ctx) -> set[str]:
+    names = {ctx.view.company.lower()} if ctx.view.company else set()
+    r = ctx.result("company.list")
+    if r is not None:
+        names |= {str(row.get("id", "")).lower() for row in _rows(r)}
+    return names
+
+
+def resolve_party(
+    ctx: Ctx, name: str, dimension: str = "customer"
+) -> tuple[str | None, Step | None]:
+    found, step = master_data.resolve(ctx, [(dimension, name)], [dimension])
+    if step is not None:
+        return None, step
+    hit = found.get(name)
+    return (hit[1] if hit else None), None
+
+
+def resolve_lines(
+    ctx: Ctx, wanted: list[tuple[float, str]]
+) -> tuple[list[dict[str, Any]] | None, Step | None]:
+    """Line rows {item, qty} with item ids from the ERP; the step to look them up first."""
+    found, step = master_data.resolve(ctx, [("item", n) for _, n in wanted], ["item"])
+    if step is not None:
+        return None, step
+    return [{"item": found[n][1], "qty": q} for q, n in wanted if n in found], None
