@@ -190,6 +190,7 @@ async def _conversation(
     grounded, tokens, latency, recall = True, 0, 0.0, None
     conversation_id: str | None = None
     blocks: list[dict[str, Any]] = []
+    seen: list[Any] = []
     for n, (step, expect) in enumerate(steps):
         prefix = f"turn{n + 1}:" if n else ""
         message = step if isinstance(step, str) else _reply(step, blocks, picked)
@@ -202,6 +203,9 @@ async def _conversation(
         conversation_id, blocks = response.conversation_id, response.blocks
         stored = await runtime.store.turns(conversation_id)
         sources = score.tool_sources(stored[-1].state.get("messages", []) if stored else [])
+        # An answer may quote an earlier turn's result ("how did you get that?"): grounded in
+        # any tool result of this conversation so far.
+        seen += sources
         answer = score.answer_text(blocks)
         called = [c["name"] for c in response.tools_called]
         found = await _checks(expect, case.user, truth, admin, picked, answer, called, blocks)
@@ -209,7 +213,7 @@ async def _conversation(
         if n == 0 and expect.recall_id and any(t.endswith(".search") for t in called):
             wanted = str(resolve(expect.recall_id, truth.today, picked))
             recall = 1.0 if wanted in score.search_ids(sources, suite.recall_k) else 0.0
-        grounded = grounded and score.grounded(score.written_text(blocks), sources, message)
+        grounded = grounded and score.grounded(score.written_text(blocks), seen, message)
         answers.append(answer)
         tools += called
         tokens += response.usage.prompt_tokens
