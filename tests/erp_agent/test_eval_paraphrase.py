@@ -7,6 +7,7 @@ conversation mechanics are unit-tested, and the offline planner must pass the ga
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +21,8 @@ from erp_agent.evals.runner import _reply
 from erp_agent.evals.spec import Suite, Turn
 from erp_agent.evals.truth import ErpTruth
 from erp_agent.models.testing import ScriptedModel
+from erp_agent.planner import OfflinePlanner
+from erp_agent.retrieval.knowledge import packaged_root
 from erp_agent.runtime import Runtime
 from erp_agent.store.sql_store import open_store
 
@@ -94,6 +97,21 @@ def test_a_choice_is_clicked_by_its_label_or_typed_when_none_was_offered() -> No
     assert _reply(Turn(choose="Nowhere Ltd"), offered, None) is None
     assert _reply(Turn(choose="Savanna Trading"), [], None) == "Savanna Trading"
     assert _reply(Turn(say="and {pick.name}?"), offered, {"name": "SO-1"}) == "and SO-1?"
+
+
+@pytest.mark.anyio
+async def test_offline_planner_passes_the_paraphrase_gate(runtime: Runtime) -> None:
+    # Process questions are answered from the starter knowledge base, as `erp-agent demo` has it.
+    await asyncio.to_thread(runtime.knowledge.index_path, packaged_root())
+    (run,) = (
+        await run_suites(
+            runtime, OfflinePlanner(runtime.catalog), [_suite()], password="demo", today=TEST_TODAY
+        )
+    ).suites
+    families = {k: v for k, v in run.metrics.items() if k.startswith("accuracy[")}
+    failing = [(c.case, [k for k, ok in c.checks.items() if not ok], c.error, c.answer[:120])
+               for c in run.cases if not c.passed or not c.grounded]  # fmt: skip
+    assert run.ok, (run.gates, families, failing[:40])
 
 
 @pytest.mark.anyio
