@@ -248,6 +248,9 @@ def _field_flags(doc: dict[str, Any], flags: list[Flag]) -> None:
             flags.append(Flag(label, level, reading["doubt"] or f"no {label.lower()} was read"))
         elif reading.get("doubt"):
             flags.append(Flag(label, "uncertain", reading["doubt"]))
+    for text in doc.get("unread") or []:
+        message = f"“{text}” could not be read as a line; it is left out."
+        flags.append(Flag("Table line", "unmatched", message))
     if doc["kind"].get("doubt"):
         flags.append(Flag("Document type", "uncertain", doc["kind"]["doubt"]))
 

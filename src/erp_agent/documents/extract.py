@@ -234,14 +234,28 @@ def _read_words(image: Image.Image, timeout: float) -> tuple[list[Line], float]:
     words = pytesseract.image_to_data(
         image, config="--psm 4", output_type=pytesseract.Output.DICT, timeout=timeout
     )
-    rows: dict[tuple[int, int, int], list[tuple[str, float]]] = {}
+    # Rows are rebuilt from word positions, not Tesseract's blocks: a table row whose code
+    # column Tesseract put in another block would otherwise come apart ("SKU" | "1266-BLU …").
+    found = []
     for i, word in enumerate(words["text"]):
         word = (word or "").strip()
         conf = float(words["conf"][i])
         if not word or conf < 0:
             continue
-        key = (words["block_num"][i], words["par_num"][i], words["line_num"][i])
-        rows.setdefault(key, []).append((word, conf))
+        middle = words["top"][i] + words["height"][i] / 2
+        found.append((middle, words["left"][i], words["height"][i], word, conf))
+    found.sort()
+    height = statistics.median(h for _, _, h, _, _ in found) if found else 0
+    grouped: list[list[tuple[float, int, int, str, float]]] = []
+    for item in found:
+        if grouped and abs(item[0] - statistics.fmean(w[0] for w in grouped[-1])) < height * 0.6:
+            grouped[-1].append(item)
+        else:
+            grouped.append([item])
+    rows = {
+        n: [(w, c) for _, _, _, w, c in sorted(g, key=lambda x: x[1])]
+        for n, g in enumerate(grouped)
+    }
     lines = [
         Line(" ".join(w for w, _ in row), min(c for _, c in row), 1, tuple(row))
         for row in rows.values()

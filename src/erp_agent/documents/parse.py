@@ -88,9 +88,11 @@ class ParsedDocument:
     recipient: str | None
     fields: dict[str, Reading]  # number, date, due_date, currency, net_total, tax_total, ...
     lines: list[ParsedLine] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "unread": self.unread,
             "kind": self.kind.as_dict(),
             "party": self.party.as_dict(),
             "party_candidates": self.party_candidates,
@@ -294,10 +296,17 @@ def _row(line: Line) -> ParsedLine | None:
     if DATE.search(line.text):
         return None  # a header line with a date, not a table row
     found = [(v, end) for v, pct, end in numbers_in(line.text) if not pct]
-    if len(found) < 3:
+    guessed = len(found) == 2  # the quantity did not read as a number ("i)" for 5)
+    if len(found) < 2:
         return None
-    (qty, _), (rate, _), (amount, _) = found[-3:]
-    start = line.text.rfind(_last_tokens(line.text, 3))
+    if guessed:
+        (rate, _), (amount, _) = found
+        qty = float(round(amount / rate)) if rate else 0.0
+        if not rate or qty <= 0 or abs(qty * rate - amount) > 0.015:
+            return None
+    else:
+        (qty, _), (rate, _), (amount, _) = found[-3:]
+    start = line.text.rfind(_last_tokens(line.text, 2 if guessed else 3))
     label = line.text[:start].strip() if start > 0 else ""
     if not any(ch.isalpha() for ch in label) or qty <= 0:
         return None
@@ -305,6 +314,8 @@ def _row(line: Line) -> ParsedLine | None:
     row = ParsedLine(code, description, qty, rate, amount, line.confidence_of(line.text))
     if abs(qty * rate - amount) > max(0.015, abs(amount) * 0.0005):
         row.doubt = f"qty × rate ({qty:g} × {rate:,.2f}) is not the amount printed ({amount:,.2f})"
+    elif guessed:
+        row.doubt = f"the quantity is not legible; read as amount ÷ rate = {qty:g}"
     elif line.confidence is not None and line.confidence < LOW_CONFIDENCE:
         row.doubt = f"read with low OCR confidence ({line.confidence:.0f}%)"
     return row
@@ -421,6 +432,7 @@ def parse(lines: list[Line] | tuple[Line, ...]) -> ParsedDocument:
     totals = _totals(lines)
     header = next((i for i, ln in enumerate(lines) if _is_table_head(ln.text)), -1)
     rows = []
+    unread: list[str] = []  # table lines that did not read as a row: flagged, never dropped
     for line in lines[header + 1 :]:
         if _SUBTOTAL.search(line.text) or (
             _GRAND.search(line.text) and not _TABLE_HEAD.search(line.text)
@@ -429,10 +441,12 @@ def parse(lines: list[Line] | tuple[Line, ...]) -> ParsedDocument:
         row = _row(line)
         if row is not None:
             rows.append(row)
+        elif numbers_in(line.text) and sum(ch.isalpha() for ch in line.text) >= 3:
+            unread.append(line.text)
     targets = [r.value for k, r in totals.items() if k == "net_total"]
     if "grand_total" in totals and "tax_total" in totals:
         targets.append(round(totals["grand_total"].value - totals["tax_total"].value, 2))
     _reconcile(rows, targets)
     fields.update(totals)
     _check_totals(fields, rows)
-    return ParsedDocument(kind, party, candidates, recipient, fields, rows)
+    return ParsedDocument(kind, party, candidates, recipient, fields, rows, unread)

@@ -16,8 +16,9 @@ CURRENCIES = (
 )  # fmt: skip
 SYMBOLS = {"KSH": "KES", "KSHS": "KES", "€": "EUR", "£": "GBP", "$": "USD", "US$": "USD"}
 
+# A number standing alone: not the digits inside a code like SKU-8498-GRY.
 NUMBER = re.compile(
-    r"(?<![\w.,])[-+]?[\dOolI][\dOolI,.']*[\dOolI](?:%)?(?![\w])|(?<![\w.,])\d(?![\w.,])"
+    r"(?<![\w.,-])[-+]?[\dOolI][\dOolI,.']*[\dOolI](?:%)?(?![\w-])|(?<![\w.,-])\d(?![\w.,-])"
 )
 DATE = re.compile(
     r"\b(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}|"
