@@ -455,7 +455,7 @@ class Engine:
     # ------------------------------------------------------------ context, render, persistence
 
     async def _context(self, run: _Run) -> str:
-        parts = [conv.context_block(run.conversation)]
+        parts: list[str] = []
         mentioned = run.turn.state.get("document_ids") or []
         if mentioned:
             parts.append(
@@ -477,6 +477,11 @@ class Engine:
             )
             if text:
                 parts.append(text)
+        if parts or run.conversation:
+            # The state line always comes first (even empty when passages follow), so a line
+            # inside a passage can never pass for the conversation's state.
+            state = conv.context_block(run.conversation) or conv.CONTEXT_PREFIX + "{}"
+            parts.insert(0, state)
         return "\n\n".join(p for p in parts if p)
 
     async def _finish(self, run: _Run, bus: EventBus, text: str, outcome: str) -> TurnResponse:

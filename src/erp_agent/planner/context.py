@@ -96,12 +96,18 @@ class TurnView:
 def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
     # The session block is system text; the context tier (conversation state, knowledge)
     # arrives as a delimited user-role message.
-    system = "\n".join(m.content or "" for m in messages if m.role == "system" or _is_context(m))
+    # Session facts come from the system text only: a passage in the context saying
+    # "- Company: X" is data, not the session. The engine always writes the state line first
+    # in the context, so the first one found is the engine's, never a passage's.
+    system = "\n".join(m.content or "" for m in messages if m.role == "system")
+    context_text = "\n".join(m.content or "" for m in messages if _is_context(m))
     found = re.search(r"- Today: (\d{4}-\d{2}-\d{2})", system)
     company = re.search(r"- Company: (.+)", system)
     user = re.search(r"- User: (.+)", system)
     state: dict[str, Any] = {}
-    found_state = re.search(r"^Conversation state: (\{.*\})$", system, re.MULTILINE)
+    found_state = re.search(
+        r"^Conversation state: (\{.*\})$", system + "\n" + context_text, re.MULTILINE
+    )
     if found_state:
         try:
             loaded = json.loads(found_state.group(1))
