@@ -238,3 +238,27 @@ async def test_approve_as_manager_writes_and_is_refused_as_buyer_and_for_self_ap
     assert "The ERP refused: Self approval is not allowed" in refusal.conversation_message
     [(still,)] = sql(demo_erp, "select workflow_state from `tabPurchase Order` where name = ?", own)
     assert still == "Pending Approval"
+
+
+async def test_for_customer_x_quotes_that_customer_and_the_company_is_never_the_party(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    customer, item, _ = _customer_item(demo_erp)
+    sales = await runtime.sign_in(SALES, "demo")
+    answer = await ask(
+        runtime,
+        sales,
+        f"create a quotation for customer {customer} for 3 x {item} for Savanna Trading Ltd",
+    )
+    called = [c["name"] for c in answer.tools_called]
+    assert "customer.create" not in called
+    assert proposal_of(answer)["payload"]["party"] == customer
+    company_only = await ask(
+        runtime, sales, f"create a quotation for Savanna Trading Ltd for 3 x {item}"
+    )
+    assert not any(b["type"] == "proposal" for b in company_only.blocks)
+    assert all(
+        c["arguments"].get("party") != "Savanna Trading Ltd"
+        for c in company_only.tools_called
+        if c["name"] == "quotation.create"
+    )

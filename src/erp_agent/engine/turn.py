@@ -384,6 +384,9 @@ class Engine:
                 }
             run.blocks.append(block)
             return outcome.for_model()
+        if outcome.choices and not any(b.get("type") == "choices" for b in run.blocks):
+            # A name that fits several records: the user picks one (the value is its id).
+            run.blocks.append(dict(outcome.choices))
         if outcome.status is not Status.OK:
             return outcome.for_model()
         data = outcome.data

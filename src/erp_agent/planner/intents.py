@@ -182,6 +182,25 @@ def _pick_entity(catalog: Catalog, haystack: str) -> Entity | None:
     return best
 
 
+_MAKE = re.compile(r"\b(?:create|raise|draft|prepare|make|add|new)\s+(?:an?\s+|the\s+|new\s+)*(.+)")
+
+
+def _made(catalog: Catalog, low: str) -> Entity | None:
+    """'create a quotation for customer X': the thing made is the subject, not the customer."""
+    m = _MAKE.search(low)
+    if m is None:
+        return None
+    rest = m.group(1)
+    found = [
+        (len(term), e)
+        for e in catalog.entities.values()
+        for term in (e.label, e.plural, *e.synonyms)
+        if rest.startswith(term.lower())
+        and (len(rest) == len(term) or not rest[len(term)].isalnum())
+    ]
+    return max(found, key=lambda t: t[0])[1] if found else None
+
+
 def explicit(entity: Entity, haystack: str) -> bool:
     """Whether the request names the entity by its label or plural (not just a loose keyword)."""
     return any(_has(haystack, t) for t in (entity.label, entity.plural, *entity.synonyms))
@@ -326,7 +345,7 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
     low = text.lower()
     req = Request(text=text)
     req.doc_ids = catalog.find_document_ids(connector, text)
-    named = _pick_entity(catalog, haystack)
+    named = _made(catalog, low) or _pick_entity(catalog, haystack)
     if named is not None:
         req.doc_ids += [(named, d) for d in generic_ids(text, [d for _, d in req.doc_ids])]
     else:

@@ -9,6 +9,7 @@ is ever created because a name did not match.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rapidfuzz import fuzz, process
@@ -19,7 +20,7 @@ from erp_agent.errors import ErpRefusal, NeedsChoice, ToolInputError
 from erp_agent.tools.base import ToolContext
 
 # A clear fuzzy winner scores at least this, and beats the runner-up by the margin.
-ACCEPT, MARGIN, CONSIDER = 88.0, 8.0, 70.0
+ACCEPT, MARGIN, CONSIDER = 88.0, 8.0, 75.0
 MAX_OPTIONS = 6
 SCAN_LIMIT = 2000
 # Masters a business knows by their name (two leads or employees may share one; two
@@ -60,6 +61,14 @@ def _label(record: dict[str, Any], title: str) -> str:
     return name if not name or name == rid else f"{name} ({rid})"
 
 
+# Words that name a legal form, not a business: "Acme Ltd" is not like "Savanna Trading Ltd".
+_FORMS = re.compile(r"\b(ltd|limited|inc|llc|plc|co|company|corp|corporation|group|&|and)\b\.?")
+
+
+def _plain(value: str) -> str:
+    return " ".join(_FORMS.sub(" ", value.casefold()).split())
+
+
 def _best_matches(text: str, records: list[dict[str, Any]], title: str) -> list[tuple[str, float]]:
     """Record ids by their best fuzzy score against the name or the id, best first."""
     keys, texts = [], []
@@ -69,7 +78,7 @@ def _best_matches(text: str, records: list[dict[str, Any]], title: str) -> list[
             texts.append(value)
     best: dict[str, float] = {}
     for _, score, index in process.extract(
-        text, texts, scorer=fuzz.WRatio, processor=str.casefold, limit=MAX_OPTIONS * 2
+        text, texts, scorer=fuzz.WRatio, processor=_plain, limit=MAX_OPTIONS * 2
     ):
         best[keys[index]] = max(best.get(keys[index], 0.0), float(score))
     return sorted(best.items(), key=lambda kv: -kv[1])[:MAX_OPTIONS]
