@@ -109,3 +109,49 @@ def test_quotation_priced_by_the_erp_edited_confirmed_and_opened(page: Page, dem
     expect(erp.locator("[data-field=party_name]")).to_have_text(customer)
     expect(erp.locator("table[data-table=items]")).to_contain_text(item)
     shot(erp, "quotation-in-erp")
+
+
+def test_approval_as_the_manager_and_refused_as_the_buyer(page: Page, demo_erp: Any) -> None:
+    pending = [
+        name
+        for name, owner in sql(
+            demo_erp,
+            "select name, owner from `tabPurchase Order` where workflow_state = 'Pending Approval' "
+            "and docstatus = 0 order by name desc",
+        )
+        if owner != "purchase.manager@demo.local"
+    ]
+    order = pending[0]
+    sign_in(page, "purchase.manager@demo.local")
+    page.fill("#composer textarea", "what is waiting for my approval?")
+    page.keyboard.press("Enter")
+    expect(page.locator(".msg.agent .text-block").last).to_contain_text(order, timeout=30000)
+    page.fill("#composer textarea", f"approve {order}")
+    page.keyboard.press("Enter")
+    card = page.locator(".proposal-block").last
+    expect(card).to_contain_text("Pending Approval")
+    expect(card.locator(".diff")).to_contain_text("Approved")
+    card.get_by_role("button", name="Review and confirm…").click()
+    page.locator("#proposal-dialog .confirm").click()
+    page.locator("#proposal-dialog .close").click()
+    outcome = page.locator(".msg.outcome").last
+    expect(outcome).to_contain_text("Approve done")
+    expect(outcome.locator("a")).to_have_attribute(
+        "href", f"{demo_erp.url}/app/purchase-order/{order}"
+    )
+    assert sql(
+        demo_erp, "select workflow_state from `tabPurchase Order` where name = ?", order
+    ) == [("Approved",)]
+    shot(page, "approval-outcome")
+    page.click("#sign-out")
+    sign_in(page, "purchase@demo.local")
+    other = pending[1]
+    page.fill("#composer textarea", f"approve {other}")
+    page.keyboard.press("Enter")
+    expect(page.locator(".msg.agent .text-block").last).to_contain_text(
+        "can't approve", timeout=30000
+    )
+    expect(page.locator(".proposal-block")).to_have_count(0)
+    assert sql(
+        demo_erp, "select workflow_state from `tabPurchase Order` where name = ?", other
+    ) == [("Pending Approval",)]
