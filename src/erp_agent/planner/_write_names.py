@@ -19,7 +19,11 @@ _LINE = re.compile(
     r"([A-Za-z][\w&'\-]*(?:\s+(?!and\b|at\b|for\b|to\b|each\b|with\b)[A-Za-z0-9][\w&'\-]*){0,4})",
     re.IGNORECASE,
 )
-_PARTY = re.compile(r"\b(?:for|to)\s+(?!\d)([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)", re.UNICODE)
+_PARTY = re.compile(
+    r"\b(?:for|to)\s+(?:(?:the\s+)?(?:customer|client|supplier|lead)\s+)?"
+    r"(?!\d)([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)",
+    re.UNICODE,
+)
 
 
 def lines(text: str) -> list[tuple[float, str]]:
