@@ -18,7 +18,19 @@ from pathlib import Path
 from demo_erp import db, documents
 from demo_erp.context import Settings
 from demo_erp.meta import all_doctypes
-from demo_erp.seed import accounts, buying, crm, drafts, hr, masters, selling, stock, trees, users
+from demo_erp.seed import (
+    accounts,
+    buying,
+    crm,
+    drafts,
+    hr,
+    masters,
+    overheads,
+    selling,
+    stock,
+    trees,
+    users,
+)
 from demo_erp.seed.base import Seeder, add_months, make_ctx, month_starts
 from demo_erp.seed.bulk import bulk_invoices
 from demo_erp.seed.summary import SeedSummary
@@ -109,10 +121,11 @@ def _generate(s: Seeder, seed: int, password: str) -> None:
     for index, month in enumerate(months):
         s.say(f"transactions {month:%b %Y}")
         stock.book(s).roll_month()
-        accounts.monthly_expenses(s, month)
         buying.run_month(s, month, is_last=index == len(months) - 1)
         stock.monthly_movements(s, month)
         selling.run_month(s, month, index, len(months))
+        # Overheads follow the month's sales, so margins hold at every scale.
+        overheads.book_month(s, month)
         if index == 0:
             accounts.close_first_month(s)
     s.say("payroll, leave and attendance")

@@ -183,45 +183,6 @@ def capital_injection(s: Seeder) -> None:
         )
 
 
-def monthly_expenses(s: Seeder, month: dt.date) -> None:
-    """Rent on the 1st, utilities and marketing at month end (if that day has come)."""
-    for company in s.companies.values():
-        for branch_name in company.branches:
-            branch = s.branches[branch_name]
-            rent = round(
-                branch.weight * 6_000 * company.fx * (1.05 ** (month.year - s.start.year)), -1
-            )
-            journal(
-                s,
-                company,
-                month,
-                f"Rent {branch_name} {month:%b %Y}",
-                [("Rent", rent, 0.0), ("Bank", 0.0, rent)],
-                voucher_type="Bank Entry",
-                branch=branch_name,
-                cost_center=branch.cost_center,
-            )
-        last = month_end(month)
-        if last > s.today:
-            continue
-        utilities = round(company.fx * s.rng.uniform(2_200, 3_400), 2)
-        marketing = round(company.fx * s.rng.uniform(1_500, 6_000), 2)
-        office = round(company.fx * s.rng.uniform(400, 1_200), 2)
-        journal(
-            s,
-            company,
-            last,
-            f"Utilities, marketing and office costs {month:%b %Y}",
-            [
-                ("Utilities", utilities, 0.0),
-                ("Marketing", marketing, 0.0),
-                ("Office Expenses", office, 0.0),
-                ("Bank", 0.0, round(utilities + marketing + office, 2)),
-            ],
-            voucher_type="Bank Entry",
-        )
-
-
 # Doctypes whose posting the closed period blocks, as ERPNext's Accounting Period lists them.
 CLOSED_DOCTYPES = (
     "Sales Invoice",

@@ -8,6 +8,7 @@ from typing import Any
 
 from demo_erp.seed import names
 from demo_erp.seed.base import CompanyInfo, Seeder, add_months, month_end, workdays
+from demo_erp.seed.overheads import pay_factor, payroll_months
 from demo_erp.seed.users import DEMO_EMPLOYEE_USER, DEMO_USERS, add_user_permission
 
 DEPARTMENTS = ("Management", "Sales", "Accounts", "Purchasing", "Warehouse", "Human Resources")
@@ -209,14 +210,9 @@ def _deductions(company: CompanyInfo, gross: float) -> list[tuple[str, str, floa
 
 def payroll(s: Seeder) -> None:
     """Monthly salary slips for the last 12 complete months, then the bank transfer."""
-    # The current month counts once its last day has come.
-    current = s.today.replace(day=1)
-    if month_end(current) <= s.today:
-        current = add_months(current, 1)
-    for back in range(12, 0, -1):
-        first = add_months(current, -back)
-        if first < s.start:
-            continue
+    months = payroll_months(s)
+    _calibrate_pay(s, months)
+    for first in months:
         last = month_end(first)
         working = len(workdays(first, last))
         net_pay: dict[str, list[tuple[str, float]]] = {}
@@ -261,6 +257,19 @@ def payroll(s: Seeder) -> None:
             net = round(gross - sum(d[2] for d in deductions), 2)
             net_pay.setdefault(company.name, []).append((emp.name, net))
         _pay_salaries(s, last, net_pay)
+
+
+def _calibrate_pay(s: Seeder, months: list[dt.date]) -> None:
+    """Scale each company's pay to its size (payroll a believable share of its sales) and keep
+    every employee's CTC equal to what the slips pay."""
+    for company in s.companies.values():
+        staff = [e for e in s.data["employees"] if e.company == company.name]
+        planned = {m: sum(e.monthly for e in staff if e.active(m, month_end(m))) for m in months}
+        factor = pay_factor(s, company, planned)
+        for emp in staff:
+            annual = round(emp.monthly * 12 * factor, -2)
+            emp.monthly = round(annual / 12, 2)
+            s.set_values("Employee", emp.name, {"ctc": annual})
 
 
 def _pay_salaries(s: Seeder, last: dt.date, net_pay: dict[str, list[tuple[str, float]]]) -> None:

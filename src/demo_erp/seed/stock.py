@@ -155,7 +155,8 @@ def monthly_movements(s: Seeder, month: dt.date) -> None:
         for _ in range(s.n(2)):
             source, target = s.rng.sample(branches, 2)
             _movement(s, stock, "Material Transfer", source, target, s.pick(days))
-        if s.rng.random() < 0.7:
+        # Write-offs are as frequent as the trade: a fixed count would swamp a small volume.
+        if s.rng.random() < 0.7 * min(1.0, s.scale / 0.2):
             branch = s.pick(branches)
             _movement(s, stock, "Material Issue", branch, None, s.pick(days))
 
