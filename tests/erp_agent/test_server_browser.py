@@ -18,6 +18,7 @@ from server_doubles import (
     HOSTILE,
     RENAME_LEAD,
     SALES_BY_CUSTOMER,
+    TOP_CUSTOMERS,
     UNREQUESTED,
     LiveServer,
     serve_in_thread,
@@ -125,6 +126,47 @@ def test_a_question_streams_a_table_and_a_chart(page: Page) -> None:
 
     page.click(".feedback button[aria-label=Helpful]")
     expect(page.locator(".feedback .thanks")).to_contain_text("Thanks")
+
+
+def test_a_top_five_chart_has_five_bars_labels_and_how_it_was_computed(page: Page) -> None:
+    sign_in(page, "admin@demo.local")
+    ask(page, TOP_CUSTOMERS)
+    table = page.locator(".table-block table")
+    expect(table).to_be_visible(timeout=30_000)  # five scripted model steps on a busy machine
+    headers = table.locator("thead th").all_inner_texts()
+    # Labels from the catalog, never field names.
+    assert headers[0] == "Customer"
+    billed = next(h for h in headers if h.startswith("Billed"))
+    assert billed.endswith("(KES)")
+    assert not {"billed", "customer", "records", "sum_total"} & set(headers)
+    assert table.locator("tbody tr").count() == 5
+    page.wait_for_function(
+        "() => window.Chart && Chart.getChart(document.querySelector('.chart-block canvas'))"
+    )
+    bars = page.evaluate(
+        "() => { const c = Chart.getChart(document.querySelector('.chart-block canvas'));"
+        " return [c.config.type, c.data.labels.length, c.data.datasets.map(d => d.data.length),"
+        " c.data.datasets[0].label]; }"
+    )
+    assert bars == ["bar", 5, [5], billed]
+    # The chart's values are the table's values, in the same order.
+    chart_values = page.evaluate(
+        "() => Chart.getChart(document.querySelector('.chart-block canvas')).data.datasets[0].data"
+    )
+    billed_at = headers.index(billed)
+    table_values = [
+        float(row[billed_at].replace(",", ""))
+        for row in (r.locator("td").all_inner_texts() for r in table.locator("tbody tr").all())
+    ]
+    assert chart_values == table_values
+    how = page.locator(".table-block details.definition")
+    expect(how.locator("summary")).to_have_text("How this was computed")
+    expect(how.locator("p").first).not_to_be_visible()  # folded until asked for
+    how.locator("summary").click()
+    expect(how.locator("p").first).to_be_visible()
+    expect(how).to_contain_text("Billed")
+    expect(page.locator(".chart-block details.definition summary")).to_have_count(1)
+    shot(page, "chat-top-five-chart")
 
 
 def test_confirming_a_proposal_shows_the_exact_values(page: Page) -> None:

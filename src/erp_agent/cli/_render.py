@@ -28,15 +28,18 @@ def _cell(value: Any) -> str:
 
 
 def _table(block: dict[str, Any]) -> RenderableType:
-    columns = list(block.get("columns") or [])
+    columns = list(block.get("labels") or block.get("columns") or [])
     rows = block.get("rows") or []
     table = Table(title=block.get("title") or None, show_lines=False)
     for i, column in enumerate(columns):
         numeric = any(isinstance(r[i], (int, float)) for r in rows if i < len(r))
         table.add_column(column, justify="right" if numeric else "left")
     links = block.get("links") or []
+    indent = block.get("indent") or []
     for n, row in enumerate(rows):
         cells = [_cell(v) for v in row]
+        if n < len(indent) and indent[n] and cells:
+            cells[0] = "  " * int(indent[n]) + cells[0]
         if n < len(links) and links[n] and cells:
             cells[0] = f"[link={links[n]}]{cells[0]}[/link]"
         table.add_row(*cells)
@@ -47,19 +50,22 @@ def _table(block: dict[str, Any]) -> RenderableType:
 
 
 def _chart(block: dict[str, Any]) -> RenderableType:
-    """A chart as horizontal bars: exact values beside them, scaled per dataset."""
-    spec = block.get("spec") or {}
-    data = spec.get("data") or {}
-    labels = [str(x) for x in data.get("labels") or []]
+    """A chart as horizontal bars: exact values beside them, scaled per dataset; one chart per
+    currency."""
+    charts = block.get("charts") or [{"title": block.get("title"), "spec": block.get("spec")}]
     parts: list[RenderableType] = []
-    for dataset in data.get("datasets") or []:
-        values = [v if isinstance(v, (int, float)) else 0 for v in dataset.get("data") or []]
-        top = max((abs(v) for v in values), default=0) or 1
-        table = Table.grid(padding=(0, 1))
-        for label, value in zip(labels, values, strict=False):
-            bar = "█" * max(0, round(abs(value) / top * BAR_WIDTH))
-            table.add_row(label[:28], Text(bar, style="cyan"), _cell(value))
-        parts.append(Panel(table, title=f"{block.get('title') or ''} · {dataset.get('label', '')}"))
+    for chart in charts:
+        data = (chart.get("spec") or {}).get("data") or {}
+        labels = [str(x) for x in data.get("labels") or []]
+        for dataset in data.get("datasets") or []:
+            values = [v if isinstance(v, (int, float)) else 0 for v in dataset.get("data") or []]
+            top = max((abs(v) for v in values), default=0) or 1
+            table = Table.grid(padding=(0, 1))
+            for label, value in zip(labels, values, strict=False):
+                bar = "█" * max(0, round(abs(value) / top * BAR_WIDTH))
+                table.add_row(label[:28], Text(bar, style="cyan"), _cell(value))
+            title = f"{chart.get('title') or ''} · {dataset.get('label', '')}"
+            parts.append(Panel(table, title=title))
     return Group(*parts)
 
 

@@ -493,7 +493,9 @@ class Engine:
             {"type": "text", "markdown": link_ids(text, self.catalog, self.connector.name, linker)}
         ]
         for block in run.blocks:
-            blocks.append(await materialise(block, self.results, run.session.user, linker))
+            blocks.append(
+                await materialise(block, self.results, run.session.user, linker, self.catalog)
+            )
         if run.citations:
             blocks.append(citations_block(run.citations))
         response = TurnResponse(

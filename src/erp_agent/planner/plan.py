@@ -274,6 +274,7 @@ def _display(
     label: str = "",
     values: Sequence[str] = (),
     title: str = "",
+    top: int | None = None,
 ) -> Step | None:
     """Ask for a table or chart of a stored result once; None when done or not possible."""
     if r.result_id is None:
@@ -288,6 +289,7 @@ def _display(
                     "label": label,
                     "values": list(values),
                     "title": title[:120],
+                    **({"top": top} if top else {}),
                 },
             )
         return None
@@ -508,6 +510,7 @@ def _total(ctx: Ctx) -> Step:
         label=label_key,
         values=[sum_key],
         title=f"{label.title()} by {ctx.req.date_part or key.replace('_', ' ')}",
+        top=ctx.req.top,
     )
     if shown:
         return shown

@@ -10,6 +10,9 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse, Response
 
+from erp_agent.engine import presentation
+from erp_agent.engine.render import table_page
+from erp_agent.engine.results import rows_of
 from erp_agent.errors import ToolInputError
 from erp_agent.gateway.outcome import Status
 from erp_agent.results.store import ResultRecord, page_of
@@ -30,7 +33,7 @@ async def _owned(state: ServerState, result_id: str, user: str) -> ResultRecord:
 
 def _columns(record: ResultRecord, wanted: str | None) -> list[str]:
     if not wanted:
-        return list(record.columns)
+        return presentation.default_columns(record.data, rows_of(record.data) or [])
     chosen = [c for c in wanted.split(",") if c]
     unknown = [c for c in chosen if c not in record.columns]
     if unknown:
@@ -60,10 +63,10 @@ async def page(
     rows: list[dict[str, Any]] = part["rows"]
     linker = state.runtime.connector.link
     entity = record.entity
+    shown = table_page(record, rows, chosen, state.runtime.catalog, rows_of(record.data) or rows)
     return {
         "result_id": result_id,
-        "columns": chosen,
-        "rows": [[r.get(c) for c in chosen] for r in rows],
+        **shown,
         "links": [linker(entity, r) if entity and r.get("id") else None for r in rows],
         "total_rows": part["total_rows"],
         "page": {"start": start, "limit": part["limit"]},

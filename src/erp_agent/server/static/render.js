@@ -40,11 +40,17 @@ function tableBlock(block) {
   const limit = (block.page && block.page.limit) || 20;
 
   function draw(page) {
-    const head = el('tr', {}, page.columns.map((c) => el('th', { scope: 'col' }, c)));
+    // Labels from the catalog (the keys only when a result declares none).
+    const labels = page.labels || page.columns;
+    const head = el('tr', {}, labels.map((c) => el('th', { scope: 'col' }, c)));
     const body = page.rows.map((row, i) =>
       el('tr', {}, row.map((value, j) => {
         const href = j === 0 && page.links ? page.links[i] : null;
-        return el('td', { class: typeof value === 'number' ? 'num' : '' }, link(href, cell(value)));
+        // A financial statement's accounts are indented like the ERP's tree.
+        const depth = j === 0 && page.indent ? page.indent[i] || 0 : 0;
+        return el('td', {
+          class: typeof value === 'number' ? 'num' : (depth ? `indent indent-${Math.min(depth, 6)}` : ''),
+        }, link(href, cell(value)));
       })),
     );
     wrap.replaceChildren(el('table', {}, el('thead', {}, head), el('tbody', {}, body)));
@@ -73,22 +79,47 @@ function tableBlock(block) {
   }
 
   draw(block);
+  const how = definitionBlock(block.definition);
+  if (how) box.append(how);
   return box;
+}
+
+// "How this was computed": the figure's definition, folded under its table or chart.
+function definitionBlock(definition) {
+  if (!definition || !definition.text) return null;
+  const facts = [];
+  if (definition.period) facts.push(`Period: ${definition.period}`);
+  if (definition.record_count !== null && definition.record_count !== undefined) {
+    facts.push(`Records: ${Number(definition.record_count).toLocaleString()}`);
+  }
+  if (definition.source) facts.push(`Source: ${definition.source}`);
+  return el('details', { class: 'definition' },
+    el('summary', {}, 'How this was computed'),
+    el('p', {}, definition.text),
+    (definition.filters || []).length ? el('ul', {}, definition.filters.map((f) => el('li', {}, f))) : null,
+    facts.length ? el('p', { class: 'facts' }, facts.join(' · ')) : null,
+  );
 }
 
 function chartBlock(block) {
   const box = el('section', { class: 'block chart-block' });
-  if (block.title) box.append(el('h3', {}, block.title));
-  const canvas = el('canvas', { role: 'img', 'aria-label': block.title || 'chart' });
-  box.append(el('div', { class: 'chart-wrap' }, canvas));
-  if (window.Chart && block.spec) {
-    // Chart.js needs the canvas in the document to size it.
-    requestAnimationFrame(() => {
-      const spec = structuredClone(block.spec);
-      spec.options = { responsive: true, maintainAspectRatio: false, animation: false, ...(spec.options || {}) };
-      new window.Chart(canvas, spec);
-    });
+  // One chart per currency: amounts in different currencies never share an axis.
+  const charts = block.charts && block.charts.length ? block.charts : [{ title: block.title, spec: block.spec }];
+  for (const chart of charts) {
+    if (chart.title) box.append(el('h3', {}, chart.title));
+    const canvas = el('canvas', { role: 'img', 'aria-label': chart.title || 'chart' });
+    box.append(el('div', { class: 'chart-wrap' }, canvas));
+    if (window.Chart && chart.spec) {
+      // Chart.js needs the canvas in the document to size it.
+      requestAnimationFrame(() => {
+        const spec = structuredClone(chart.spec);
+        spec.options = { responsive: true, maintainAspectRatio: false, animation: false, ...(spec.options || {}) };
+        new window.Chart(canvas, spec);
+      });
+    }
   }
+  const how = definitionBlock(block.definition);
+  if (how) box.append(how);
   return box;
 }
 

@@ -42,8 +42,9 @@ def _check_columns(rows: list[dict[str, Any]], wanted: list[str]) -> None:
 
 async def table(ctx: ToolContext, args: Args) -> dict[str, Any]:
     rows, _ = await _rows(ctx, args["result_id"])
-    columns = args.get("columns") or list(dict.fromkeys(k for r in rows for k in r))
-    _check_columns(rows, columns)
+    # None: the result's own columns, internal ones (a statement's indent, is_group…) hidden.
+    columns = args.get("columns") or None
+    _check_columns(rows, columns or [])
     return {
         "block": {
             "type": "table",
@@ -59,16 +60,18 @@ async def chart(ctx: ToolContext, args: Args) -> dict[str, Any]:
     rows, _ = await _rows(ctx, args["result_id"])
     label, values = args["label"], args["values"]
     _check_columns(rows, [label, *values])
-    return {
-        "block": {
-            "type": "chart",
-            "title": args.get("title") or "",
-            "result_id": args["result_id"],
-            "chart_type": args["type"],
-            "label": label,
-            "values": values,
-        }
+    block: dict[str, Any] = {
+        "type": "chart",
+        "title": args.get("title") or "",
+        "result_id": args["result_id"],
+        # None: a line for a time series, bars otherwise (decided when the chart is drawn).
+        "chart_type": args.get("type"),
+        "label": label,
+        "values": values,
     }
+    if args.get("top"):
+        block["top"] = int(args["top"])
+    return {"block": block}
 
 
 async def cards(ctx: ToolContext, args: Args) -> dict[str, Any]:
@@ -113,11 +116,15 @@ def tools(catalog: Catalog) -> list[Tool]:
         Tool(
             "display.chart",
             "Show a stored result as a chart: `label` is the column for the x-axis or slices, "
-            "`values` the numeric column(s). Types: bar, line, pie, doughnut.",
+            "`values` the numeric column(s). Types: bar, line, pie, doughnut; leave `type` out "
+            "for a line over time periods and bars otherwise. `top`: chart only the N largest "
+            "rows (\"top 5 as a chart\" is top 5). Amounts in different currencies get one chart "
+            "each.",
             {"type": "object", "properties": {
                 "result_id": _RESULT_ID, "type": {"type": "string", "enum": list(CHART_TYPES)},
                 "label": {"type": "string"}, "values": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 6},
-                "title": title}, "required": ["result_id", "type", "label", "values"], "additionalProperties": False},
+                "top": {"type": "integer", "minimum": 1, "maximum": 100},
+                "title": title}, "required": ["result_id", "label", "values"], "additionalProperties": False},
             Effect.READ, "display", run=chart, action="chart",
         ),
         Tool(
