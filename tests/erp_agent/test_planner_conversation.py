@@ -267,3 +267,20 @@ async def test_a_write_by_names_resolves_party_and_items_and_asks_only_the_compa
     assert args["items"] == [{"item": item["name"], "qty": 3.0}]
     assert block(done, "proposal")
     assert len(rest.rows("Quotation", [])) == before  # a proposal: nothing written yet
+
+
+async def test_two_conditions_are_both_kept(chat: Chat, rest: RestERP) -> None:
+    """'owe more than 10k and more than 60 days overdue': per customer, overdue > 60 days only."""
+    cutoff = "2026-10-01"  # TEST_TODAY - 60 days
+    rows = rest.rows("Sales Invoice", ["customer", "currency", "outstanding_amount"],
+                     [["docstatus", "=", 1], ["outstanding_amount", ">", 0], ["due_date", "<", cutoff]])  # fmt: skip
+    owed = sums(rows, lambda r: (r["customer"], r["currency"]), "outstanding_amount")
+    over = {k: v for k, v in owed.items() if v > 10_000}
+    answer = await chat.say("Who owes us more than 10k and is more than 60 days overdue?")
+    words = text_of(answer)
+    assert f"{len(over)} customers" in words, words
+    for (customer, _), value in over.items():
+        assert customer in words
+        assert figure_present(words, float(cents(value)))
+    under = [k[0] for k, v in owed.items() if v <= 10_000 and k[0] not in {c for c, _ in over}]
+    assert all(f"- {c}:" not in words for c in under)

@@ -77,8 +77,12 @@ def plan(ctx: Ctx) -> Step:
     """The next step for a request already read."""
     req = ctx.req
     # Handlers in sibling modules import this one's helpers, so they are imported here.
-    from erp_agent.planner import _analysis, _lookups, _reports, _writes, metric_plan
+    from erp_agent.planner import _analysis, _lookups, _owing, _reports, _writes, metric_plan
 
+    if _owing.applies(ctx):
+        owing = _owing.owing(ctx)
+        if owing is not None:
+            return owing
     if req.kind in (Kind.TOTAL, Kind.COUNT, Kind.UNKNOWN):
         step = metric_plan.metric_step(ctx)
         if step is not None:
