@@ -28,6 +28,12 @@ TODAY = dt.date(2026, 11, 30)
         ("calculate (1200 - 980) / 980 * 100", None),
         ("what is twelve times 3.5", "42"),
         ("how much is 10k divided by 4", "2500"),
+        ("how much is VAT at 17.5% on 1234.56", "216.048"),
+        ("Add 16% VAT to 5,000", "5800"),
+        ("split 1.2 million into 12 equal payments", "100000"),
+        ("how much is 12 units at 350 each?", "4200"),
+        ("If I buy at 800 and sell at 1,000, what's the margin in percent?", "20"),
+        ("what's (1000 - 800) / 1000 as a percent", "20"),
     ],
 )
 def test_arithmetic_in_words_or_digits(text: str, value: str | None) -> None:

@@ -8,6 +8,7 @@ made of numbers, operators and arithmetic words is arithmetic: "top 5 customers 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from erp_agent.planner.parse_amounts import to_number
 
@@ -16,7 +17,7 @@ _LEAD = re.compile(
     r"can you (?:calculate|compute|work out)|tell me)?\s*",
     re.IGNORECASE,
 )
-_NUM = r"(?:[$€£]|ksh\.?\s?|kes\s?|usd\s?)?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(k|m|mn|bn)?\b"
+_NUM = r"(?:[$€£]|ksh\.?\s?|kes\s?|usd\s?)?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(k|m|mn|bn|million|thousand|billion)?\b"
 _NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
@@ -45,6 +46,56 @@ def _words_to_digits(text: str) -> str:
     return re.sub(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", one, text, flags=re.IGNORECASE)
 
 
+_PCT = r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)"
+
+
+def _n(m: re.Match[str], at: int) -> str:
+    return _number(m.group(at), m.group(at + 1))
+
+
+# Whole phrasings of everyday sums: (pattern over the message, the expression it means).
+_PHRASES: list[tuple[str, Any]] = [
+    (
+        rf"(?:the\s+)?{_TAXES}\s+(?:at|of)\s+{_PCT}\s+(?:on|of|for)\s+{_NUM}",
+        lambda m: f"{_n(m, 2)} * {m.group(1)} / 100",
+    ),
+    (
+        rf"add\s+{_PCT}\s*(?:{_TAXES}\s*)?to\s+{_NUM}",
+        lambda m: f"{_n(m, 2)} * (100 + {m.group(1)}) / 100",
+    ),
+    (
+        rf"gross\s+up\s+{_NUM}\s+(?:by|at|with)\s+{_PCT}\s*(?:{_TAXES})?",
+        lambda m: f"{_n(m, 1)} * (100 + {m.group(3)}) / 100",
+    ),
+    (
+        rf"(?:split|divide)\s+{_NUM}\s+(?:into|in|by|over)\s+(\d+)\s*(?:equal\s+)?\w*",
+        lambda m: f"{_n(m, 1)} / {m.group(3)}",
+    ),
+    (
+        rf"{_NUM}\s+(?:over|across|in)\s+(\d+)\s+(?:months|weeks|years|payments|instalments|installments)"
+        r"(?:[,\s]+(?:per|a|each)\s+\w+)?",
+        lambda m: f"{_n(m, 1)} / {m.group(3)}",
+    ),
+    (
+        rf"(\d+(?:\.\d+)?)\s*(?:units?|pcs|pieces|items?|boxes)?\s+at\s+{_NUM}\s*(?:each|apiece|per unit)?",
+        lambda m: f"{m.group(1)} * {_n(m, 2)}",
+    ),
+    (
+        rf".*?\b(?:buy|bought|cost|costs|purchase[ds]?)\b(?:\s+(?:is|at|for|of))?\s+{_NUM}.*?"
+        rf"\b(?:sell|sold|price|selling)\b(?:\s+(?:is|at|for|of))?\s+{_NUM}.*\bmargin\b.*",
+        lambda m: f"({_n(m, 3)} - {_n(m, 1)}) / {_n(m, 3)} * 100",
+    ),
+    (
+        rf".*?\bmargin\b.*?\bcost\s+(?:is\s+)?{_NUM}.*?\bprice\s+(?:is\s+)?{_NUM}.*",
+        lambda m: f"({_n(m, 3)} - {_n(m, 1)}) / {_n(m, 3)} * 100",
+    ),
+    (
+        r"(\([\d\s.+\-*/()]+\)[\d\s.+\-*/()]*)\s+as\s+a\s+percent(?:age)?",
+        lambda m: f"{m.group(1).strip()} * 100",
+    ),
+]
+
+
 def expression(text: str) -> str | None:
     """The calculator expression the message asks for, or None when it is not arithmetic."""
     body = _LEAD.sub("", text.strip(), count=1).strip().rstrip("?.!= ").strip()
@@ -56,6 +107,10 @@ def expression(text: str) -> str | None:
         return None
     body = _words_to_digits(body)
     pct = r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)"
+    for pattern, build in _PHRASES:
+        m = re.fullmatch(pattern, body, re.I)
+        if m:
+            return str(build(m))
     m = re.fullmatch(rf"{pct}\s*(?:{_TAXES}\s*)?(?:of|on)\s+{_NUM}", body, re.I)
     if m:
         return f"{_number(m.group(2), m.group(3))} * {m.group(1)} / 100"

@@ -30,9 +30,9 @@ def next_step(
     if len(text) > MAX_READ:
         note = f"(Your message is {fmt(len(text))} characters long; I read its first {MAX_READ}.) "
         text = text[:MAX_READ]
+    expression = calc.expression(text)  # before typo correction: "twelve" is not a typo
     text = vocabulary.correct(text, catalog)
     view.request = text
-    expression = calc.expression(text)
     if expression is not None:
         return _with_note(note, _calculate(view, tools, expression))
     state = view.state

@@ -220,7 +220,8 @@ def read(
                     reading.unmatched_reply, reading.pending = message, asked
                 continue
         if reading is None or stands_alone(req, message, catalog):
-            alone = stands_alone(req, message, catalog) or not _LEAD.match(message)
+            edit_words = _LEAD.match(message) or re.search(r"\binstead\b", message, re.I)
+            alone = stands_alone(req, message, catalog) or not edit_words
             reading = Reading(req, orphan=current and not alone)
             continue
         if not current:
