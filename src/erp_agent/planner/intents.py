@@ -54,6 +54,9 @@ _ANOMALY = re.compile(r"\b(unusual|anomal\w*|outliers?|odd|suspicious|strange|ir
 _KNOWLEDGE = re.compile(
     r"^\s*(how (?:do|does|can|should|to)|what happens|what is the (?:process|procedure|policy)|"
     r"explain|why do we|what are the steps|steps to|walk me through)\b"
+    # Process questions phrased later in the sentence: "if I cancel …, what happens?"
+    r"|\bwhat happens\b|\bhow does (?:it|this|that|the \w+|\w+) work\b|\beffects? of\b"
+    r"|\bwhat does (?:cancel+ing|submitting|amending|approving) (?:an? |the )?\w+ do\b"
 )
 _WORKFLOW = re.compile(
     r"\b(why can'?t|why cannot|why can not|why is .* (?:blocked|stuck)|waiting for my approval|awaiting my approval|pending my approval|my approvals?|what can i do with|who (?:can|must|should) approve|next step)\b"
