@@ -15,6 +15,7 @@ from erp_agent.errors import ToolInputError
 from erp_agent.tools.base import ExecuteHandler, PrepareHandler, Tool, ToolContext
 from erp_agent.tools.factories import catalog_tools
 from erp_agent.tools.factories.filters import groupable, measurable
+from erp_agent.tools.factories.workflow import _next_step
 
 pytestmark = pytest.mark.anyio
 CATALOG = load_catalog()
@@ -265,6 +266,15 @@ async def test_workflow_lists_the_purchase_managers_actions(
     assert change.diff[0]["before"] == "Pending Approval"
     assert change.diff[0]["after"] == "Approved"
     assert change.summary.startswith(f"Approve Purchase Order {name}")
+    # Who acts next comes from the workflow's transitions: nobody after the last approval.
+    assert change.summary.endswith("(no further approval step after Approved)")
+    # ...and after a submission for approval, the approver's role and actions, as the ERP's
+    # workflow definition names them.
+    workflow = await erp.workflow(manager.session.credential, "purchase_order", None)
+    assert workflow is not None
+    assert _next_step(workflow, "Pending Approval") == (
+        "next: Purchase Manager may Approve or Reject"
+    )
 
     clerk = await context(erp, "purchase@demo.local")
     with pytest.raises(ToolInputError, match="Available actions: none"):

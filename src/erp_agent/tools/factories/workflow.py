@@ -74,6 +74,19 @@ def _available(info: WorkflowInfo) -> str:
     return ", ".join(actions) if actions else "none"
 
 
+def _next_step(info: WorkflowInfo, state: str) -> str:
+    """Who acts next once the document reaches ``state``, from the workflow's own transitions."""
+    onward = [t for t in info.transitions if t.state == state]
+    if not onward:
+        return f"no further approval step after {state}"
+    by_role: dict[str, list[str]] = {}
+    for t in onward:
+        by_role.setdefault(t.allowed_role, []).append(t.action)
+    return "next: " + "; ".join(
+        f"{role} may {' or '.join(actions)}" for role, actions in by_role.items()
+    )
+
+
 def _action_handlers(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
     async def prepare(ctx: ToolContext, args: Args) -> Change:
         record_id, action = str(args["id"]), str(args["action"])
@@ -93,7 +106,10 @@ def _action_handlers(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
         return Change(
             payload={"id": record_id, "action": action, BASE_MODIFIED: base},
             base_modified=base,
-            summary=f"{action} {entity.label} {figures}: {chosen.state} → {chosen.next_state}",
+            summary=(
+                f"{action} {entity.label} {figures}: {chosen.state} → {chosen.next_state} "
+                f"({_next_step(info, chosen.next_state)})"
+            ),
             diff=[
                 {
                     "field": info.state_field,
