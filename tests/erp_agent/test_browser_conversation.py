@@ -103,12 +103,16 @@ def test_a_new_user_holds_a_five_turn_conversation(offline_page: Page, demo_erp:
     _states_all(breakdown, by_branch)
 
     ask(page, "as a chart")
-    chart = _answer(page, 4).locator(".chart-block canvas")
-    expect(chart).to_be_visible()
+    charts = _answer(page, 4).locator(".chart-block canvas")
+    expect(charts.first).to_be_visible()
+    # One chart per currency (KES and USD branches never share an axis), each named by it.
+    labels = [charts.nth(i).get_attribute("aria-label") or "" for i in range(charts.count())]
+    assert len(set(labels)) == len(labels), labels
+    assert all(label.endswith(("(KES)", "(USD)")) for label in labels), labels
     plotted = page.evaluate(
-        "() => { const all = document.querySelectorAll('.msg.agent .chart-block canvas');"
-        " const c = Chart.getChart(all[all.length - 1]);"
-        " return c.data.datasets.flatMap((d) => d.data).map(Number); }"
+        "() => { const reply = document.querySelectorAll('.msg.agent')[3];"
+        " return [...reply.querySelectorAll('.chart-block canvas')].flatMap((cv) =>"
+        " Chart.getChart(cv).data.datasets.flatMap((d) => d.data)).map(Number); }"
     )
     assert all(any(abs(p - float(v)) < 0.01 for p in plotted) for v in by_branch), plotted
     shot(page, "conversation-chart")
