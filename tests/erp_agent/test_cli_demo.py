@@ -33,7 +33,7 @@ def test_demo_starts_from_nothing_and_serves_the_app(tmp_path: Path) -> None:
             "--port",
             str(port),
             "--erp-port",
-            "0",  # never a fixed port: 8000 may be taken
+            "0",  # never a fixed port: a busy one would fail the test
             "--data",
             str(tmp_path / "data"),
             "--no-index",
