@@ -70,6 +70,9 @@ def test_a_figure_question_names_its_metric() -> None:
     assert metric("turnover per branch last quarter") == "revenue"
     assert metric("how many open sales orders do we have") == "open_sales_orders"
     assert metric("What is our headcount?") == "headcount"
+    # Tax words decide between the two sales figures, even when the records are named.
+    assert metric("how much did we invoice in october, before tax?") == "revenue"
+    assert metric("what did we bill in october including vat") == "billed"
 
 
 def test_metric_arguments_keep_grain_dimension_period_and_top() -> None:
