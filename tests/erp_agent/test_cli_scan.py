@@ -74,3 +74,29 @@ def test_scan_json_and_a_bad_file(demo_erp: DemoERP, tmp_path: Path) -> None:
     assert bad.exit_code == 1
     assert "not a PDF or an image" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_a_supplier_several_records_fit_is_chosen_by_number(
+    demo_erp: DemoERP, tmp_path: Path
+) -> None:
+    import dataclasses
+
+    doc = documents(demo_erp, 1, seed=62, kind="purchase_invoice")[0]
+    doc = dataclasses.replace(doc, party="Wire & Cable Ltd")
+    path = tmp_path / "bill.pdf"
+    path.write_bytes(render_pdf(doc))
+    shown = runner.invoke(
+        app, ["scan", str(path), "--as", "accounts@demo.local", "--json"], catch_exceptions=False
+    )
+    options = json.loads(shown.output)["choices"]["options"]
+    assert len(options) >= 2
+    chosen = options[1]["value"]  # not the one the draft started from
+
+    done = runner.invoke(app, ["scan", str(path), "--as", "accounts@demo.local"], input="2\ny\n")
+    assert done.exit_code == 0, done.output
+    assert "Which supplier" in done.output
+    assert "a new proposal" in done.output
+    written = raw(
+        demo_erp, 'SELECT supplier FROM "tabPurchase Invoice" WHERE bill_no = ?', doc.number
+    )
+    assert [r[0] for r in written] == [chosen]

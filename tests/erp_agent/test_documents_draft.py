@@ -183,3 +183,78 @@ async def test_scanned_photos_become_drafts_with_at_least_95_percent_of_fields_r
         total += len(scores)
         wrong += [f"{i}:{k}" for k, ok in scores.items() if not ok]
     assert right / total >= 0.95, wrong
+
+
+async def test_a_name_several_suppliers_fit_is_a_choice_and_the_choice_fills_the_draft(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    """“Wire & Cable Ltd” fits two of the ERP's suppliers: the draft starts from one, flagged,
+    and offers both; choosing the other re-fills the draft through the ERP, and confirm writes
+    the supplier chosen."""
+    fits = [
+        r[0] for r in raw(demo_erp, "SELECT name FROM tabSupplier WHERE name LIKE '%Wire & Cable%'")
+    ]
+    assert len(fits) >= 2
+    doc = documents(demo_erp, 1, seed=46, kind="purchase_invoice")[0]
+    doc = dataclasses.replace(doc, party="Wire & Cable Ltd")
+    session = await runtime.sign_in("accounts@demo.local", "demo")
+    before = invoices(demo_erp)
+
+    result = await scan_to_draft(runtime.gateway, session, render_pdf(doc), "bill.pdf")
+
+    assert result.ok, result.message
+    assert result.proposal is not None
+    assert result.choices is not None
+    assert result.choices["type"] == "choices"
+    offered = [o["value"] for o in result.choices["options"]]
+    assert set(fits) <= set(offered)
+    assert any(f.field == "Supplier" and f.level == "uncertain" for f in result.flags)
+    drafted = result.values["supplier"]
+    other = next(v for v in offered if v != drafted)
+    edit = next(o["edit"] for o in result.choices["options"] if o["value"] == other)
+    assert edit["proposal"] == result.proposal["id"]
+
+    edited = await runtime.gateway.revise(session, edit["proposal"], {"party": edit["party"]})
+    assert edited.proposal is not None, edited.message
+    assert edited.proposal["id"] != result.proposal["id"]
+    assert edited.proposal["payload_hash"] != result.proposal["payload_hash"]
+    old = await runtime.gateway.confirm(
+        session, result.proposal["id"], result.proposal["payload_hash"]
+    )
+    assert not old.ok  # superseded: only what is shown now can be written
+    assert invoices(demo_erp) == before
+
+    done = await runtime.gateway.confirm(
+        session, edited.proposal["id"], edited.proposal["payload_hash"]
+    )
+    assert done.ok, done.message
+    row = raw(
+        demo_erp, 'SELECT supplier FROM "tabPurchase Invoice" WHERE name = ?', done.data["id"]
+    )
+    assert row[0][0] == other
+    assert invoices(demo_erp) == before + 1
+
+
+async def test_a_clear_supplier_name_offers_no_choice(runtime: Runtime, demo_erp: DemoERP) -> None:
+    doc = documents(demo_erp, 1, seed=47, kind="purchase_invoice")[0]
+    session = await runtime.sign_in("accounts@demo.local", "demo")
+    result = await scan_to_draft(runtime.gateway, session, render_pdf(doc), "bill.pdf")
+    assert result.ok, result.message
+    assert result.choices is None
+    assert result.values["supplier"] == doc.party
+
+
+async def test_a_party_edit_that_is_not_an_id_is_refused(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    doc = documents(demo_erp, 1, seed=48, kind="purchase_invoice")[0]
+    session = await runtime.sign_in("accounts@demo.local", "demo")
+    result = await scan_to_draft(runtime.gateway, session, render_pdf(doc), "bill.pdf")
+    assert result.proposal is not None
+    before = invoices(demo_erp)
+    edited = await runtime.gateway.revise(
+        session, result.proposal["id"], {"party": "No Such Supplier Anywhere"}
+    )
+    assert edited.proposal is None
+    assert "No Such Supplier Anywhere" in edited.message  # the ERP's link validation, verbatim
+    assert invoices(demo_erp) == before

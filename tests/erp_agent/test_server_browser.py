@@ -317,6 +317,47 @@ def test_scanning_a_pdf_invoice_shows_the_draft_and_confirm_writes_it(
     shot(page, "scan-confirmed")
 
 
+def test_a_scanned_supplier_several_records_fit_is_chosen_with_a_click(
+    page: Page, demo_erp: Any
+) -> None:
+    import dataclasses
+
+    from scan_fixtures import documents
+
+    from conftest import raw
+    from erp_agent.documents.samples import render_pdf
+
+    doc = documents(demo_erp, 1, seed=72, kind="purchase_invoice")[0]
+    doc = dataclasses.replace(doc, party="Wire & Cable Ltd")
+    sign_in(page, "accounts@demo.local")
+    page.set_input_files(
+        "#scan-file",
+        files=[{"name": "bill.pdf", "mimeType": "application/pdf", "buffer": render_pdf(doc)}],
+    )
+    choices = page.locator(".choices-block")
+    expect(choices).to_be_visible(timeout=60_000)
+    expect(choices).to_contain_text("Which supplier")
+    first = page.locator(".proposal-block").first
+    drafted = next(
+        s
+        for s in ("Kenya Wire & Cable Ltd", "Machakos Wire & Cable Ltd")
+        if s in first.inner_text()
+    )
+    other = "Machakos Wire & Cable Ltd" if drafted.startswith("Kenya") else "Kenya Wire & Cable Ltd"
+    choices.locator(f"button[data-value='{other}']").click()
+    dialog = page.locator("#proposal-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator(".details")).to_contain_text(other)
+    expect(first.locator(".status")).to_have_text("superseded")
+    shot(page, "scan-party-chosen")
+    dialog.get_by_role("button", name="Confirm").click()
+    expect(dialog.locator(".result")).to_contain_text("Done")
+    written = raw(
+        demo_erp, 'SELECT supplier FROM "tabPurchase Invoice" WHERE bill_no = ?', doc.number
+    )
+    assert [r[0] for r in written] == [other]
+
+
 def test_scanning_a_file_that_is_not_a_document_says_why(page: Page) -> None:
     sign_in(page, "accounts@demo.local")
     page.set_input_files(

@@ -6,9 +6,10 @@ with every flagged field; it is written only if USER answers yes (or never, with
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -38,6 +39,38 @@ def _flags(result: ScanResult) -> Table | None:
         style = "red" if flag.level == "unmatched" else "yellow"
         table.add_row(f"[{style}]{flag.level}[/]", flag.field, flag.message)
     return table
+
+
+async def choose_party(agent: Agent, result: ScanResult) -> dict[str, Any] | None:
+    """A party several records fit: a numbered prompt; the chosen one re-fills the draft."""
+    block, proposal = result.choices, result.proposal
+    if block is None or proposal is None:
+        return proposal
+    options = block["options"]
+    console.print(f"[bold]{block['question']}[/]")
+    for number, option in enumerate(options, start=1):
+        console.print(f"  {number}. {option['label']}")
+    while True:
+        answer = (
+            await asyncio.to_thread(console.input, f"Choose 1–{len(options)} (Enter keeps it): ")
+        ).strip()
+        if not answer:
+            return proposal
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            break
+        console.print(f"[yellow]Not one of the choices.[/] Type a number from 1 to {len(options)}.")
+    edit = options[int(answer) - 1]["edit"]
+    if edit["party"] == (result.matches.get("party") or {}).get("id"):
+        return proposal
+    edited = await agent.runtime.gateway.revise(
+        agent.session, str(edit["proposal"]), {"party": edit["party"]}
+    )
+    if edited.proposal is None:
+        console.print(f"[red]{edited.message}[/] The draft is unchanged.")
+        return proposal
+    console.print("[green]Changed and checked by the ERP: a new proposal.[/]")
+    console.print(proposal_view(edited.proposal))
+    return edited.proposal
 
 
 def scan(
@@ -72,7 +105,9 @@ def scan(
         if result.proposal is not None:
             console.print(proposal_view(result.proposal))
             if not no_input:
-                await decide(agent, result.proposal)
+                chosen = await choose_party(agent, result)
+                if chosen is not None:
+                    await decide(agent, chosen)
         return result
 
     result = run_agent(user, None, work)

@@ -24,6 +24,7 @@ from erp_agent.gateway.session import Session
 
 SURE = 92.0  # a name this close is the same name (case, punctuation, one OCR'd letter)
 MAYBE = 72.0  # below this a candidate is not taken at all
+AMBIGUOUS_GAP = 8.0  # a rival this close to the best match makes the party a choice
 _PARTY = {"purchase_invoice": "supplier", "sales_order": "customer"}
 _LABEL = {"purchase_invoice": "Purchase Invoice", "sales_order": "Sales Order"}
 
@@ -51,6 +52,7 @@ class ScanResult:
     extraction: dict[str, Any] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
     proposal: dict[str, Any] | None = None
+    choices: dict[str, Any] | None = None  # the party to choose, when several records fit
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -63,6 +65,7 @@ class ScanResult:
             "extraction": self.extraction,
             "document": self.document,
             "proposal": self.proposal,
+            "choices": self.choices,
         }
 
 
@@ -119,15 +122,18 @@ async def _party(
     look: _Lookup, entity: str, doc: dict[str, Any], flags: list[Flag]
 ) -> dict[str, Any]:
     label = entity.replace("_", " ").capitalize()
-    best: tuple[dict[str, Any] | None, float, str] = (None, 0.0, "")
+    scored: dict[str, tuple[float, dict[str, Any], str]] = {}
     for name in doc["party_candidates"]:
-        record, score = _best(name, await look.candidates(entity, "name", name), "name", "id")
-        if score > best[1]:
-            best = (record, score, name)
-        if score >= SURE:
+        for record in await look.candidates(entity, "name", name):
+            score = _score(name, str(record.get("name") or ""), str(record.get("id") or ""))
+            key = str(record.get("id"))
+            if score > scored.get(key, (-1.0, {}, ""))[0]:
+                scored[key] = (score, record, name)
+        if any(score >= SURE for score, _, _ in scored.values()):
             break
-    record, score, read = best
-    if record is None or score < MAYBE:
+    ranked = sorted(scored.values(), key=lambda t: -t[0])
+    score, record, read = ranked[0] if ranked else (0.0, {}, "")
+    if not record or score < MAYBE:
         printed = read or doc["party"]["value"] or "no name"
         flags.append(
             Flag(
@@ -135,7 +141,24 @@ async def _party(
             )
         )
         return {"read": printed, "id": None, "score": round(score, 1)}
-    if score < SURE or doc["party"].get("doubt"):
+    # Two records that the printed name fits about equally well: the user chooses; the best
+    # is only the starting point of the draft, flagged, never a silent guess.
+    rivals = [
+        {"id": r["id"], "name": r.get("name"), "score": round(s, 1)}
+        for s, r, _ in ranked[1:6]
+        if score < 100.0 and s >= max(MAYBE, score - AMBIGUOUS_GAP)
+    ]
+    if rivals:
+        names = ", ".join(str(r["id"]) for r in rivals)
+        flags.append(
+            Flag(
+                label,
+                "uncertain",
+                f"read “{read}”: it fits {record['id']} ({score:.0f}% alike) and also {names}; "
+                "choose the right one.",
+            )
+        )
+    elif score < SURE or doc["party"].get("doubt"):
         flags.append(
             Flag(
                 label,
@@ -143,7 +166,36 @@ async def _party(
                 f"read “{read}”, matched to {record['id']} ({score:.0f}% alike).",
             )
         )
-    return {"read": read, "id": record["id"], "name": record.get("name"), "score": round(score, 1)}
+    return {
+        "read": read, "id": record["id"], "name": record.get("name"), "score": round(score, 1),
+        "alternatives": rivals,
+    }  # fmt: skip
+
+
+def party_choices(result: ScanResult) -> dict[str, Any] | None:
+    """A ``choices`` block for a party the printed name fits several records of: each option
+    edits the draft's party (a new proposal, re-filled by the ERP), nothing else."""
+    party = result.matches.get("party") or {}
+    rivals = party.get("alternatives") or []
+    if not rivals or result.proposal is None or result.entity is None:
+        return None
+    label = _PARTY[result.entity]
+    options = [
+        {
+            "label": str(c["id"])
+            if c.get("name") in (None, c["id"])
+            else f"{c['name']} ({c['id']})",
+            "value": str(c["id"]),
+            "edit": {"proposal": result.proposal["id"], "party": str(c["id"])},
+        }
+        for c in [{"id": party["id"], "name": party.get("name")}, *rivals]
+    ]
+    return {
+        "type": "choices",
+        "question": f"Which {label} is “{party['read']}”? The draft uses {party['id']}.",
+        "options": options,
+        "slot": f"scan:{label}",
+    }
 
 
 async def _items(
@@ -334,7 +386,9 @@ async def scan_to_draft(
         )
         return result
     proposed = await gateway.call(session, f"{entity}.create", result.values)
-    return _with_proposal(result, proposed, entity)
+    result = _with_proposal(result, proposed, entity)
+    result.choices = party_choices(result)
+    return result
 
 
 def _compare_totals(result: ScanResult, filled: dict[str, Any]) -> None:

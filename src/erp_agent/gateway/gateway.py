@@ -30,6 +30,7 @@ from erp_agent.gateway import reconcile
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.proposals import (
     args_digest,
+    decision_refusal,
     new_proposal_id,
     payload_hash,
     proposal_view,
@@ -241,23 +242,16 @@ class Gateway:
                 proposal_id=proposal_id,
             )
 
-        if proposal is None:
-            return await refuse(f"There is no proposal {proposal_id}.")
-        if proposal.user != session.user:
-            return await refuse("This proposal belongs to another user; only they can confirm it.")
-        if proposal.session_id != session.id:
-            return await refuse("This proposal was made in another session; ask for it again here.")
-        if proposal.status is not ProposalStatus.PENDING:
-            return await refuse(
-                f"This proposal is already {proposal.status}; nothing was written now."
-            )
-        if self.clock() >= proposal.expires_at:
-            await self.store.finish_proposal(
-                proposal.id, ProposalStatus.EXPIRED, decided_at=self.clock()
-            )
-            return await refuse(
-                f"This proposal expired at {proposal.expires_at:%H:%M UTC}; ask for it again."
-            )
+        reason = decision_refusal(
+            proposal, proposal_id, session.user, session.id, self.clock(), "confirm"
+        )
+        if reason is not None:
+            if proposal is not None and reason.startswith("This proposal expired"):
+                await self.store.finish_proposal(
+                    proposal.id, ProposalStatus.EXPIRED, decided_at=self.clock()
+                )
+            return await refuse(reason)
+        assert proposal is not None
         if payload_hash(proposal.tool, proposal.payload) != proposal.payload_hash:
             return await refuse(
                 "The proposal's content changed after it was prepared; nothing was written."
@@ -452,13 +446,9 @@ class Gateway:
         proposal = await self.store.get_proposal(proposal_id)
         name = proposal.tool if proposal else "proposal.reject"
         digest = args_digest({"proposal": proposal_id})
-        reason = None
-        if proposal is None or proposal.user != session.user:
-            reason = f"There is no proposal {proposal_id} of yours."
-        elif proposal.session_id != session.id:
-            reason = "This proposal was made in another session; reject it there, or let it expire."
-        elif proposal.status is not ProposalStatus.PENDING:
-            reason = f"This proposal is already {proposal.status}."
+        reason = decision_refusal(
+            proposal, proposal_id, session.user, session.id, self.clock(), "reject"
+        )
         if reason is not None:
             outcome = Outcome(Status.REFUSED, name, message=reason)
             return await self.audit(

@@ -9,7 +9,7 @@ import secrets
 from dataclasses import asdict
 from typing import Any
 
-from erp_agent.store.models import Proposal
+from erp_agent.store.models import Proposal, ProposalStatus
 from erp_agent.tools.base import BASE_MODIFIED
 
 
@@ -59,3 +59,24 @@ def proposal_view(proposal: Proposal) -> dict[str, Any]:
             "superseded_by",
         )
     }
+
+
+def decision_refusal(
+    proposal: Proposal | None, proposal_id: str, user: str, session_id: str, now: dt.datetime,
+    action: str,
+) -> str | None:  # fmt: skip
+    """Why ``user`` may not ``action`` ("confirm", "edit" or "reject") the proposal now, or None.
+
+    One rule for every decision: only its owner, in the session it was made in, while it is
+    pending and (except to discard it) not expired."""
+    if proposal is None:
+        return f"There is no proposal {proposal_id}."
+    if proposal.user != user:
+        return f"This proposal belongs to another user; only they can {action} it."
+    if proposal.session_id != session_id:
+        return "This proposal was made in another session; ask for it again here."
+    if proposal.status is not ProposalStatus.PENDING:
+        return f"This proposal is already {proposal.status}; nothing was written now."
+    if action != "reject" and now >= proposal.expires_at:
+        return f"This proposal expired at {proposal.expires_at:%H:%M UTC}; ask for it again."
+    return None

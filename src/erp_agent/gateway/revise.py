@@ -1,4 +1,5 @@
-"""Editing a proposal before it is confirmed: quantities, rates, the date, removing lines.
+"""Editing a proposal before it is confirmed: quantities, rates, the date, removing lines, and
+the party (a scanned name several records fit).
 
 An edit never changes a stored proposal. The edited arguments go through the tool's schema and
 its ``prepare`` again (so the ERP re-fills and re-validates the document, as the user), and the
@@ -15,13 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 from erp_agent.errors import ErpAgentError, ErpRefusal, NeedsChoice, ToolInputError
 from erp_agent.gateway.outcome import Outcome, Status
-from erp_agent.gateway.proposals import args_digest, proposal_view
+from erp_agent.gateway.proposals import args_digest, decision_refusal, proposal_view
 from erp_agent.gateway.session import Session
 from erp_agent.store.models import Decision, ProposalStatus
 from erp_agent.tools.base import ToolContext
 
 if TYPE_CHECKING:
     from erp_agent.gateway.gateway import Gateway
+
+
+PARTY_FIELDS = ("supplier", "customer", "party_name")  # who the document is with, by entity
 
 
 def _number(value: Any, what: str, *, positive: bool) -> float:
@@ -52,6 +56,14 @@ def apply_edits(
             out[date_field] = dt.date.fromisoformat(str(edits["date"])).isoformat()
         except ValueError:
             raise ToolInputError(f"The date must be YYYY-MM-DD, not {edits['date']!r}.") from None
+    if edits.get("party") is not None:
+        field = next((f for f in PARTY_FIELDS if f in out), None)
+        party = str(edits["party"]).strip()
+        if field is None:
+            raise ToolInputError("This proposal has no party to change.")
+        if not party or len(party) > 140:
+            raise ToolInputError(f"The party must be a record's id, not {edits['party']!r}.")
+        out[field] = party
     line_edits = edits.get("lines") or []
     if line_edits:
         rows = out.get("items")
@@ -95,17 +107,9 @@ async def revise(
             session, name, digest, started, decision, outcome, proposal_id=proposal_id
         )
 
-    reason = None
-    if proposal is None or proposal.user != session.user:
-        reason = f"There is no proposal {proposal_id} of yours."
-    elif proposal.session_id != session.id:
-        reason = "This proposal was made in another session; ask for it again here."
-    elif proposal.status is not ProposalStatus.PENDING:
-        reason = (
-            f"This proposal is already {proposal.status}; it cannot be edited. Nothing was written."
-        )
-    elif gateway.clock() >= proposal.expires_at:
-        reason = f"This proposal expired at {proposal.expires_at:%H:%M UTC}; ask for it again."
+    reason = decision_refusal(
+        proposal, proposal_id, session.user, session.id, gateway.clock(), "edit"
+    )
     tool = gateway.registry.get(name)
     if reason is None and (
         tool is None or tool.prepare is None or name not in session.allowed_tools

@@ -55,6 +55,8 @@ def blocks_for(result: ScanResult, filename: str) -> list[dict[str, Any]]:
     source = {"filename": filename, **result.extraction}
     if result.proposal is not None:
         blocks.append({"type": "proposal", **result.proposal, "flags": flags, "source": source})
+        if result.choices is not None:
+            blocks.append(dict(result.choices))
     elif flags:
         blocks.append({"type": "scan", "flags": flags, "source": source})
     return blocks

@@ -77,11 +77,14 @@ class LineEdit(BaseModel):
 class Edit(BaseModel):
     date: str | None = Field(default=None, description="The document's new date, YYYY-MM-DD.")
     lines: list[LineEdit] = Field(default_factory=list, max_length=500)
+    party: str | None = Field(
+        default=None, max_length=140, description="Another customer or supplier, by its id."
+    )
 
 
 @router.post("/{proposal_id}/edit", summary="Edit before confirming: a new proposal replaces it")
 async def edit(proposal_id: str, body: Edit, user: User, state: State) -> dict[str, Any]:
-    edits: dict[str, Any] = {"date": body.date, "lines": []}
+    edits: dict[str, Any] = {"date": body.date, "party": body.party, "lines": []}
     for line in body.lines:
         given = line.model_dump(exclude_none=True, exclude_defaults=False)
         edits["lines"].append({k: v for k, v in given.items() if k != "remove" or v})

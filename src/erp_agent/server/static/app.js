@@ -81,8 +81,31 @@ function feedbackBar(turnId, given) {
   return bar;
 }
 
+// A choice that edits a proposal: the ERP re-fills it; the new proposal replaces the old card.
+async function editFromChoice(edit, choicesBox) {
+  const card = [...document.querySelectorAll('.proposal-block')].find((c) => c.dataset.id === edit.proposal);
+  const { proposal: _, ...body } = edit;
+  const outcome = await api('POST', `/api/proposals/${encodeURIComponent(edit.proposal)}/edit`, body);
+  if (!outcome.proposal) {
+    choicesBox.append(el('p', { class: 'error' }, outcome.message || 'The change was not applied.'));
+    return;
+  }
+  const badge = card?.querySelector('.status');
+  if (badge) {
+    badge.textContent = 'superseded';
+    badge.className = 'status status-superseded';
+  }
+  card?.querySelector('.actions')?.remove();
+  const [fresh] = renderBlocks([{ type: 'proposal', ...outcome.proposal }], { onProposal: reviewProposal });
+  (card || choicesBox).after(fresh);
+  choicesBox.remove();
+  reviewProposal(outcome.proposal, fresh.querySelector('.status'));
+}
+
 function showResponse(box, response, feedback, withFeedback = true) {
-  box.replaceChildren(...renderBlocks(response.blocks, { onProposal: reviewProposal, onChoice: (value) => send(value) }));
+  box.replaceChildren(...renderBlocks(response.blocks, {
+    onProposal: reviewProposal, onChoice: (value) => send(value), onEdit: editFromChoice,
+  }));
   if (withFeedback) box.append(feedbackBar(response.turn_id, feedback));
   box.dataset.turn = response.turn_id;
 }

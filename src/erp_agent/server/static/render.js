@@ -162,7 +162,7 @@ function scanBlock(block) {
 
 function proposalBlock(block, ctx) {
   const status = el('span', { class: `status status-${block.status || 'pending'}` }, block.status || 'pending');
-  const box = el('section', { class: 'block proposal-block' },
+  const box = el('section', { class: 'block proposal-block', 'data-id': block.id || '' },
     el('h3', {}, 'Proposed change ', status),
     el('p', { class: 'summary' }, block.summary),
     block.unrequested ? el('p', { class: 'unrequested warning' }, block.unrequested.message) : null,
@@ -178,7 +178,7 @@ function proposalBlock(block, ctx) {
   return box;
 }
 
-// A clarifying question: each button sends its option's value as the next message.
+// A clarifying question: each button answers it.
 function choicesBlock(block, ctx) {
   const box = el('section', { class: 'block choices-block' }, el('p', { class: 'question' }, block.question || ''));
   const row = el('div', { class: 'actions' });
@@ -187,7 +187,11 @@ function choicesBlock(block, ctx) {
       type: 'button',
       class: 'choice',
       'data-value': option.value,
-      onclick: () => ctx.onChoice && ctx.onChoice(option.value ?? option.label),
+      // An option that edits a proposal (a scanned party several records fit) changes the
+      // draft, through the ERP; any other option is the next message.
+      onclick: () => (option.edit && ctx.onEdit
+        ? ctx.onEdit(option.edit, box)
+        : ctx.onChoice && ctx.onChoice(option.value ?? option.label)),
     }, option.label));
   }
   box.append(row);
