@@ -1,13 +1,18 @@
-"""Settings: environment variables prefixed ``ERP_AGENT_``, or a TOML file named by
-``ERP_AGENT_CONFIG``. The environment wins over the file. Secrets are never logged."""
+"""The one settings object. Values come from, highest first: arguments, environment variables
+prefixed ``ERP_AGENT_``, a TOML file named by ``ERP_AGENT_CONFIG``, then the defaults here.
+docs/configuration.md is generated from this module (``python -m erp_agent.config_doc``);
+every field needs a description. Secrets are never logged."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -20,8 +25,9 @@ from erp_agent.errors import ConfigError
 if TYPE_CHECKING:
     from erp_agent.documents.extract import ScanLimits
 
+ENV_PREFIX = "ERP_AGENT_"
 DEFAULT_ERP_URL = "http://127.0.0.1:8000"
-
+MINILM_DIM = 384  # the offline embedder's width (retrieval.embeddings checks it matches)
 ModelProvider = Literal["openai", "azure", "anthropic"]
 
 
@@ -32,10 +38,17 @@ class ModelSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
 
-    provider: ModelProvider = "openai"
-    model: str = Field(description="Model name; for Azure, the deployment's model name.")
+    provider: ModelProvider = Field(
+        "openai",
+        description="Wire protocol: openai (any OpenAI-compatible server), azure, anthropic.",
+    )
+    model: str = Field(
+        description="Model name as the provider spells it; Azure: for usage records."
+    )
     base_url: str | None = Field(None, description="Endpoint; None means the provider default.")
-    api_key: SecretStr | None = None
+    api_key: SecretStr | None = Field(
+        None, description="The key itself (for a secrets manager that injects it)."
+    )
     api_key_env: str | None = Field(
         None, description="Name of the environment variable holding the key (secret by reference)."
     )
@@ -43,7 +56,9 @@ class ModelSettings(BaseModel):
     deployment: str | None = Field(None, description="Azure only: the deployment in the path.")
     timeout: float = Field(60.0, gt=0, description="Seconds for one attempt.")
     max_retries: int = Field(3, ge=0, description="Retries on 429, 5xx and timeouts.")
-    context_window: int = Field(128_000, gt=0)
+    context_window: int = Field(
+        128_000, gt=0, description="Tokens the model reads at once (history is trimmed to fit)."
+    )
     max_output_tokens: int = Field(
         4096, gt=0, description="Answer length limit when a call sets none (Anthropic needs one)."
     )
@@ -68,73 +83,187 @@ class ModelSettings(BaseModel):
         return None
 
 
-class SignInLimits(BaseModel):
-    """Sign-in throttling, ``ERP_AGENT_SIGN_IN__*`` (see docs/security-model.md)."""
+class Group(BaseModel):
+    """A group of settings: a TOML table, and environment variables ``ERP_AGENT_`` +
+    ``env_prefix`` + the field name (``ERP_AGENT_<GROUP>__<FIELD>`` works for every group)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    per_minute_account: int = Field(5, ge=1, description="Failures per account per minute.")
-    per_minute_address: int = Field(20, ge=1, description="Failures per client address per minute.")
-    lockout_failures: int = Field(20, ge=1, description="Failures that lock an account or address.")
-    lockout_minutes: float = Field(15, gt=0, description="The lockout's window and length.")
+    env_prefix: ClassVar[str | None] = None  # None: only the nested ``<GROUP>__`` names
+    title: ClassVar[str] = ""
+
+
+class SignInLimits(Group):
+    """Sign-in throttling (see docs/security-model.md for how failures are counted)."""
+
+    title = "Sign-in throttling"
+
+    per_minute_account: int = Field(
+        5, ge=1, description="Failed sign-ins per account per minute before HTTP 429."
+    )
+    per_minute_address: int = Field(
+        20, ge=1, description="Failed sign-ins per client address per minute before HTTP 429."
+    )
+    lockout_failures: int = Field(
+        20, ge=1, description="Failures within the lockout window that lock an account or address."
+    )
+    lockout_minutes: float = Field(
+        15, gt=0, description="The lockout window, and so the longest lockout, in minutes."
+    )
+
+
+class ScanSettings(Group):
+    """Document scanning limits (erp_agent.documents)."""
+
+    env_prefix = "SCAN_"
+    title = "Document scanning"
+
+    max_bytes: int = Field(
+        20_000_000, gt=0, description="Largest file a scan accepts, in bytes (uploads are cut off)."
+    )
+    max_pages: int = Field(20, gt=0, description="Most pages a scanned PDF may have.")
+    max_pixels: int = Field(
+        60_000_000,
+        gt=0,
+        description="Largest image a scan decodes, width × height (against decompression bombs).",
+    )
+    ocr_timeout: float = Field(
+        60.0, gt=0, description="Seconds Tesseract may spend on one page image."
+    )
+
+
+class RetrievalSettings(Group):
+    """The search index, its embedder and reranker, and the record sync."""
+
+    env_prefix = ""
+    title = "Search index and record sync"
+
+    index_url: str | None = Field(
+        None,
+        description="The search index: sqlite:///PATH or a postgresql:// DSN; unset, "
+        "index.sqlite in the data directory. sync, serve, demo and knowledge all use it.",
+    )
+    index_tenant: str = Field("default", description="Tenant (organisation) the CLI indexes for.")
+    embeddings: Literal["minilm", "openai", "none"] = Field(
+        "minilm",
+        description="Embedder: minilm (offline, bundled), openai (any /embeddings endpoint) or "
+        "none (keyword search only).",
+    )
+    embeddings_url: str | None = Field(
+        None, description="Base URL of the /embeddings endpoint (embeddings = openai)."
+    )
+    embeddings_model: str | None = Field(
+        None, description="Embedding model name at that endpoint (embeddings = openai)."
+    )
+    embeddings_dim: int = Field(
+        MINILM_DIM, gt=0, description="Vector width of that model (embeddings = openai)."
+    )
+    embeddings_api_key: SecretStr | None = Field(
+        None, description="Key for the embeddings endpoint."
+    )
+    reranker: Literal["off", "onnx", "http"] = Field(
+        "off", description="Reranker: off, onnx (a local cross-encoder) or http (a /rerank API)."
+    )
+    reranker_path: str | None = Field(
+        None, description="Folder of the ONNX cross-encoder (reranker = onnx)."
+    )
+    reranker_url: str | None = Field(
+        None, description="Base URL of the rerank API (reranker = http)."
+    )
+    reranker_model: str | None = Field(None, description="Model name at the rerank API.")
+    reranker_api_key: SecretStr | None = Field(None, description="Key for the rerank API.")
+    sync_user: str | None = Field(None, description="ERP user the record sync reads as.")
+    sync_password: SecretStr | None = Field(None, description="That user's password.")
+    sync_interval: float = Field(300.0, gt=0, description="Seconds between background delta syncs.")
+
+
+class EngineSettings(Group):
+    """Limits of one turn of the agent loop."""
+
+    env_prefix = ""
+    title = "The agent loop"
+
+    turn_deadline: float = Field(
+        60.0,
+        gt=0,
+        description="Seconds one whole turn may take (model calls, ERP calls and their retries); "
+        "then the user gets what was found so far and a clear message.",
+    )
+    max_rounds: int = Field(10, ge=1, description="Model calls one turn may make.")
+    history_budget_tokens: int = Field(
+        6000, gt=0, description="Tokens of earlier conversation sent with a question."
+    )
+    context_budget_tokens: int = Field(
+        1200, gt=0, description="Tokens of knowledge-base passages added to a question."
+    )
+    today: dt.date | None = Field(
+        None,
+        description="The date the agent takes as today (for demos and evals); unset, the clock.",
+    )
+
+
+GROUPS: dict[str, type[Group]] = {}  # field name in Settings -> its group, filled below
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="ERP_AGENT_", env_nested_delimiter="__", extra="ignore", frozen=True
+        env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="ignore", frozen=True
     )
 
+    # The ERP and the workspace
     erp_url: str = Field(
         DEFAULT_ERP_URL, description="Base URL of the ERP (default: the local demo ERP)."
     )
     connector: str = Field("erpnext", description="Which connector speaks to the ERP.")
-    data_dir: str = Field("data", description="Where the embedded store and indexes live.")
-    read_only: bool = Field(False, description="A read-only workspace: writes are never offered.")
     erp_timeout: float = Field(30.0, gt=0, description="Seconds to wait for one ERP call.")
-    turn_deadline: float = Field(
-        60.0, gt=0, description="Seconds one turn may take in all (model, ERP calls, retries)."
+    data_dir: str = Field("data", description="Where the embedded store, indexes and exports live.")
+    read_only: bool = Field(
+        False, description="A read-only workspace: write tools are never offered or executed."
     )
-    password: SecretStr | None = Field(None, description="Password for `--as USER` commands.")
+    password: SecretStr | None = Field(
+        None, description="Password for `--as USER` commands (else they ask)."
+    )
     service_user: str | None = Field(
-        None, description="Service user for role lookup and metadata only."
+        None,
+        description="Service user for role lookup and metadata only; unset, the user's own "
+        "credential is used.",
     )
-    service_api_key: SecretStr | None = None
-    service_api_secret: SecretStr | None = None
+    service_api_key: SecretStr | None = Field(None, description="The service user's API key.")
+    service_api_secret: SecretStr | None = Field(None, description="The service user's API secret.")
+    # Models (see "Model providers" below)
     reasoning_model: ModelSettings | None = Field(
-        None, description="Chat model for the agent loop (JSON, or REASONING_MODEL__FIELD vars)."
+        None, description="Chat model for the agent loop; unset, the offline planner answers."
     )
-    vision_model: ModelSettings | None = Field(None, description="Model for images and scans.")
-    embeddings_model: ModelSettings | None = Field(None, description="Embedding model.")
+    vision_model: ModelSettings | None = Field(
+        None, description="Model that transcribes scanned page images; unset, Tesseract OCR."
+    )
     tokens_per_minute: int | None = Field(
         None, gt=0, description="Tokens per minute shared by every model call in the process."
     )
     monthly_token_budget: int | None = Field(
-        None, gt=0, description="Tokens each organisation may use per calendar month."
+        None, gt=0, description="Tokens each organisation may use per calendar month (UTC)."
     )
-    # Document scanning (erp_agent.documents):
-    scan_max_bytes: int = Field(
-        20_000_000, gt=0, description="Largest file a scan accepts, in bytes."
-    )
-    scan_max_pages: int = Field(20, gt=0, description="Most pages a scanned PDF may have.")
-    scan_max_pixels: int = Field(
-        60_000_000, gt=0, description="Largest image a scan decodes, in pixels (width × height)."
-    )
-    scan_ocr_timeout: float = Field(
-        60.0, gt=0, description="Seconds Tesseract may spend on one page image."
-    )
-    # The HTTP server (erp_agent.server):
+    # The HTTP server (erp_agent.server)
     session_key: SecretStr | None = Field(
         None,
         description="Fernet key encrypting ERP credentials of web sessions at rest; unset, a "
         "key is made per process (sessions end on restart).",
     )
-    sign_in: SignInLimits = Field(
-        default_factory=SignInLimits, description="Failed sign-ins allowed before throttling."
-    )
     metrics_token: SecretStr | None = Field(
         None,
         description="Bearer token a Prometheus scraper sends to /metrics; unset, only an "
         "administrator's session may read it.",
+    )
+    # Groups
+    sign_in: SignInLimits = Field(
+        default_factory=SignInLimits, description="Failed sign-ins allowed before throttling."
+    )
+    scan: ScanSettings = Field(default_factory=ScanSettings, description="Document scanning.")
+    retrieval: RetrievalSettings = Field(
+        default_factory=RetrievalSettings, description="Search index and record sync."
+    )
+    engine: EngineSettings = Field(
+        default_factory=EngineSettings, description="Limits of one turn."
     )
 
     @classmethod
@@ -146,7 +275,11 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        sources: list[PydanticBaseSettingsSource] = [
+            FlatKeys(settings_cls, init_settings),
+            env_settings,
+            GroupEnvSource(settings_cls),
+        ]
         config_file = os.environ.get("ERP_AGENT_CONFIG")
         if config_file:
             if not Path(config_file).is_file():
@@ -154,18 +287,103 @@ class Settings(BaseSettings):
                     f"ERP_AGENT_CONFIG names {config_file}, which is not a file. "
                     "Point it at a TOML settings file or unset it."
                 )
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(config_file)))
+            toml = TomlConfigSettingsSource(settings_cls, toml_file=Path(config_file))
+            sources.append(FlatKeys(settings_cls, toml))
         return tuple(sources)
+
+
+def _groups() -> dict[str, type[Group]]:
+    if not GROUPS:
+        for name, info in Settings.model_fields.items():
+            kind = info.annotation
+            if isinstance(kind, type) and issubclass(kind, Group):
+                GROUPS[name] = kind
+    return GROUPS
+
+
+def env_names(group_name: str, field: str) -> list[str]:
+    """Every environment variable that sets ``group_name.field``, the documented one first."""
+    group = _groups()[group_name]
+    nested = f"{ENV_PREFIX}{group_name}__{field}".upper()
+    if group.env_prefix is None:
+        return [nested]
+    return [f"{ENV_PREFIX}{group.env_prefix}{field}".upper(), nested]
+
+
+class FlatKeys(PydanticBaseSettingsSource):
+    """``scan_max_bytes = …`` (a TOML key or an argument) means ``scan.max_bytes``: the names
+    settings had before they were grouped keep working. Applied per source, so precedence
+    between sources holds; within one source a grouped value wins."""
+
+    def __init__(self, settings_cls: type[BaseSettings], inner: PydanticBaseSettingsSource):
+        super().__init__(settings_cls)
+        self.inner = inner
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ nests the inner source's values
+
+    def __call__(self) -> dict[str, Any]:
+        data = dict(self.inner())
+        for name, group in _groups().items():
+            if group.env_prefix is None:
+                continue
+            for field in group.model_fields:
+                flat = f"{group.env_prefix}{field}".lower()
+                if flat not in data or flat in Settings.model_fields:
+                    continue
+                value = data.pop(flat)
+                current = data.get(name)
+                if isinstance(current, BaseModel):
+                    continue  # a whole group given as an object wins
+                merged = dict(current or {})
+                merged.setdefault(field, value)
+                data[name] = merged
+        return data
+
+
+class GroupEnvSource(PydanticBaseSettingsSource):
+    """Reads a group's own variable names (``ERP_AGENT_SCAN_MAX_BYTES``); the nested names
+    (``ERP_AGENT_SCAN__MAX_BYTES``) come through pydantic's own environment source."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ reads every group at once
+
+    def __call__(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for name, group in _groups().items():
+            if group.env_prefix is None:
+                continue
+            for field, info in group.model_fields.items():
+                variable = env_names(name, field)[0]
+                raw = os.environ.get(variable)
+                if raw is not None:
+                    found.setdefault(name, {})[field] = _env_value(raw, info)
+        return found
+
+
+def _env_value(raw: str, info: FieldInfo) -> Any:
+    """A list or table from one variable: JSON, or (lists) comma-separated words."""
+    origin = getattr(info.annotation, "__origin__", None)
+    if origin in (list, tuple, set, frozenset, dict):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            if origin is dict:
+                raise ConfigError(
+                    f'A table setting takes JSON, e.g. {{"a": 1}}; got {raw!r}.'
+                ) from None
+            return [part.strip() for part in raw.split(",") if part.strip()]
+    return raw
 
 
 def scan_limits(settings: Settings) -> ScanLimits:
     from erp_agent.documents.extract import ScanLimits
 
     return ScanLimits(
-        max_bytes=settings.scan_max_bytes,
-        max_pages=settings.scan_max_pages,
-        max_pixels=settings.scan_max_pixels,
-        ocr_timeout=settings.scan_ocr_timeout,
+        max_bytes=settings.scan.max_bytes,
+        max_pages=settings.scan.max_pages,
+        max_pixels=settings.scan.max_pixels,
+        ocr_timeout=settings.scan.ocr_timeout,
     )
 
 

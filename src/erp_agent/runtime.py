@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from erp_agent.catalog import Catalog, load_catalog
-from erp_agent.config import Settings, scan_limits
+from erp_agent.config import EngineSettings, Settings, scan_limits
 from erp_agent.connectors import registry as connectors
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
@@ -19,7 +19,7 @@ from erp_agent.documents.extract import ScanLimits, Transcriber
 from erp_agent.documents.vision import vision_transcriber
 from erp_agent.engine.outcomes import OutcomeRecorder
 from erp_agent.engine.routing import Router
-from erp_agent.engine.turn import Engine, EngineSettings
+from erp_agent.engine.turn import Engine
 from erp_agent.gateway.gateway import Gateway
 from erp_agent.gateway.policy import RolePolicy, load_policy
 from erp_agent.gateway.session import Session
@@ -31,7 +31,7 @@ from erp_agent.results.sql import SQLResultStore
 from erp_agent.results.store import MemoryResultStore, ResultStore
 from erp_agent.retrieval.knowledge import KnowledgeBase
 from erp_agent.retrieval.retriever import Retriever
-from erp_agent.retrieval.settings import RetrievalSettings, make_retriever
+from erp_agent.retrieval.settings import make_retriever
 from erp_agent.store.base import Store
 from erp_agent.store.sql_store import SQLStore, open_store
 from erp_agent.tools.base import Tool, ToolRegistry
@@ -76,12 +76,6 @@ def build_registry(
     return registry
 
 
-def retrieval_settings(settings: Settings) -> RetrievalSettings:
-    """Retrieval settings; the index lives in the data directory unless ERP_AGENT_INDEX_URL says
-    (``index_url`` in retrieval.settings is the one place that decides, for every command)."""
-    return RetrievalSettings.in_data_dir(settings.data_dir)
-
-
 @dataclass
 class Runtime:
     settings: Settings
@@ -113,9 +107,8 @@ class Runtime:
             service=service,
             timeout=settings.erp_timeout,
         )
-        retrieval = retrieval_settings(settings)
-        retriever = make_retriever(retrieval)
-        knowledge = KnowledgeBase(retriever, retrieval.index_tenant)
+        retriever = make_retriever(settings)
+        knowledge = KnowledgeBase(retriever, settings.retrieval.index_tenant)
         models = ModelRegistry.from_settings(settings)
 
         def vision(org: str) -> Transcriber | None:
@@ -183,7 +176,7 @@ class Runtime:
 
     def engine(self, model: ChatModel, settings: EngineSettings | None = None) -> Engine:
         if settings is None:
-            settings = EngineSettings(wall_time_seconds=self.settings.turn_deadline)
+            settings = self.settings.engine
         return Engine(
             gateway=self.gateway, model=model, router=self.router, catalog=self.catalog,
             store=self.store, connector=self.connector, results=self.results, settings=settings,

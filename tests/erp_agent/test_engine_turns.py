@@ -10,9 +10,8 @@ from decimal import Decimal
 import pytest
 
 from conftest import DemoERP
-from erp_agent.config import Settings
+from erp_agent.config import EngineSettings, Settings
 from erp_agent.engine.events import Event, EventBus
-from erp_agent.engine.turn import EngineSettings
 from erp_agent.errors import ModelAuthError, ModelContextTooLong, ModelRateLimited
 from erp_agent.models.base import Message
 from erp_agent.models.testing import ScriptedModel

@@ -53,7 +53,7 @@ async def test_each_example_builds_a_model(
 def test_every_model_setting_is_documented() -> None:
     text = DOC.read_text()
     for name in ModelSettings.model_fields:
-        assert f"`{name}`" in text, name
+        assert f"`<task>_model.{name}`" in text, name
     for name in ("tokens_per_minute", "monthly_token_budget"):
         assert f"`{name}`" in text, name
 

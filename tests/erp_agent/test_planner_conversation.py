@@ -14,9 +14,8 @@ import pytest
 from rest_truth import RestERP, cents, sums
 
 from conftest import TEST_TODAY, DemoERP
-from erp_agent.config import Settings
+from erp_agent.config import EngineSettings, Settings
 from erp_agent.engine.response import TurnResponse
-from erp_agent.engine.turn import EngineSettings
 from erp_agent.evals.score import figure_present, plain
 from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in

@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import TEST_TODAY, DemoERP
-from erp_agent.config import Settings
-from erp_agent.engine.turn import EngineSettings
+from erp_agent.config import EngineSettings, Settings
 from erp_agent.errors import ModelUnavailable
 from erp_agent.evals.score import figure_present, grounded, plain, tool_sources
 from erp_agent.gateway.session import Session

@@ -23,9 +23,8 @@ LIMIT = 400_000
 
 @pytest.fixture
 async def client(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
-    settings = make_runtime_settings(demo_erp.url, tmp_path).model_copy(
-        update={"scan_max_bytes": LIMIT}
-    )
+    base = make_runtime_settings(demo_erp.url, tmp_path)
+    settings = base.model_copy(update={"scan": base.scan.model_copy(update={"max_bytes": LIMIT})})
     runtime = await Runtime.create(settings, store=MemoryStore())
     async with client_for(build_app(runtime, tmp_path).app) as c:
         yield c

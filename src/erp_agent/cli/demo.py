@@ -177,9 +177,7 @@ async def _index(settings: Settings, knowledge: IndexedKnowledge, retriever: Ret
         entities = await asyncio.to_thread(asyncio.run, _sync_records(settings, retriever))
         console.print(f"[dim]Records indexed: {entities} entities.[/]")
         # In-process scheduling (the embedded default): delta syncs from the watermarks.
-        from erp_agent.retrieval.settings import RetrievalSettings
-
-        interval = RetrievalSettings().sync_interval
+        interval = settings.retrieval.sync_interval
         while True:
             await asyncio.sleep(interval)
             await asyncio.to_thread(asyncio.run, _sync_records(settings, retriever))

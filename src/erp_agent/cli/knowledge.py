@@ -15,7 +15,7 @@ from erp_agent.cli._common import console, err_console
 from erp_agent.config import load_settings
 from erp_agent.errors import ErpAgentError
 from erp_agent.retrieval.knowledge import KnowledgeBase, packaged_root
-from erp_agent.retrieval.settings import RetrievalSettings, make_retriever
+from erp_agent.retrieval.settings import make_retriever
 
 app = typer.Typer(help="The knowledge base: index Markdown documents, search passages.")
 
@@ -31,7 +31,7 @@ def index(
     ] = False,
 ) -> None:
     """Index knowledge documents; unchanged files are skipped (no embeddings)."""
-    settings = RetrievalSettings.in_data_dir(load_settings().data_dir)
+    settings = load_settings()
     root = path or packaged_root()
     if not root.exists():
         err_console.print(f"[red]Error:[/] {root} does not exist.")
@@ -41,7 +41,7 @@ def index(
     except ErpAgentError as exc:
         err_console.print(f"[red]Error:[/] {exc}")
         raise typer.Exit(1) from exc
-    kb = KnowledgeBase(retriever, settings.index_tenant)
+    kb = KnowledgeBase(retriever, settings.retrieval.index_tenant)
     total = 1 if root.is_file() else len(list(root.rglob("*.md")))
     columns = (
         TextColumn("{task.description}"),
@@ -73,10 +73,10 @@ def search(
     limit: Annotated[int, typer.Option(min=1, max=20)] = 5,
 ) -> None:
     """Show the passages knowledge.search would return."""
-    settings = RetrievalSettings.in_data_dir(load_settings().data_dir)
+    settings = load_settings()
     retriever = make_retriever(settings)
     try:
-        passages = KnowledgeBase(retriever, settings.index_tenant).search(
+        passages = KnowledgeBase(retriever, settings.retrieval.index_tenant).search(
             query, module=module, limit=limit
         )
     finally:

@@ -14,7 +14,7 @@ from rich.table import Table
 from erp_agent.catalog import load_catalog
 from erp_agent.cli._common import console, err_console, load_settings, run_async
 from erp_agent.connectors.base import Connector
-from erp_agent.retrieval.settings import RetrievalSettings, make_retriever
+from erp_agent.retrieval.settings import make_retriever
 from erp_agent.retrieval.sync import RecordSync, SyncReport, syncable
 
 
@@ -29,7 +29,7 @@ def sync(
     """Sync ERP records into the search index as fact cards, as the service user
     (ERP_AGENT_SYNC_USER / ERP_AGENT_SYNC_PASSWORD; demo: admin@demo.local / demo)."""
     settings = load_settings()
-    rsettings = RetrievalSettings.in_data_dir(settings.data_dir)  # the index serve uses
+    rsettings = settings.retrieval
     if not rsettings.sync_user or rsettings.sync_password is None:
         err_console.print(
             "[red]Error:[/] no sync user. Set ERP_AGENT_SYNC_USER and ERP_AGENT_SYNC_PASSWORD "
@@ -42,7 +42,7 @@ def sync(
     if unknown:
         err_console.print(f"[red]Error:[/] unknown entities: {', '.join(unknown)}")
         raise typer.Exit(1)
-    retriever = make_retriever(rsettings)
+    retriever = make_retriever(settings)  # the index serve uses
     password = rsettings.sync_password.get_secret_value()
 
     async def work(connector: Connector) -> SyncReport:

@@ -97,7 +97,7 @@ async def recover_conversation(
     engine: Engine, session: Session, conversation_id: str, bus: EventBus | None = None
 ) -> list[TurnResponse]:
     """Before a new request on the conversation: finish the turns a crash left running."""
-    now, age = dt.datetime.now(dt.UTC), orphan_age(engine.settings.wall_time_seconds)
+    now, age = dt.datetime.now(dt.UTC), orphan_age(engine.settings.turn_deadline)
     conversation = await engine.store.get_conversation(conversation_id)
     if conversation is None or conversation.user != session.user:
         return []

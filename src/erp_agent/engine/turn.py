@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from erp_agent.catalog import Catalog
+from erp_agent.config import EngineSettings
 from erp_agent.connectors.base import Connector
 from erp_agent.engine import conversation as conv
 from erp_agent.engine import guards, history, interrupted, prompt
@@ -57,17 +58,7 @@ from erp_agent.store.models import Conversation, Turn
 from erp_agent.tools.base import Effect
 
 ContextProvider = Callable[[str, Session, int], Awaitable[str]]
-MAX_ROUNDS = 10
 RECENT_TURNS = 3
-
-
-@dataclass
-class EngineSettings:
-    history_budget_tokens: int = 6000
-    context_budget_tokens: int = 1200
-    max_rounds: int = MAX_ROUNDS
-    wall_time_seconds: float = 60.0  # the whole turn's deadline (setting: turn_deadline)
-    today: dt.date | None = None
 
 
 @dataclass
@@ -204,7 +195,7 @@ class Engine:
         """The rounds, under one deadline for the whole turn: a slow ERP or model (each with
         its own retries) cannot hold the user for minutes. When time runs out the user gets
         what was found so far (tables, charts, proposals already made) and says so."""
-        deadline = self.settings.wall_time_seconds
+        deadline = self.settings.turn_deadline
         interrupted.ACTIVE.add(run.turn.id)
         try:
             async with asyncio.timeout(deadline):

@@ -13,7 +13,6 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from erp_agent.engine.turn import EngineSettings
 from erp_agent.evals import score
 from erp_agent.evals.spec import Case, Expect, Suite, Turn
 from erp_agent.evals.truth import ErpTruth, resolve
@@ -104,7 +103,7 @@ async def run_suites(
     today = today or dt.date.today()
     sessions = _Sessions(runtime, password)
     truth = ErpTruth(runtime.settings.erp_url, password, today)
-    engine = runtime.engine(model, EngineSettings(today=today))
+    engine = runtime.engine(model, runtime.settings.engine.model_copy(update={"today": today}))
     results = []
     try:
         results = await _run_all(runtime, engine, truth, sessions, suites, admin)

@@ -18,7 +18,7 @@ from erp_agent.models.limits import Clock, RateGate, TokenRateGate
 from erp_agent.models.resilience import ResilientModel, RetryPolicy, UsageEvent
 from erp_agent.models.usage import InMemoryUsageLedger, UsageLedger
 
-TASKS = ("reasoning", "vision", "embeddings")
+TASKS = ("reasoning", "vision")  # embeddings: Settings.retrieval
 
 ModelFactory = Callable[[ModelSettings], ChatModel]
 

@@ -10,6 +10,7 @@ Dense (MiniLM, cosine) and keyword (FTS5 / tsvector) legs each return their top 
 scope; reciprocal rank fusion (k=60) merges them; an exact document id in the query ranks first.
 """
 
+from erp_agent.config import RetrievalSettings
 from erp_agent.retrieval.documents import Batch, Document, Hit, Kind, Scope
 from erp_agent.retrieval.embeddings import (
     Embedder,
@@ -21,7 +22,7 @@ from erp_agent.retrieval.index import Index
 from erp_agent.retrieval.knowledge import KnowledgeBase, Passage
 from erp_agent.retrieval.rerank import HttpReranker, OnnxCrossEncoder, Reranker
 from erp_agent.retrieval.retriever import Retriever
-from erp_agent.retrieval.settings import RetrievalSettings, make_retriever
+from erp_agent.retrieval.settings import make_retriever
 from erp_agent.retrieval.sync import RecordSync, start_sync_task
 
 __all__ = [

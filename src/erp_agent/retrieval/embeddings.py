@@ -18,6 +18,7 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 
+from erp_agent.config import MINILM_DIM as MINILM_DIM  # the one definition
 from erp_agent.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 Vectors = npt.NDArray[np.float32]
 
 MINILM_ID = "all-MiniLM-L6-v2-onnx-int8"
-MINILM_DIM = 384
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 
 

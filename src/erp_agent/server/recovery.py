@@ -50,7 +50,7 @@ async def settle_proposals(state: ServerState, session: Session | None = None) -
 async def finish_turns(state: ServerState) -> int:
     """Continue (as their user) or close the turns a crash left running. Returns how many."""
     runtime = state.runtime
-    engine_age = interrupted.orphan_age(runtime.settings.turn_deadline)
+    engine_age = interrupted.orphan_age(runtime.settings.engine.turn_deadline)
     now = dt.datetime.now(dt.UTC)
     finished = 0
     for turn in await runtime.store.running_turns(updated_before=now - engine_age):

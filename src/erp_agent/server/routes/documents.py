@@ -134,7 +134,7 @@ async def scan(
 ) -> dict[str, Any]:
     """Returns the turn response (blocks: the message and the proposal card with every flagged
     field) plus ``scan``: the fields read, the ERP matches and the flags."""
-    data = await _body(request, state.runtime.settings.scan_max_bytes)
+    data = await _body(request, state.runtime.settings.scan.max_bytes)
     if not data:
         raise HTTPException(400, "The upload was empty: choose a PDF or an image to scan.")
     result = await scan_to_draft(state.runtime.gateway, user.session, data, filename, kind)
