@@ -36,6 +36,15 @@ def prepare(settings: Settings) -> None:
         conn.close()
 
 
+def bound_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    """A listening-ready socket bound now, handed to uvicorn: no window in which another
+    process can take the port between choosing it and serving on it."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    return sock
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
@@ -56,12 +65,15 @@ class RunningServer:
 def start_in_thread(settings: Settings, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
     """Serve in a background thread (tests, `erp-agent demo`); returns once it accepts requests."""
     prepare(settings)
-    port = port or free_port(host)
+    sock = bound_socket(host, port)
+    port = int(sock.getsockname()[1])
     config = uvicorn.Config(
         create_app(settings), host=host, port=port, log_level="warning", lifespan="off"
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True, name="demo-erp")
+    thread = threading.Thread(
+        target=lambda: server.run(sockets=[sock]), daemon=True, name="demo-erp"
+    )
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started:

@@ -274,15 +274,15 @@ class LiveServer:
 def serve_in_thread(erp_url: str, data_dir: Path, **kwargs: Any) -> LiveServer:
     """The app under uvicorn on a free loopback port, in a thread whose event loop also owns
     the runtime (its connections are opened and closed there)."""
-    import socket
     import threading
     import time
 
     import uvicorn
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
+    from demo_erp.server import bound_socket
+
+    sock = bound_socket()  # handed to uvicorn: nobody can take the port meanwhile
+    port = int(sock.getsockname()[1])
     ready: dict[str, Any] = {}
 
     async def main() -> None:
@@ -291,7 +291,7 @@ def serve_in_thread(erp_url: str, data_dir: Path, **kwargs: Any) -> LiveServer:
         config = uvicorn.Config(harness.app, host="127.0.0.1", port=port, log_level="warning")
         ready["server"], ready["harness"] = uvicorn.Server(config), harness
         try:
-            await ready["server"].serve()
+            await ready["server"].serve(sockets=[sock])
         finally:
             await harness.switch.aclose()
             await runtime.aclose()
