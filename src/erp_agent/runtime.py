@@ -27,6 +27,8 @@ from erp_agent.gateway.signin import sign_in
 from erp_agent.models.base import ChatModel
 from erp_agent.models.registry import ModelRegistry
 from erp_agent.planner import FallbackModel, OfflinePlanner
+from erp_agent.results.links import LinkBuilder
+from erp_agent.results.shaping import ResultShaper
 from erp_agent.results.sql import SQLResultStore
 from erp_agent.results.store import MemoryResultStore, ResultStore
 from erp_agent.retrieval.knowledge import KnowledgeBase
@@ -174,12 +176,22 @@ class Runtime:
             return offline
         return FallbackModel(self.models.model("reasoning", org=org), offline)
 
+    @property
+    def links(self) -> LinkBuilder:
+        """Document links for every channel (ERP pages, ids in text made links)."""
+        return LinkBuilder(self.connector.link, self.catalog, self.connector.name)
+
+    @property
+    def shaper(self) -> ResultShaper:
+        """Result shaping, the same for the loop, MCP, the OpenAI-compatible API and the relay."""
+        return ResultShaper(self.registry, self.results)
+
     def engine(self, model: ChatModel, settings: EngineSettings | None = None) -> Engine:
         if settings is None:
             settings = self.settings.engine
         return Engine(
             gateway=self.gateway, model=model, router=self.router, catalog=self.catalog,
-            store=self.store, connector=self.connector, results=self.results, settings=settings,
+            store=self.store, links=self.links, results=self.results, settings=settings,
             context_providers=[self.knowledge_context],
         )  # fmt: skip
 

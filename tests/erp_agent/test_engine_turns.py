@@ -11,7 +11,7 @@ import pytest
 
 from conftest import DemoERP
 from erp_agent.config import EngineSettings, Settings
-from erp_agent.engine.events import Event, EventBus
+from erp_agent.engine.events import Event, EventBus, TextDelta
 from erp_agent.errors import ModelAuthError, ModelContextTooLong, ModelRateLimited
 from erp_agent.models.base import Message
 from erp_agent.models.testing import ScriptedModel
@@ -314,3 +314,22 @@ async def test_conversation_state_tier_carries_documents_forward(
     ]
     assert f"Discussed earlier in this conversation: {name} (sales_invoice)" in context
     assert "Earlier topics: sales_invoice" in context
+
+
+async def test_the_answer_streams_as_text_deltas_before_the_turn_finishes(
+    runtime: Runtime,
+) -> None:
+    session = await runtime.sign_in("accounts.manager@demo.local", "demo")
+    answer = "There are no figures in this answer, only words that arrive one by one."
+    events: list[Event] = []
+    bus = EventBus()
+    bus.subscribe(events.append)
+    response = await runtime.engine(ScriptedModel(S.reply(answer))).run_turn(
+        session, "hello", bus=bus
+    )
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    assert len(deltas) > 5  # word by word, not one block at the end
+    assert "".join(d.text for d in deltas).strip() == answer
+    finished = next(i for i, e in enumerate(events) if e.kind == "TurnFinished")
+    assert all(events.index(d) < finished for d in deltas)
+    assert response.blocks[0]["markdown"] == answer

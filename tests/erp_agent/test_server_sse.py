@@ -83,3 +83,22 @@ def test_a_turn_finishes_and_is_stored_when_the_client_leaves(live: LiveServer) 
             time.sleep(0.2)
         assert turns[0]["status"] == "done"
         assert [b["type"] for b in turns[0]["response"]["blocks"]] == ["text", "table", "chart"]
+
+
+def test_the_model_text_streams_as_delta_events_before_the_response(live: LiveServer) -> None:
+    with signed_in_client(live.url) as client:
+        seen: list[tuple[str, dict[str, Any]]] = []
+        with client.stream("POST", "/api/chat", json={"message": SALES_BY_CUSTOMER}) as response:
+            event = ""
+            for line in response.iter_lines():
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: "):
+                    seen.append((event, json.loads(line[6:])))
+    kinds = [kind for kind, _ in seen]
+    assert "delta" in kinds
+    assert kinds.index("delta") < kinds.index("response")
+    streamed = "".join(data["text"] for kind, data in seen if kind == "delta").strip()
+    final = seen[-1][1]["blocks"][0]["markdown"]
+    assert streamed  # the answer's words arrived before the structured response
+    assert streamed.split()[:3] == final.split()[:3]

@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from erp_agent.engine.events import Event, EventBus
+from erp_agent.engine.events import Event, EventBus, GuardTriggered, TextDelta
 
 BAR_WIDTH = 30
 
@@ -163,11 +163,18 @@ def print_blocks(console: Console, blocks: list[dict[str, Any]]) -> None:
 
 @contextmanager
 def progress_line(console: Console, bus: EventBus) -> Iterator[None]:
-    """A live status line fed by the turn's progress events."""
+    """A live status line fed by the turn's progress events; the model's text shows there as
+    it streams (its last line), until the structured response is printed."""
     with console.status("Thinking…") as status:
+        streamed: list[str] = []
 
         def show(event: Event) -> None:
-            if event.label:
+            if isinstance(event, TextDelta):
+                streamed.append(event.text)
+                status.update(_tail("".join(streamed)))
+            elif isinstance(event, GuardTriggered) and event.guard == "provenance":
+                streamed.clear()  # the answer is being corrected: what streamed is withdrawn
+            elif event.label:
                 status.update(event.label)
 
         unsubscribe = bus.subscribe(show)
@@ -175,3 +182,8 @@ def progress_line(console: Console, bus: EventBus) -> Iterator[None]:
             yield
         finally:
             unsubscribe()
+
+
+def _tail(text: str, width: int = 100) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else "…" + line[-(width - 1) :]

@@ -12,11 +12,11 @@ import datetime as dt
 import json
 from typing import TYPE_CHECKING, Any
 
-from erp_agent.engine.render import proposal_block
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ErpAgentError
 from erp_agent.gateway.proposals import proposal_view
 from erp_agent.models.base import Usage
+from erp_agent.results.shaping import proposal_block
 from erp_agent.store.models import Turn
 
 if TYPE_CHECKING:

@@ -4,32 +4,16 @@ model cannot alter a number on its way to the screen."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.engine import presentation
-from erp_agent.engine.results import PAGE_ROWS, rows_of
+from erp_agent.results.links import Linker
+from erp_agent.results.model_view import PAGE_ROWS, rows_of
 from erp_agent.results.store import ResultRecord, ResultStore
 
 Block = dict[str, Any]
-Linker = Callable[[str, dict[str, Any]], str | None]
-
-
-def link_ids(text: str, catalog: Catalog, connector_name: str, linker: Linker) -> str:
-    """Every document id in the text becomes a markdown link to its ERP page (once per id)."""
-    done: set[str] = set()
-    for entity, doc_id in catalog.find_document_ids(connector_name, text):
-        if doc_id in done:
-            continue
-        url = linker(entity.name, {"id": doc_id})
-        if url:
-            text = re.sub(
-                rf"(?<![\[\w/-]){re.escape(doc_id)}(?![\w-]|\]\()", f"[{doc_id}]({url})", text
-            )
-        done.add(doc_id)
-    return text
 
 
 def _links(
@@ -158,14 +142,3 @@ def _series(info: dict[str, Any], key: str, currency: str | None) -> str:
     if currency and column and column.money and f"({currency})" not in text:
         text += f" ({currency})"
     return str(text)
-
-
-def proposal_block(proposal: dict[str, Any]) -> Block:
-    return {"type": "proposal", **proposal}
-
-
-def citations_block(passages: Sequence[dict[str, Any]]) -> Block:
-    return {
-        "type": "citations",
-        "items": [{"title": p.get("title"), "source": p.get("source")} for p in passages],
-    }

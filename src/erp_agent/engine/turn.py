@@ -16,42 +16,40 @@ import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.config import EngineSettings
-from erp_agent.connectors.base import Connector
 from erp_agent.engine import conversation as conv
 from erp_agent.engine import guards, history, interrupted, prompt
+from erp_agent.engine._run import Run
+from erp_agent.engine._steps import (
+    context_text,
+    model_error_text,
+    progress_event,
+    suggested_by,
+    too_many_failures,
+    tool_results,
+)
 from erp_agent.engine.events import (
-    Calculating,
     EventBus,
     GuardTriggered,
-    PreparingProposal,
-    RunningTool,
+    TextDelta,
     Thinking,
     ToolFinished,
     TurnFinished,
 )
-from erp_agent.engine.render import citations_block, link_ids, materialise, proposal_block
+from erp_agent.engine.render import materialise
 from erp_agent.engine.response import TurnResponse
-from erp_agent.engine.results import for_model
 from erp_agent.engine.routing import SPINE, Router
-from erp_agent.errors import (
-    ModelAuthError,
-    ModelContextTooLong,
-    ModelError,
-    ModelRateLimited,
-    ModelTimeout,
-    StoreError,
-    TokenBudgetExceeded,
-)
+from erp_agent.errors import ModelContextTooLong, ModelError, StoreError
 from erp_agent.gateway.gateway import Gateway
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.session import Session
 from erp_agent.masking import mask_all, mask_secrets
-from erp_agent.models.base import ChatModel, Message, ToolCall, Usage
+from erp_agent.models.base import ChatModel, Completion, Message, ToolCall
+from erp_agent.results.links import LinkBuilder
+from erp_agent.results.shaping import ResultShaper, citations_block
 from erp_agent.results.store import ResultStore
 from erp_agent.store.base import Store
 from erp_agent.store.models import Conversation, Turn
@@ -59,31 +57,6 @@ from erp_agent.tools.base import Effect
 
 ContextProvider = Callable[[str, Session, int], Awaitable[str]]
 RECENT_TURNS = 3
-
-
-@dataclass
-class _Run:
-    """Mutable state of one turn; ``save`` persists what another process needs to continue."""
-
-    turn: Turn
-    session: Session
-    messages: list[Message]  # history + this turn (without the system prompt)
-    offered: list[str]
-    modules: list[str]
-    usage: Usage = field(default_factory=Usage)
-    blocks: list[dict[str, Any]] = field(default_factory=list)
-    tools_called: list[dict[str, Any]] = field(default_factory=list)
-    sources: list[Any] = field(default_factory=list)  # every tool result of this turn
-    citations: list[dict[str, Any]] = field(default_factory=list)
-    log_steps: list[dict[str, Any]] = field(default_factory=list)
-    guard: guards.GuardState = field(default_factory=guards.GuardState)
-    provenance_retry_done: bool = False
-    model_name: str = ""
-    waiting_for: str = ""  # what the turn is doing now, for the message when time runs out
-    context_message: Message | None = None  # sent before the request, never stored with it
-    conversation: dict[str, Any] = field(default_factory=dict)  # its state when the turn began
-    queries: list[dict[str, Any]] = field(default_factory=list)  # figure-bearing calls, in order
-    shown: str | None = None  # the result id last shown as a table or chart
 
 
 class Engine:
@@ -95,7 +68,7 @@ class Engine:
         router: Router,
         catalog: Catalog,
         store: Store,
-        connector: Connector,
+        links: LinkBuilder,
         results: ResultStore,
         settings: EngineSettings | None = None,
         context_providers: Sequence[ContextProvider] = (),
@@ -105,8 +78,9 @@ class Engine:
         self.router = router
         self.catalog = catalog
         self.store = store
-        self.connector = connector
+        self.links = links
         self.results = results
+        self.shaper = ResultShaper(gateway.registry, results)
         self.settings = settings or EngineSettings()
         self.context_providers = list(context_providers)
         gateway.results = results
@@ -135,9 +109,7 @@ class Engine:
         )
         state = await self.store.conversation_state(conversation.id)
         route = self.router.route(message, session, conv.route_extra(state))
-        run = _Run(
-            turn, session, [*trimmed, Message("user", message)], route.offered, route.modules
-        )
+        run = Run(turn, session, [*trimmed, Message("user", message)], route.offered, route.modules)
         run.conversation = state
         # The conversation-state tier: what the last few turns were about, so "it" and "that
         # invoice" resolve without re-reading the whole history.
@@ -171,7 +143,7 @@ class Engine:
         trimmed = history.trim(earlier, self.settings.history_budget_tokens)
         turn.state["history_len"] = len(trimmed)
         this_turn = history.from_state(turn.state.get("messages", []))
-        run = _Run(
+        run = Run(
             turn,
             session,
             [*trimmed, *this_turn],
@@ -181,17 +153,12 @@ class Engine:
         # An assistant message whose tool calls were not all answered is dropped and asked again.
         run.messages = [*trimmed, *[m for unit in history.units(this_turn) for m in unit]]
         run.conversation = await self.store.conversation_state(turn.conversation_id)
-        for message in this_turn:
-            if message.role == "tool" and message.content:
-                try:
-                    run.sources.append(json.loads(message.content))
-                except json.JSONDecodeError:
-                    continue
+        run.sources.extend(tool_results(this_turn))
         # A proposal the turn had prepared is shown again, with its status as it is now.
         run.blocks.extend(await interrupted.proposal_blocks(self.store, turn))
         return await self._loop(run, bus or EventBus(), set(turn.state.get("rules_sent", [])))
 
-    async def _loop(self, run: _Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
+    async def _loop(self, run: Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
         """The rounds, under one deadline for the whole turn: a slow ERP or model (each with
         its own retries) cannot hold the user for minutes. When time runs out the user gets
         what was found so far (tables, charts, proposals already made) and says so."""
@@ -211,7 +178,7 @@ class Engine:
         finally:
             interrupted.ACTIVE.discard(run.turn.id)
 
-    async def _rounds(self, run: _Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
+    async def _rounds(self, run: Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
         run.waiting_for = "gathering context"
         context = await self._context(run)
         if context:
@@ -236,9 +203,11 @@ class Engine:
             run.waiting_for = "waiting for the AI model"
             step_started = time.perf_counter()
             try:
-                completion = await self._complete(run, system, [t.schema() for t in offered_tools])
+                completion = await self._complete(
+                    run, system, [t.schema() for t in offered_tools], bus
+                )
             except ModelError as exc:
-                return await self._finish(run, bus, _model_error_text(exc), "error")
+                return await self._finish(run, bus, model_error_text(exc), "error")
             run.usage = run.usage + completion.usage
             run.model_name = completion.model or run.model_name
             run.log_steps.append(
@@ -259,7 +228,7 @@ class Engine:
             answer = completion.content or ""
             missing = guards.unsupported_figures(
                 answer,
-                guards.numbers_in(run.sources + _history_sources(run)),
+                guards.numbers_in(run.sources + tool_results(run.messages)),
                 run.turn.user_message,
             )
             if missing and not run.provenance_retry_done:
@@ -288,18 +257,30 @@ class Engine:
             "stopped",
         )
 
-    async def _complete(self, run: _Run, system: list[Message], tools: list[dict[str, Any]]) -> Any:
+    async def _complete(
+        self, run: Run, system: list[Message], tools: list[dict[str, Any]], bus: EventBus
+    ) -> Completion:
         def request() -> list[Message]:
             turn = prompt.with_context(run.messages, run.context_message, run.turn.user_message)
             return [*system, *turn]
 
+        async def streamed() -> Completion:
+            # The model's text reaches every channel as it arrives (the ``delta`` events); the
+            # final response block replaces it once the turn is done.
+            async for delta in self.model.stream(request(), tools):
+                if delta.text:
+                    bus.emit(TextDelta(run.turn.id, text=delta.text))
+                if delta.done is not None:
+                    return delta.done
+            raise ModelError("The AI model's stream ended without a completion.")
+
         try:
-            return await self.model.complete(request(), tools)
+            return await streamed()
         except ModelContextTooLong:
             # Trim harder once: keep only the newest whole units within half the budget.
             run.messages = history.trim(run.messages, self.settings.history_budget_tokens // 2)
             try:
-                return await self.model.complete(request(), tools)
+                return await streamed()
             except ModelContextTooLong as exc:
                 raise ModelContextTooLong(
                     "This conversation is too long for the model. Start a new conversation."
@@ -307,7 +288,7 @@ class Engine:
 
     # ------------------------------------------------------------ tools
 
-    async def _run_calls(self, run: _Run, bus: EventBus, calls: Sequence[ToolCall]) -> str | None:
+    async def _run_calls(self, run: Run, bus: EventBus, calls: Sequence[ToolCall]) -> str | None:
         """Run the model's tool calls through the guards and the gateway; a reason to stop, or None."""
         for call in calls:
             step_started = time.perf_counter()
@@ -323,7 +304,7 @@ class Engine:
                     },
                 )
                 if guards.record_result(run.guard, ok=False):
-                    return _too_many_failures()
+                    return too_many_failures()
                 continue
             refusal = guards.check_call(run.guard, call.name, arguments, run.offered)
             run.tools_called.append({"name": call.name, "arguments": arguments})
@@ -331,9 +312,13 @@ class Engine:
                 bus.emit(GuardTriggered(run.turn.id, guard="call", detail=refusal))
                 self._answer(run, call, {"status": "refused", "message": refusal})
                 if guards.record_result(run.guard, ok=False):
-                    return _too_many_failures()
+                    return too_many_failures()
                 continue
-            bus.emit(self._progress_event(run, call.name, arguments))
+            bus.emit(
+                progress_event(
+                    self.gateway.registry, self.catalog, run.turn.id, call.name, arguments
+                )
+            )
             run.waiting_for = f"waiting for the ERP ({call.name})"
             outcome = await self.gateway.call(
                 run.session, call.name, arguments, conversation_id=run.turn.conversation_id
@@ -358,134 +343,61 @@ class Engine:
             )
             ok = outcome.status in (Status.OK, Status.PROPOSAL)
             if guards.record_result(run.guard, ok=ok):
-                return _too_many_failures()
+                return too_many_failures()
         return None
 
     async def _after_call(
-        self, run: _Run, name: str, arguments: Any, outcome: Outcome
+        self, run: Run, name: str, arguments: Any, outcome: Outcome
     ) -> dict[str, Any]:
-        if outcome.status is Status.PROPOSAL and outcome.proposal:
-            block = proposal_block(outcome.proposal)
-            if run.turn.state.get("asked_for_change") is False:
+        """Shape the outcome (the results layer decides; the loop knows no tool names) and keep
+        what this turn needs of it: blocks to show, tools it enabled, figures it can quote."""
+        shaped = await self.shaper.shape(run.session, outcome)
+        for block in shaped.blocks:
+            if block["type"] == "proposal" and run.turn.state.get("asked_for_change") is False:
                 # Content is data: a write nobody asked for came from something the model read.
-                source = self._suggested_by(run)
+                source = suggested_by(self.gateway.registry, self.catalog, run.tools_called)
                 block["unrequested"] = {
                     "source": source,
                     "message": f"This was suggested by content in {source}, not by your request.",
                 }
+            if block["type"] == "choices" and any(b.get("type") == "choices" for b in run.blocks):
+                continue  # one question at a time
             run.blocks.append(block)
-            return outcome.for_model()
-        if outcome.choices and not any(b.get("type") == "choices" for b in run.blocks):
-            # A name that fits several records: the user picks one (the value is its id).
-            run.blocks.append(dict(outcome.choices))
-        if outcome.status is not Status.OK:
-            return outcome.for_model()
-        data = outcome.data
-        tool = self.gateway.registry.get(name)
-        if isinstance(data, dict) and isinstance(data.get("block"), dict):
-            run.blocks.append(data["block"])
-            if data["block"].get("type") in ("table", "chart"):
-                run.shown = str(data["block"].get("result_id") or "") or None
-            return {"status": "ok", "result": "Shown to the user."}
-        if name == "tools.search" and isinstance(data, dict):
-            for hit in data.get("tools", []):
-                if hit.get("name") in run.session.allowed_tools and hit["name"] not in run.offered:
-                    run.offered.append(hit["name"])
-        if name == "knowledge.search" and isinstance(data, dict):
-            run.citations.extend(p for p in data.get("passages", []) if isinstance(p, dict))
-        run.sources.append(data)
-        if isinstance(data, dict) and isinstance(data.get("definition"), dict) and run.tools_called:
-            # Every figure says how it was computed: the definition goes with the response.
-            run.tools_called[-1]["definition"] = data["definition"]
-        result_id = await self.results.put(
-            run.session.user, name, data, tool.entity if tool else None
-        )
-        if conv.is_query(name):
-            run.queries.append(conv.query_record(name, arguments, result_id, data))
-        return {"status": "ok", **for_model(result_id, data, name)}
+        run.shown = shaped.shown or run.shown
+        run.offered.extend(n for n in shaped.offer if n not in run.offered)
+        run.citations.extend(shaped.citations)
+        if shaped.stored:
+            run.sources.append(shaped.data)
+            if shaped.definition and run.tools_called:
+                # Every figure says how it was computed: the definition goes with the response.
+                run.tools_called[-1]["definition"] = shaped.definition
+            if conv.is_query(name):
+                run.queries.append(
+                    conv.query_record(name, arguments, shaped.result_id, shaped.data)
+                )
+        return shaped.content
 
-    def _suggested_by(self, run: _Run) -> str:
-        """The content a write suggestion most likely came from: the last thing read."""
-        for call in reversed(run.tools_called[:-1]):
-            tool = self.gateway.registry.get(str(call.get("name")))
-            if tool is None or tool.effect is Effect.WRITE or tool.name.startswith("tools."):
-                continue  # writes and our own tool catalogue are not content
-            args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-            if tool.entity and args.get("id"):
-                return f"{self.catalog.entity(tool.entity).label} {args['id']}"
-            if tool.name == "knowledge.search":
-                return "the knowledge base"
-            return f"the result of {tool.name}"
-        return "the reference data given with your question"
-
-    def _answer(self, run: _Run, call: ToolCall, content: dict[str, Any]) -> None:
+    def _answer(self, run: Run, call: ToolCall, content: dict[str, Any]) -> None:
         run.messages.append(
             Message("tool", json.dumps(content, default=str), tool_call_id=call.id, name=call.name)
         )
 
-    def _progress_event(self, run: _Run, name: str, arguments: Any) -> Any:
-        tool = self.gateway.registry.get(name)
-        if tool is not None and tool.effect is Effect.WRITE:
-            return PreparingProposal(run.turn.id, tool=name)
-        if name.startswith(("calculator.", "analytics.")):
-            return Calculating(run.turn.id)
-        if name.startswith("report."):
-            report = self.catalog.reports.get(name.split(".", 1)[1])
-            return RunningTool(
-                run.turn.id, tool=name, description=f"Running {report.label if report else name}…"
-            )
-        if (
-            name.endswith(".get")
-            and isinstance(arguments, dict)
-            and tool is not None
-            and tool.entity
-        ):
-            label = self.catalog.entity(tool.entity).label
-            return RunningTool(
-                run.turn.id, tool=name, description=f"Fetching {label} {arguments.get('id', '')}…"
-            )
-        return RunningTool(run.turn.id, tool=name)
-
     # ------------------------------------------------------------ context, render, persistence
 
-    async def _context(self, run: _Run) -> str:
-        parts: list[str] = []
-        mentioned = run.turn.state.get("document_ids") or []
-        if mentioned:
-            parts.append(
-                "Documents mentioned: "
-                + ", ".join(f"{doc_id} ({entity})" for entity, doc_id in mentioned)
-            )
-        recent = run.turn.state.get("recent_documents") or []
-        if recent:
-            parts.append(
-                "Discussed earlier in this conversation: "
-                + ", ".join(f"{doc_id} ({entity})" for entity, doc_id in recent)
-            )
-        topics = run.turn.state.get("recent_entities") or []
-        if topics:
-            parts.append("Earlier topics: " + ", ".join(topics))
-        for provider in self.context_providers:
-            text = await provider(
-                run.turn.user_message, run.session, self.settings.context_budget_tokens
-            )
-            if text:
-                parts.append(text)
-        if parts or run.conversation:
-            # The state line always comes first (even empty when passages follow), so a line
-            # inside a passage can never pass for the conversation's state.
-            state = conv.context_block(run.conversation) or conv.CONTEXT_PREFIX + "{}"
-            parts.insert(0, state)
-        return "\n\n".join(p for p in parts if p)
-
-    async def _finish(self, run: _Run, bus: EventBus, text: str, outcome: str) -> TurnResponse:
-        linker = self.connector.link
-        blocks = [
-            {"type": "text", "markdown": link_ids(text, self.catalog, self.connector.name, linker)}
+    async def _context(self, run: Run) -> str:
+        provided = [
+            await provider(run.turn.user_message, run.session, self.settings.context_budget_tokens)
+            for provider in self.context_providers
         ]
+        return context_text(run.turn.state, run.conversation, provided)
+
+    async def _finish(self, run: Run, bus: EventBus, text: str, outcome: str) -> TurnResponse:
+        blocks = [{"type": "text", "markdown": self.links.in_text(text)}]
         for block in run.blocks:
             blocks.append(
-                await materialise(block, self.results, run.session.user, linker, self.catalog)
+                await materialise(
+                    block, self.results, run.session.user, self.links.document, self.catalog
+                )
             )
         if run.citations:
             blocks.append(citations_block(run.citations))
@@ -515,7 +427,7 @@ class Engine:
         bus.emit(TurnFinished(run.turn.id, outcome=outcome))
         return response
 
-    async def _save(self, run: _Run) -> None:
+    async def _save(self, run: Run) -> None:
         start = run.turn.state.get("history_len", 0)
         run.turn.state["messages"] = history.to_state(run.messages[start:])
         run.turn.state["offered"] = run.offered
@@ -529,7 +441,7 @@ class Engine:
             )
         )
 
-    async def _save_conversation(self, run: _Run) -> None:
+    async def _save_conversation(self, run: Run) -> None:
         """What the next turn's follow-up may refer to (see ``engine.conversation``)."""
         called = [c["name"] for c in run.tools_called]
         asked = any(b.get("type") == "choices" for b in run.blocks)
@@ -566,37 +478,6 @@ class Engine:
         )
         await self.store.create_conversation(conversation)
         return conversation
-
-
-def _history_sources(run: _Run) -> list[Any]:
-    """Figures from earlier turns' tool results still in the history may be quoted again."""
-    out: list[Any] = []
-    for message in run.messages:
-        if message.role == "tool" and message.content:
-            try:
-                out.append(json.loads(message.content))
-            except json.JSONDecodeError:
-                continue
-    return out
-
-
-def _too_many_failures() -> str:
-    return (
-        f"I stopped after {guards.MAX_CONSECUTIVE_FAILURES} failed tool calls in a row. The ERP or "
-        "the request may need attention; try rephrasing, or ask an administrator if it persists."
-    )
-
-
-def _model_error_text(exc: ModelError) -> str:
-    if isinstance(exc, ModelAuthError):
-        return "The AI provider rejected this service's credentials. An administrator must update the model settings."
-    if isinstance(exc, (ModelRateLimited, ModelTimeout)):
-        return "The AI service is busy or slow right now and did not answer after several tries. Please try again shortly."
-    if isinstance(exc, ModelContextTooLong):
-        return "This conversation has grown too long for the model. Start a new conversation."
-    if isinstance(exc, TokenBudgetExceeded):
-        return str(exc)
-    return f"The AI service failed: {exc}"
 
 
 def _ms(started: float) -> float:

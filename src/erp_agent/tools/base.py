@@ -23,6 +23,20 @@ class Effect(StrEnum):
     WRITE = "write"
 
 
+class Shape(StrEnum):
+    """How a tool's result is shaped for the model and the user, declared on the tool so that
+    every channel (the loop, MCP, the OpenAI-compatible API, the relay) shapes it the same way
+    (``erp_agent.results.shaping``)."""
+
+    ROWS = "rows"  # stored; the model sees all of a small one, a summary and a page of a big one
+    WHOLE = "whole"  # an analysis is a summary already: the model sees it whole
+    METRIC = "metric"  # per-currency totals with one page of rows; never re-added here
+    REPORT = "report"  # the ERP's report: its summary quotes the ERP's own total row
+    DISPLAY = "display"  # the result is a block shown to the user (table, chart, file)
+    TOOL_SEARCH = "tool_search"  # the result names tools that become available to the caller
+    PASSAGES = "passages"  # knowledge passages: shown to the user as citations
+
+
 class ResultAccess(Protocol):
     """Stored tool results, readable by their owner only (display and export tools use this)."""
 
@@ -92,6 +106,7 @@ class Tool:
     requires: tuple[Requirement, ...] = ()
     entity: str | None = None
     action: str = ""
+    shape: Shape = Shape.ROWS
 
     def __post_init__(self) -> None:
         if "." not in self.name:

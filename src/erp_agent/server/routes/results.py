@@ -12,9 +12,9 @@ from fastapi.responses import FileResponse, Response
 
 from erp_agent.engine import presentation
 from erp_agent.engine.render import table_page
-from erp_agent.engine.results import rows_of
 from erp_agent.errors import ToolInputError
 from erp_agent.gateway.outcome import Status
+from erp_agent.results.model_view import rows_of
 from erp_agent.results.store import ResultRecord, page_of
 from erp_agent.server.routes._deps import Signed, State, User
 from erp_agent.server.state import ServerState

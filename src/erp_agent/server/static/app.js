@@ -217,6 +217,16 @@ function reviewProposal(block, statusBadge, notice = []) {
   if (!dialog.open) dialog.showModal();
 }
 
+// The model's text as it arrives; the structured response replaces it when the turn is done.
+function showStreamed(box, text) {
+  let node = box.querySelector('.streamed');
+  if (!node) {
+    node = el('p', { class: 'streamed', 'aria-live': 'polite' });
+    box.append(node);
+  }
+  node.textContent = text;
+}
+
 async function send(message) {
   addUserMessage(message);
   const box = addAgentMessage();
@@ -225,10 +235,14 @@ async function send(message) {
   let streamed = '';
   try {
     await streamChat({ message, conversation_id: conversationId }, (event, data) => {
-      if (event === 'progress' && data.label) progress.textContent = data.label;
-      else if (event === 'delta') {
+      if (event === 'progress') {
+        // A figure the guard could not trace is being corrected: the text streamed so far goes.
+        if (data.type === 'GuardTriggered' && data.guard === 'provenance') streamed = '';
+        if (data.label) progress.textContent = data.label;
+        showStreamed(box, streamed);
+      } else if (event === 'delta') {
         streamed += data.text;
-        progress.textContent = streamed;
+        showStreamed(box, streamed);
       } else if (event === 'response') {
         conversationId = data.conversation_id;
         showResponse(box, data);

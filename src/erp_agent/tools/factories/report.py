@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from erp_agent.catalog import Catalog, Report
-from erp_agent.tools.base import Args, Effect, ReadHandler, Requirement, Tool, ToolContext
+from erp_agent.tools.base import Args, Effect, ReadHandler, Requirement, Shape, Tool, ToolContext
 from erp_agent.tools.factories._text import REPORT_RULE
 from erp_agent.tools.factories.schemas import Schema, obj, param_schema
 
@@ -80,6 +80,7 @@ def report_tool(report: Report, catalog: Catalog) -> Tool:
         requires=(Requirement(report=report.name),),
         entity=report.entity,
         action=report.name,
+        shape=Shape.REPORT,
     )
 
 

@@ -20,7 +20,7 @@ from erp_agent.analytics import DEFAULT_RANGES, THRESHOLD
 from erp_agent.catalog import Catalog, Entity, Operation
 from erp_agent.connectors.query import AggregateRequest, Filter, Func, Op
 from erp_agent.errors import ToolInputError
-from erp_agent.tools.base import Args, Effect, ReadHandler, Tool, ToolContext
+from erp_agent.tools.base import Args, Effect, ReadHandler, Shape, Tool, ToolContext
 from erp_agent.tools.factories import documents as documents_of
 from erp_agent.tools.factories import filters as grammar
 from erp_agent.tools.factories.entity import aggregate_text
@@ -156,6 +156,7 @@ def aggregate_tool(catalog: Catalog) -> Tool:
         run=_aggregate(catalog),
         prompt_rules=RULE,
         action="aggregate",
+        shape=Shape.WHOLE,
     )
 
 
@@ -261,6 +262,7 @@ def series_tools(catalog: Catalog) -> list[Tool]:
             parameters=_series_schema(catalog, {"months_ahead": _months_ahead(3, 12)}),
             run=_trend(catalog),
             action="trend",
+            shape=Shape.WHOLE,
             **common,
         ),
         Tool(
@@ -290,6 +292,7 @@ def series_tools(catalog: Catalog) -> list[Tool]:
             ),
             run=_comparison(catalog),
             action="comparison",
+            shape=Shape.WHOLE,
             **common,
         ),
         Tool(
@@ -310,6 +313,7 @@ def series_tools(catalog: Catalog) -> list[Tool]:
             ),
             run=_forecast(catalog),
             action="forecast",
+            shape=Shape.WHOLE,
             **common,
         ),
     ]
@@ -375,6 +379,7 @@ def ageing_tool(catalog: Catalog) -> Tool:
         run=_ageing(catalog),
         prompt_rules=RULE,
         action="ageing",
+        shape=Shape.WHOLE,
     )
 
 
@@ -468,6 +473,7 @@ def other_tools(catalog: Catalog) -> list[Tool]:
             ),
             run=_concentration(catalog),
             action="concentration",
+            shape=Shape.WHOLE,
             **common,
         ),
         Tool(
@@ -487,6 +493,7 @@ def other_tools(catalog: Catalog) -> list[Tool]:
             ),
             run=_anomalies(catalog),
             action="anomalies",
+            shape=Shape.WHOLE,
             **common,
         ),
     ]

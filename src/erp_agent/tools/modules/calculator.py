@@ -6,7 +6,7 @@ from typing import Any
 
 from erp_agent.analytics.calculator import FUNCTIONS, MAX_LENGTH, evaluate, format_decimal
 from erp_agent.catalog import Catalog
-from erp_agent.tools.base import Args, Effect, ReadHandler, Tool, ToolContext
+from erp_agent.tools.base import Args, Effect, ReadHandler, Shape, Tool, ToolContext
 from erp_agent.tools.factories.schemas import obj
 
 
@@ -45,5 +45,6 @@ def tools(catalog: Catalog) -> list[Tool]:
             run=handler,
             prompt_rules="Quote the result as returned.",
             action="evaluate",
+            shape=Shape.WHOLE,
         )
     ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from erp_agent.tools.base import Args, Effect, Tool, ToolContext, ToolRegistry
+from erp_agent.tools.base import Args, Effect, Shape, Tool, ToolContext, ToolRegistry
 
 _WORD = re.compile(r"[a-z0-9]+")
 MAX_HITS = 8
@@ -53,4 +53,5 @@ def search_tool(registry: ToolRegistry) -> Tool:
         "tools",
         run=run,
         action="search",
+        shape=Shape.TOOL_SEARCH,
     )

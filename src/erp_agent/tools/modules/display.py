@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from erp_agent.catalog import Catalog
-from erp_agent.engine.results import rows_of
 from erp_agent.errors import ToolInputError
-from erp_agent.tools.base import Args, Effect, Tool, ToolContext
+from erp_agent.results.model_view import rows_of
+from erp_agent.tools.base import Args, Effect, Shape, Tool, ToolContext
 
 CHART_TYPES = ("bar", "line", "pie", "doughnut")
 _RESULT_ID = {"type": "string", "pattern": "^res_", "description": "The result_id a tool returned."}
@@ -110,7 +110,7 @@ def tools(catalog: Catalog) -> list[Tool]:
             "optionally, which columns to show. Values come from the stored result.",
             {"type": "object", "properties": {"result_id": _RESULT_ID, "columns": columns, "title": title},
              "required": ["result_id"], "additionalProperties": False},
-            Effect.READ, "display", run=table, action="table",
+            Effect.READ, "display", run=table, action="table", shape=Shape.DISPLAY,
             prompt_rules="Use display tools to show rows; never retype values from a result.",
         ),
         Tool(
@@ -125,14 +125,14 @@ def tools(catalog: Catalog) -> list[Tool]:
                 "label": {"type": "string"}, "values": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 6},
                 "top": {"type": "integer", "minimum": 1, "maximum": 100},
                 "title": title}, "required": ["result_id", "label", "values"], "additionalProperties": False},
-            Effect.READ, "display", run=chart, action="chart",
+            Effect.READ, "display", run=chart, action="chart", shape=Shape.DISPLAY,
         ),
         Tool(
             "display.cards",
             "Show a stored result's rows as cards (one per record, with links).",
             {"type": "object", "properties": {"result_id": _RESULT_ID, "title": title},
              "required": ["result_id"], "additionalProperties": False},
-            Effect.READ, "display", run=cards, action="cards",
+            Effect.READ, "display", run=cards, action="cards", shape=Shape.DISPLAY,
         ),
         Tool(
             "display.choices",
@@ -149,6 +149,6 @@ def tools(catalog: Catalog) -> list[Tool]:
                     "required": ["label"], "additionalProperties": False}},
                 "slot": {"type": "string", "maxLength": 60}},
              "required": ["question", "options"], "additionalProperties": False},
-            Effect.READ, "display", run=choices, action="choices",
+            Effect.READ, "display", run=choices, action="choices", shape=Shape.DISPLAY,
         ),
     ]  # fmt: skip

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from erp_agent.retrieval.knowledge import KnowledgeBase, cite
-from erp_agent.tools.base import Args, Effect, Tool, ToolContext
+from erp_agent.tools.base import Args, Effect, Shape, Tool, ToolContext
 from erp_agent.tools.factories.schemas import obj
 
 MODULE = "knowledge"
@@ -63,5 +63,6 @@ def tools(kb: KnowledgeBase, *, modules: list[str] | None = None) -> list[Tool]:
             run=run,
             prompt_rules=PROMPT_RULES,
             action="search",
+            shape=Shape.PASSAGES,
         )
     ]

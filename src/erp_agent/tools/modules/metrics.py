@@ -16,7 +16,7 @@ from erp_agent.metrics.answer import answer
 from erp_agent.metrics.compute import MetricComputer
 from erp_agent.metrics.periods import COMPARISONS, GRAINS
 from erp_agent.metrics.request import FILTER_OPS, HAVING_OPS, MAX_TOP, parse_query
-from erp_agent.tools.base import Args, Effect, ReadHandler, Tool, ToolContext
+from erp_agent.tools.base import Args, Effect, ReadHandler, Shape, Tool, ToolContext
 from erp_agent.tools.factories.schemas import Schema, obj
 from erp_agent.tools.modules import _fetch
 
@@ -201,6 +201,7 @@ def tools(catalog: Catalog) -> list[Tool]:
             run=_query(catalog),
             prompt_rules=RULE,
             action="query",
+            shape=Shape.METRIC,
         ),
         Tool(
             name="metrics.catalog",
@@ -222,5 +223,6 @@ def tools(catalog: Catalog) -> list[Tool]:
             run=_catalog(catalog),
             prompt_rules="Pick the metric whose definition matches the question's meaning.",
             action="catalog",
+            shape=Shape.METRIC,
         ),
     ]

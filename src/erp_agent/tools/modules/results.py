@@ -13,7 +13,7 @@ from erp_agent.catalog import Catalog
 from erp_agent.errors import ToolInputError
 from erp_agent.results.export import FORMATS, PDF_MAX_ROWS, export_result
 from erp_agent.results.store import MAX_PAGE, PAGE_SIZE, ResultRecord, page_of, tabulate
-from erp_agent.tools.base import Args, Effect, ReadHandler, Tool, ToolContext
+from erp_agent.tools.base import Args, Effect, ReadHandler, Shape, Tool, ToolContext
 from erp_agent.tools.factories.schemas import obj
 
 MODULE = "results"
@@ -124,5 +124,6 @@ def tools(catalog: Catalog, *, export_dir: Path | None = None) -> list[Tool]:
             module=MODULE,
             run=_export(directory),
             action="export",
+            shape=Shape.DISPLAY,
         ),
     ]

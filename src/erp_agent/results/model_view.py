@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from erp_agent.results.summary import summarize_report, summarize_rows
+from erp_agent.tools.base import Shape
 
 PAGE_ROWS = 20
 INLINE_CHARS = 4000  # a result this small goes to the model whole
@@ -24,16 +25,16 @@ def rows_of(data: Any) -> list[dict[str, Any]] | None:
     return None
 
 
-def for_model(result_id: str, data: Any, tool: str = "") -> dict[str, Any]:
+def for_model(result_id: str, data: Any, shape: Shape = Shape.ROWS) -> dict[str, Any]:
     """What the model sees of a result: all of a small one; a summary and a page of a big one.
 
     Analyses are summaries already and go whole; a report's summary quotes the ERP's own total
     row rather than re-adding rows.
     """
     text = json.dumps(data, default=str)
-    if len(text) <= INLINE_CHARS or tool.startswith(("analytics.", "calculator.")):
+    if len(text) <= INLINE_CHARS or shape is Shape.WHOLE:
         return {"result_id": result_id, "result": data}
-    if tool.startswith("metrics.") and isinstance(data, dict):
+    if shape is Shape.METRIC and isinstance(data, dict):
         # Per-currency totals come with the result; never re-add rows across currencies here.
         rows = data.get("rows") or []
         return {
@@ -43,7 +44,7 @@ def for_model(result_id: str, data: Any, tool: str = "") -> dict[str, Any]:
             "note": f"Showing {min(PAGE_ROWS, len(rows))} of {len(rows)} rows; the rest stay on "
             "the server. Totals are per currency; use display tools with result_id to show them.",
         }
-    if tool.startswith("report.") and isinstance(data, dict):
+    if shape is Shape.REPORT and isinstance(data, dict):
         return {
             "result_id": result_id,
             "definition": data.get("definition"),

@@ -1,0 +1,36 @@
+"""The mutable state of one turn while it runs (the loop in ``turn.py`` owns it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from erp_agent.engine import guards
+from erp_agent.gateway.session import Session
+from erp_agent.models.base import Message, Usage
+from erp_agent.store.models import Turn
+
+
+@dataclass
+class Run:
+    """Mutable state of one turn; ``save`` persists what another process needs to continue."""
+
+    turn: Turn
+    session: Session
+    messages: list[Message]  # history + this turn (without the system prompt)
+    offered: list[str]
+    modules: list[str]
+    usage: Usage = field(default_factory=Usage)
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    tools_called: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[Any] = field(default_factory=list)  # every tool result of this turn
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    log_steps: list[dict[str, Any]] = field(default_factory=list)
+    guard: guards.GuardState = field(default_factory=guards.GuardState)
+    provenance_retry_done: bool = False
+    model_name: str = ""
+    waiting_for: str = ""  # what the turn is doing now, for the message when time runs out
+    context_message: Message | None = None  # sent before the request, never stored with it
+    conversation: dict[str, Any] = field(default_factory=dict)  # its state when the turn began
+    queries: list[dict[str, Any]] = field(default_factory=list)  # figure-bearing calls, in order
+    shown: str | None = None  # the result id last shown as a table or chart

@@ -1,0 +1,95 @@
+"""Result shaping, the same for every channel (the loop, MCP, the OpenAI-compatible API, the
+relay): what the calling model sees of a gateway outcome, and what is shown to the user.
+
+Each tool declares its shape (``tools.base.Shape``); nothing here or in a channel looks at tool
+names. A result is stored under an id owned by the user; the model sees all of a small one and
+an exact summary and a page of a big one (``model_view``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from erp_agent.gateway.outcome import Outcome, Status
+from erp_agent.gateway.session import Session
+from erp_agent.results.model_view import for_model
+from erp_agent.results.store import ResultStore
+from erp_agent.tools.base import Shape, ToolRegistry
+
+Block = dict[str, Any]
+SHOWN = "Shown to the user."
+
+
+@dataclass
+class Shaped:
+    """One outcome, shaped: ``content`` for the model, ``blocks`` for the user."""
+
+    content: dict[str, Any]
+    blocks: list[Block] = field(default_factory=list)
+    # An OK result as the tool returned it (every figure in an answer must trace back to one).
+    data: Any = None
+    result_id: str | None = None
+    offer: list[str] = field(default_factory=list)  # tools the result made available
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    definition: dict[str, Any] | None = None  # how the figures were computed, in words
+    shown: str | None = None  # the result id now shown as a table or chart
+
+    @property
+    def stored(self) -> bool:
+        return self.result_id is not None
+
+
+def proposal_block(proposal: dict[str, Any]) -> Block:
+    return {"type": "proposal", **proposal}
+
+
+def citations_block(passages: Sequence[dict[str, Any]]) -> Block:
+    return {
+        "type": "citations",
+        "items": [{"title": p.get("title"), "source": p.get("source")} for p in passages],
+    }
+
+
+class ResultShaper:
+    def __init__(self, registry: ToolRegistry, results: ResultStore) -> None:
+        self.registry = registry
+        self.results = results
+
+    async def shape(self, session: Session, outcome: Outcome) -> Shaped:
+        if outcome.status is Status.PROPOSAL and outcome.proposal:
+            return Shaped(outcome.for_model(), [proposal_block(outcome.proposal)])
+        # A name that fits several records: the user picks one (the value is its id).
+        blocks = [dict(outcome.choices)] if outcome.choices else []
+        if outcome.status is not Status.OK:
+            return Shaped(outcome.for_model(), blocks)
+        tool = self.registry.get(outcome.tool)
+        shape = tool.shape if tool is not None else Shape.ROWS
+        data = outcome.data
+        if (
+            shape is Shape.DISPLAY
+            and isinstance(data, dict)
+            and isinstance(data.get("block"), dict)
+        ):
+            block = data["block"]
+            shown = None
+            if block.get("type") in ("table", "chart"):
+                shown = str(block.get("result_id") or "") or None
+            return Shaped({"status": "ok", "result": SHOWN}, [*blocks, block], shown=shown)
+        shaped = Shaped({}, blocks, data=data)
+        if shape is Shape.TOOL_SEARCH and isinstance(data, dict):
+            shaped.offer = [
+                str(hit["name"])
+                for hit in data.get("tools", [])
+                if isinstance(hit, dict) and hit.get("name") in session.allowed_tools
+            ]
+        if shape is Shape.PASSAGES and isinstance(data, dict):
+            shaped.citations = [p for p in data.get("passages", []) if isinstance(p, dict)]
+        if isinstance(data, dict) and isinstance(data.get("definition"), dict):
+            shaped.definition = data["definition"]
+        shaped.result_id = await self.results.put(
+            session.user, outcome.tool, data, tool.entity if tool else None
+        )
+        shaped.content = {"status": "ok", **for_model(shaped.result_id, data, shape)}
+        return shaped
