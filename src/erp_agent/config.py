@@ -215,6 +215,11 @@ class Settings(BaseSettings):
         DEFAULT_ERP_URL, description="Base URL of the ERP (default: the local demo ERP)."
     )
     connector: str = Field("erpnext", description="Which connector speaks to the ERP.")
+    sql_mapping: str | None = Field(
+        None,
+        description="The sql connector's mapping file (YAML); ERP_AGENT_ERP_URL is then the "
+        "database URL (sqlite:///file, mysql+pymysql://…, postgresql+psycopg://…).",
+    )
     erp_timeout: float = Field(30.0, gt=0, description="Seconds to wait for one ERP call.")
     data_dir: str = Field("data", description="Where the embedded store, indexes and exports live.")
     read_only: bool = Field(

@@ -13,8 +13,9 @@ from pathlib import Path
 from erp_agent.catalog import Catalog, load_catalog
 from erp_agent.config import EngineSettings, Settings, scan_limits
 from erp_agent.connectors import registry as connectors
-from erp_agent.connectors.base import Connector
+from erp_agent.connectors.base import Capability, Connector, ConnectorProfile
 from erp_agent.connectors.credentials import Credential
+from erp_agent.connectors.profile import catalog_for
 from erp_agent.documents.extract import ScanLimits, Transcriber
 from erp_agent.documents.vision import vision_transcriber
 from erp_agent.engine.outcomes import OutcomeRecorder
@@ -57,8 +58,16 @@ def build_registry(
     knowledge: KnowledgeBase | None = None,
     scan_limits: ScanLimits | None = None,
     vision: VisionSource | None = None,
+    profile: ConnectorProfile | None = None,
 ) -> ToolRegistry:
-    """Catalog-generated tools plus the hand-written modules, registered once at start."""
+    """Catalog-generated tools plus the hand-written modules, registered once at start.
+
+    With a connector ``profile`` (and ``catalog`` already restricted to it by ``catalog_for``),
+    modules that need a capability the connector lacks are left out."""
+
+    def can(capability: Capability) -> bool:
+        return profile is None or profile.can(capability)
+
     registry = ToolRegistry(catalog_tools(catalog))
     modules: list[Tool] = [
         *display.tools(catalog),
@@ -66,12 +75,14 @@ def build_registry(
         *analytics.tools(catalog),
         *calculator.tools(catalog),
         *result_tools.tools(catalog, export_dir=export_dir),
-        *workflow_tools.tools(catalog),
-        *document_tools.tools(scan_limits or ScanLimits(), vision),
     ]
+    if can(Capability.WORKFLOWS):
+        modules.extend(workflow_tools.tools(catalog))
+    if can(Capability.WRITES):
+        modules.extend(document_tools.tools(scan_limits or ScanLimits(), vision))
     if knowledge is not None:
         modules.extend(knowledge_tools.tools(knowledge, modules=list(catalog.modules)))
-    if retriever is not None:
+    if retriever is not None and can(Capability.DELTA_SYNC):
         modules.extend(record_tools.tools(retriever, catalog))
     registry.extend(modules)
     registry.add(search_tool(registry))
@@ -103,12 +114,14 @@ class Runtime:
                 settings.service_api_key.get_secret_value(),
                 settings.service_api_secret.get_secret_value(),
             )
-        connector = connectors.create(
-            settings.connector,
-            base_url=settings.erp_url,
-            service=service,
-            timeout=settings.erp_timeout,
-        )
+        options: dict[str, object] = {"base_url": settings.erp_url, "timeout": settings.erp_timeout}
+        if settings.connector == "erpnext":
+            options["service"] = service
+        if settings.sql_mapping:
+            options["mapping"] = settings.sql_mapping
+        connector = connectors.create(settings.connector, **options)
+        # Tools, routing and the planner see only what this connector can do.
+        catalog = catalog_for(catalog, connector.profile, connector.native_maps())
         retriever = make_retriever(settings)
         knowledge = KnowledgeBase(retriever, settings.retrieval.index_tenant)
         models = ModelRegistry.from_settings(settings)
@@ -126,6 +139,7 @@ class Runtime:
             knowledge=knowledge,
             scan_limits=scan_limits(settings),
             vision=vision,
+            profile=connector.profile,
         )
         if store is None:
             path = Path(settings.data_dir) / "erp-agent.sqlite"

@@ -1,8 +1,16 @@
-"""The Connector interface: everything the engine may ask of a system of record.
+"""The Connector interface: a small core every system of record implements, plus optional
+capabilities a connector declares in its profile.
 
-Every data operation takes the signed-in user's credential, so the ERP's own permissions,
-user permissions and field restrictions apply by themselves. A service credential (when one is
-configured) is used only for role lookup and metadata.
+Core (abstract): sign-in and identity (``login``, ``roles``), ``describe``, ``list``, ``get``,
+``count``, ``aggregate``, ``access`` and ``link``. Capabilities (overridden only by connectors
+that declare them in ``profile``): the document lifecycle (create, update, submit, cancel,
+delete, version, created_by), workflows, native reports and delta sync. Tool factories read the
+profile, so no tool is generated for what the active connector cannot do; calling a capability
+a connector lacks raises ``CapabilityMissing``.
+
+Every data operation takes the signed-in user's credential, so the system's own permissions
+and scope apply by themselves. The credential is opaque outside the connector that issued it.
+A service credential (when one is configured) is used only for role lookup and metadata.
 """
 
 from __future__ import annotations
@@ -11,12 +19,64 @@ import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
+from erp_agent.catalog.entities import Report
+from erp_agent.catalog.maps import ConnectorMaps
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter
+from erp_agent.errors import ConfigError
 
 Record = dict[str, Any]
+
+# The operations every connector serves (the core read protocol).
+READ_OPERATIONS = frozenset({"list", "get", "count", "aggregate"})
+
+
+class Capability(StrEnum):
+    """What a connector may offer beyond the core read protocol."""
+
+    WRITES = "writes"  # create / update of records (each a confirmed proposal)
+    LIFECYCLE = (
+        "lifecycle"  # submit / cancel / delete of documents (draft -> submitted -> cancelled)
+    )
+    WORKFLOWS = "workflows"  # approval workflows: definitions and actions as the user
+    REPORTS = "reports"  # native or hand-written named reports
+    DELTA_SYNC = "delta_sync"  # changes_since: records changed since a watermark + tombstones
+    FILLING = "filling"  # fill_document: the system completes a new document as its form would
+
+
+@dataclass(frozen=True)
+class ConnectorProfile:
+    """What one connector can do: its capabilities, the entities it maps (each with the
+    operations it serves on it) and the catalogued reports it runs."""
+
+    name: str
+    capabilities: frozenset[Capability]
+    entities: Mapping[str, frozenset[str]]
+    reports: frozenset[str] = frozenset()
+    # entity -> the canonical fields it maps; an entity not named here maps every catalog field
+    fields: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # reports the connector declares itself (a mapping's named statements), by name
+    declared_reports: Mapping[str, Report] = field(default_factory=dict)
+
+    def can(self, capability: Capability) -> bool:
+        return capability in self.capabilities
+
+    def operations(self, entity: str) -> frozenset[str]:
+        """The operations this connector serves on ``entity`` (empty if it does not map it)."""
+        return self.entities.get(entity, frozenset())
+
+
+class CapabilityMissing(ConfigError):
+    """Code asked a connector for a capability its profile does not declare."""
+
+    def __init__(self, connector: str, capability: Capability) -> None:
+        super().__init__(
+            f"The {connector} connector does not offer {capability.value}; "
+            "no tool should have asked for it (tools are generated from the connector profile)."
+        )
 
 
 @dataclass
@@ -156,12 +216,47 @@ class Connector(ABC):
     ) -> AggregateResult: ...
 
     @abstractmethod
-    async def create(self, cred: Credential, entity: str, values: Mapping[str, Any]) -> Record: ...
+    async def describe(self, cred: Credential, entity: str) -> builtins.list[FieldInfo]: ...
+
+    @abstractmethod
+    async def access(self, cred: Credential, entity: str) -> dict[str, bool]:
+        """What this user may do with the entity (read, create, update, submit, cancel,
+        delete), as the system answers for them."""
+
+    @abstractmethod
+    def link(self, entity: str, record: Mapping[str, Any]) -> str | None:
+        """The URL of the record's page in the system, if it has pages."""
+
+    @property
+    @abstractmethod
+    def profile(self) -> ConnectorProfile:
+        """The capabilities, entities (with operations) and reports this connector serves."""
+
+    def native_maps(self) -> ConnectorMaps | None:
+        """The connector's own native maps (id patterns, page links), when they do not ship in
+        the catalog's ``maps/`` folder (a mapping file of a bespoke database, for one)."""
+        return None
+
+    async def health(self) -> None:  # noqa: B027 - optional hook: a connector that cannot check
+        """Raise ``ErpUnavailable`` if the system cannot be reached now (the health check)."""
+
+    def is_cancelled(self, entity: str, record: Mapping[str, Any]) -> bool:
+        """Whether a canonical record is cancelled (no longer says anything true about the
+        books): document status 2 in canonical terms; connectors may know more."""
+        return record.get("docstatus") == 2
+
+    def normalize_columns(self, columns: Sequence[Any]) -> builtins.list[dict[str, Any]]:
+        """Report columns as ``{fieldname, label, fieldtype}`` dicts (the shared shape)."""
+        return [dict(c) for c in columns if isinstance(c, Mapping)]
+
+    # ------------------------------------------------------------ optional capabilities
+
+    async def create(self, cred: Credential, entity: str, values: Mapping[str, Any]) -> Record:
+        raise CapabilityMissing(self.name, Capability.WRITES)
 
     # Writes to an existing record take ``modified``: the record's version as the user saw it.
     # Given, the write is refused (TimestampMismatchError) if the record changed since.
 
-    @abstractmethod
     async def update(
         self,
         cred: Credential,
@@ -170,28 +265,28 @@ class Connector(ABC):
         values: Mapping[str, Any],
         *,
         modified: str | None = None,
-    ) -> Record: ...
+    ) -> Record:
+        raise CapabilityMissing(self.name, Capability.WRITES)
 
-    @abstractmethod
     async def submit(
         self, cred: Credential, entity: str, record_id: str, *, modified: str | None = None
-    ) -> Record: ...
+    ) -> Record:
+        raise CapabilityMissing(self.name, Capability.LIFECYCLE)
 
-    @abstractmethod
     async def cancel(
         self, cred: Credential, entity: str, record_id: str, *, modified: str | None = None
-    ) -> Record: ...
+    ) -> Record:
+        raise CapabilityMissing(self.name, Capability.LIFECYCLE)
 
-    @abstractmethod
     async def delete(
         self, cred: Credential, entity: str, record_id: str, *, modified: str | None = None
-    ) -> None: ...
+    ) -> None:
+        raise CapabilityMissing(self.name, Capability.LIFECYCLE)
 
-    @abstractmethod
     async def version(self, cred: Credential, entity: str, record_id: str) -> RecordVersion | None:
         """The record's current version as this user reads it; None if it does not exist."""
+        raise CapabilityMissing(self.name, Capability.WRITES)
 
-    @abstractmethod
     async def created_by(
         self,
         cred: Credential,
@@ -204,21 +299,18 @@ class Connector(ABC):
     ) -> builtins.list[Record]:
         """Records of ``entity`` created by ``owner`` after the ``created`` value ``after``
         (the ERP's own clock), oldest first unless ``newest_first``; scalar fields only."""
+        raise CapabilityMissing(self.name, Capability.WRITES)
 
-    @abstractmethod
     async def run_report(
         self, cred: Credential, report: str, params: Mapping[str, Any]
-    ) -> ReportResult: ...
+    ) -> ReportResult:
+        raise CapabilityMissing(self.name, Capability.REPORTS)
 
-    @abstractmethod
-    async def describe(self, cred: Credential, entity: str) -> builtins.list[FieldInfo]: ...
-
-    @abstractmethod
     async def workflow(
         self, cred: Credential, entity: str, record_id: str | None = None
-    ) -> WorkflowInfo | None: ...
+    ) -> WorkflowInfo | None:
+        raise CapabilityMissing(self.name, Capability.WORKFLOWS)
 
-    @abstractmethod
     async def apply_workflow_action(
         self,
         cred: Credential,
@@ -227,25 +319,17 @@ class Connector(ABC):
         action: str,
         *,
         modified: str | None = None,
-    ) -> Record: ...
+    ) -> Record:
+        raise CapabilityMissing(self.name, Capability.WORKFLOWS)
 
-    @abstractmethod
     async def changes_since(
         self, cred: Credential, entity: str, watermark: str | None, *, limit: int = 1000
-    ) -> ChangeSet: ...
+    ) -> ChangeSet:
+        raise CapabilityMissing(self.name, Capability.DELTA_SYNC)
 
-    @abstractmethod
-    async def access(self, cred: Credential, entity: str) -> dict[str, bool]:
-        """What this user may do with the entity (read, create, update, submit, cancel,
-        delete), as the ERP answers for them."""
-
-    @abstractmethod
     async def report_access(self, cred: Credential, report: str) -> bool:
         """Whether this user may run the report, as the ERP answers for them."""
-
-    @abstractmethod
-    def link(self, entity: str, record: Mapping[str, Any]) -> str | None:
-        """The URL of the record's page in the ERP."""
+        raise CapabilityMissing(self.name, Capability.REPORTS)
 
     async def fill_document(
         self, cred: Credential, entity: str, values: Mapping[str, Any]

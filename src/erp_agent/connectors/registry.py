@@ -37,3 +37,17 @@ def _load_builtin() -> None:
         from erp_agent.connectors.frappe.connector import ERPNextConnector
 
         register("erpnext", ERPNextConnector)
+    if "sql" not in _FACTORIES:
+        register("sql", _sql)
+
+
+def _sql(base_url: str, *, mapping: str | None = None, timeout: float = 30.0) -> Connector:
+    """A bespoke database: ``base_url`` is its SQLAlchemy URL, ``mapping`` the mapping file."""
+    from erp_agent.connectors.sql.connector import SQLConnector
+
+    if not mapping:
+        raise ConfigError(
+            "The sql connector needs its mapping file: set ERP_AGENT_SQL_MAPPING to the YAML "
+            "that maps the database's tables to entities (see docs/connectors.md)."
+        )
+    return SQLConnector(base_url, mapping=mapping, timeout=timeout)

@@ -25,7 +25,7 @@ from erp_agent.planner.plan import (
 def earlier_id(ctx: Ctx, e: Entity | None) -> tuple[Entity, str] | None:
     """'this purchase order': the most recent id of that entity earlier in the conversation."""
     for text in reversed(ctx.view.earlier):
-        found = ctx.catalog.find_document_ids("erpnext", text)
+        found = ctx.catalog.find_document_ids(ctx.connector, text)
         for entity, doc_id in reversed(found):
             if e is None or entity.name == e.name:
                 return entity, doc_id

@@ -52,7 +52,7 @@ def next_step(
         return _with_note(note, _rechoose(view, tools, reading.pending))
     if reading.company:
         view.company = reading.company
-    return _with_note(note, plan(Ctx(reading.req, view, tools, catalog)))
+    return _with_note(note, plan(Ctx(reading.req, view, tools, catalog, connector)))
 
 
 def _with_note(note: str, step: Step) -> Step:

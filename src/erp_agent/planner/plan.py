@@ -48,6 +48,7 @@ class Ctx:
     view: TurnView
     tools: dict[str, Mapping[str, Any]]  # offered tool name → its parameters schema
     catalog: Catalog
+    connector: str = "erpnext"  # whose native maps name document ids
 
     def has(self, name: str) -> bool:
         return name in self.tools
@@ -70,7 +71,8 @@ def next_step(
     catalog: Catalog, connector: str, view: TurnView, tools: dict[str, Mapping[str, Any]]
 ) -> Step:
     """The request on its own, without the conversation (see ``dispatch.next_step``)."""
-    return plan(Ctx(understand(catalog, connector, view.request, view.today), view, tools, catalog))
+    req = understand(catalog, connector, view.request, view.today)
+    return plan(Ctx(req, view, tools, catalog, connector))
 
 
 def plan(ctx: Ctx) -> Step:

@@ -83,15 +83,13 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]], *, top: int = TOP_ROWS) ->
 
 
 def _column_names(columns: Sequence[Any]) -> list[tuple[str, str, str]]:
-    """(fieldname, label, fieldtype) for Frappe report columns (dicts or "Label:Type:Width")."""
+    """(fieldname, label, fieldtype) of report columns, which every connector hands over as
+    ``{fieldname, label, fieldtype}`` dicts (its ``normalize_columns``)."""
     out = []
     for col in columns:
         if isinstance(col, Mapping):
             name = str(col.get("fieldname") or col.get("label") or "")
             out.append((name, str(col.get("label") or name), str(col.get("fieldtype") or "Data")))
-        else:
-            label, _, rest = str(col).partition(":")
-            out.append((label, label, rest.split("/")[0].split(":")[0] or "Data"))
     return out
 
 

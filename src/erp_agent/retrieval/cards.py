@@ -14,16 +14,15 @@ from erp_agent.catalog.templates import format_value
 from erp_agent.connectors.base import Connector
 from erp_agent.retrieval.documents import Document, Kind
 
-CANCELLED = "Cancelled"
-
 
 def card_key(entity: str, record_id: str) -> str:
     return f"{entity}:{record_id}"
 
 
-def is_cancelled(record: Mapping[str, Any]) -> bool:
-    """Cancelled documents leave the index: they no longer say anything true about the books."""
-    return record.get("status") == CANCELLED or record.get("docstatus") == 2
+def is_cancelled(connector: Connector, entity: str, record: Mapping[str, Any]) -> bool:
+    """Cancelled documents leave the index: they no longer say anything true about the books.
+    What "cancelled" looks like is the connector's to know."""
+    return connector.is_cancelled(entity, record)
 
 
 def card_fields(entity: Entity) -> list[str]:

@@ -140,9 +140,13 @@ class RecordSync:
             live = [
                 {k: v for k, v in r.items() if k not in restricted}
                 for r in fresh
-                if not is_cancelled(r)
+                if not is_cancelled(self.connector, entity, r)
             ]
-            gone = [card_key(entity, str(r["id"])) for r in fresh if is_cancelled(r)]
+            gone = [
+                card_key(entity, str(r["id"]))
+                for r in fresh
+                if is_cancelled(self.connector, entity, r)
+            ]
             gone += [card_key(entity, record_id) for record_id in changes.deleted]
             cards = [
                 render_card(spec, r, tenant=self.tenant, connector=self.connector) for r in live

@@ -8,11 +8,11 @@ from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
 
-import httpx
 from fastapi import Depends, FastAPI
 from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
+from erp_agent.connectors.base import Connector
 from erp_agent.runtime import Runtime
 from erp_agent.server import recovery, settings_store
 from erp_agent.server.db import ServerDB
@@ -39,11 +39,11 @@ STATIC = Path(str(resources.files("erp_agent.server").joinpath("static")))
 SHUTDOWN_GRACE_SECONDS = 10.0
 
 
-def erp_pinger(erp_url: str) -> Callable[[], Awaitable[None]]:
+def erp_pinger(connector: Connector) -> Callable[[], Awaitable[None]]:
+    """The health check asks the connector: only it knows how its system says it is alive."""
+
     async def ping() -> None:
-        async with httpx.AsyncClient(timeout=5.0) as client:
-            response = await client.get(f"{erp_url.rstrip('/')}/api/method/ping")
-            response.raise_for_status()
+        await connector.health()
 
     return ping
 
@@ -75,7 +75,7 @@ def create_app(
         db=ServerDB(db_url or default_db_url(runtime)),
         vault=Vault(key),
         metrics=Metrics(),
-        erp_ping=erp_ping or erp_pinger(runtime.settings.erp_url),
+        erp_ping=erp_ping or erp_pinger(runtime.connector),
         throttle=SignInThrottle(runtime.store, runtime.settings.sign_in),
         knowledge=knowledge,
         read_only=bool(getattr(runtime.settings, "read_only", False)),

@@ -218,6 +218,20 @@ class FrappeClient:
             raise ErpAuthenticationError(f"The ERP accepted {user} but set no session cookie")
         return Credential.session(user, sid)
 
+    async def ping(self) -> None:
+        """Frappe's unauthenticated liveness method; ErpUnavailable unless it answers 200."""
+        try:
+            response = await self._http.get("/api/method/ping", timeout=5.0)
+        except httpx.TransportError as exc:
+            raise ErpUnavailable(
+                f"Cannot reach the ERP at {self.base_url} ({type(exc).__name__})"
+            ) from exc
+        if response.status_code != 200:
+            raise ErpUnavailable(
+                f"The ERP at {self.base_url} answered its health check with HTTP "
+                f"{response.status_code}"
+            )
+
     async def logout(self, cred: Credential) -> None:
         await self.request("POST", "/api/method/logout", cred, write=True)
 

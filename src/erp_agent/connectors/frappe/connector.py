@@ -12,8 +12,10 @@ import httpx
 from erp_agent.catalog import Catalog, EntityMap, load_catalog
 from erp_agent.connectors import base
 from erp_agent.connectors.base import (
+    Capability,
     ChangeSet,
     Connector,
+    ConnectorProfile,
     FieldInfo,
     FilledDocument,
     Page,
@@ -30,6 +32,7 @@ from erp_agent.connectors.frappe.errors import stale_refusal
 from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter, Op
 from erp_agent.errors import CatalogError, ErpRefusal
 
+CANCELLED = "Cancelled"  # the status Frappe gives a cancelled document
 _PTYPES = {
     "read": "read",
     "create": "create",
@@ -67,6 +70,39 @@ class ERPNextConnector(Connector):
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+    @property
+    def profile(self) -> ConnectorProfile:
+        maps = self.catalog.maps(self.name)
+        return ConnectorProfile(
+            name=self.name,
+            capabilities=frozenset(Capability),
+            entities={
+                name: frozenset(op.value for op in self.catalog.entity(name).operations)
+                for name in maps.entities
+            },
+            reports=frozenset(maps.reports),
+        )
+
+    async def health(self) -> None:
+        await self.client.ping()
+
+    def is_cancelled(self, entity: str, record: Mapping[str, Any]) -> bool:
+        return record.get("status") == CANCELLED or record.get("docstatus") == 2
+
+    def normalize_columns(self, columns: Sequence[Any]) -> builtins.list[dict[str, Any]]:
+        """Frappe report columns come as dicts or as ``"Label:Type/Options:Width"`` strings."""
+        out: builtins.list[dict[str, Any]] = []
+        for col in columns:
+            if isinstance(col, Mapping):
+                name = str(col.get("fieldname") or col.get("label") or "")
+                out.append({**col, "fieldname": name, "label": str(col.get("label") or name),
+                            "fieldtype": str(col.get("fieldtype") or "Data")})  # fmt: skip
+            else:
+                label, _, rest = str(col).partition(":")
+                kind = rest.split("/")[0].split(":")[0] or "Data"
+                out.append({"fieldname": label, "label": label, "fieldtype": kind})
+        return out
 
     # ------------------------------------------------------------ mapping
 
@@ -292,7 +328,7 @@ class ERPNextConnector(Connector):
         total = rows.pop() if rows and isinstance(rows[-1], list) else None
         return ReportResult(
             report=report,
-            columns=list(reply.get("columns") or []),
+            columns=self.normalize_columns(list(reply.get("columns") or [])),
             rows=[r for r in rows if isinstance(r, dict)],
             total_row=total,
             summary=list(reply.get("report_summary") or []),

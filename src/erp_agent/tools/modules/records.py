@@ -123,7 +123,7 @@ async def recheck(ctx: ToolContext, catalog: Catalog, hits: list[Hit]) -> list[D
         except ErpRefusal:
             continue  # the user may not read this entity at all
         for record in page.records:
-            if is_cancelled(record):
+            if is_cancelled(ctx.connector, entity, record):
                 continue
             card = render_card(spec, record, tenant=ctx.session.org, connector=ctx.connector)
             fresh[(entity, str(record[ident]))] = card

@@ -1,0 +1,1 @@
+"""The SQL connector for bespoke databases (SQLite, MariaDB, PostgreSQL)."""
