@@ -254,6 +254,27 @@ class Settings(BaseSettings):
         description="Fernet key encrypting ERP credentials of web sessions at rest; unset, a "
         "key is made per process (sessions end on restart).",
     )
+    # Many workers (docs/deployment.md):
+    database_url: str | None = Field(
+        None,
+        description="The store's database (conversations, turns, proposals, audit, web "
+        "sessions, admin settings, the interaction log); unset, a SQLite file in data_dir. "
+        "For several workers: postgresql://user:password@host/db.",
+    )
+    redis_url: str | None = Field(
+        None,
+        description="Redis shared by every worker: token-rate gate, progress fan-out, response "
+        "cache, sign-in counters (e.g. redis://127.0.0.1:6379/0); unset, each process keeps "
+        "its own.",
+    )
+    queue_url: str | None = Field(
+        None,
+        description="Broker of the background-turn queue (Celery), e.g. redis://127.0.0.1:6379/1 "
+        "or amqp://guest:guest@127.0.0.1:5672//; unset, turns run in the web process.",
+    )
+    queue_max_attempts: int = Field(
+        3, ge=1, description="Tries of a background turn whose worker died before it is stopped."
+    )
     metrics_token: SecretStr | None = Field(
         None,
         description="Bearer token a Prometheus scraper sends to /metrics; unset, only an "

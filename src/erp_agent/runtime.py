@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from erp_agent.catalog import Catalog, load_catalog
@@ -18,8 +18,10 @@ from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.profile import catalog_for
 from erp_agent.documents.extract import ScanLimits, Transcriber
 from erp_agent.documents.vision import vision_transcriber
+from erp_agent.engine.events import AsyncListener, Listener
 from erp_agent.engine.outcomes import OutcomeRecorder
 from erp_agent.engine.routing import Router
+from erp_agent.engine.subscribers import InteractionLog
 from erp_agent.engine.turn import Engine
 from erp_agent.gateway.gateway import Gateway
 from erp_agent.gateway.policy import RolePolicy, load_policy
@@ -36,6 +38,7 @@ from erp_agent.retrieval.knowledge import KnowledgeBase
 from erp_agent.retrieval.retriever import Retriever
 from erp_agent.retrieval.settings import make_retriever
 from erp_agent.store.base import Store
+from erp_agent.store.budgets import Budgets
 from erp_agent.store.sql_store import SQLStore, open_store
 from erp_agent.tools.base import Tool, ToolRegistry
 from erp_agent.tools.factories import catalog_tools
@@ -103,6 +106,13 @@ class Runtime:
     models: ModelRegistry
     retriever: Retriever
     knowledge: KnowledgeBase
+    budgets: Budgets
+    # Subscribers of every turn's events (engine/events.py); channels and the server add theirs.
+    listeners: list[Listener] = field(default_factory=list)
+    async_listeners: list[AsyncListener] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.async_listeners.append(InteractionLog(self.store))
 
     @classmethod
     async def create(cls, settings: Settings, *, store: Store | None = None) -> Runtime:
@@ -141,11 +151,16 @@ class Runtime:
             vision=vision,
             profile=connector.profile,
         )
+        if store is None and settings.database_url:
+            store = open_store(settings.database_url)
         if store is None:
             path = Path(settings.data_dir) / "erp-agent.sqlite"
             path.parent.mkdir(parents=True, exist_ok=True)
             store = open_store(f"sqlite+aiosqlite:///{path}")
         await store.migrate()
+        # One budget: per organisation, counted in the store, asked before every model call.
+        budgets = Budgets(store, settings.monthly_token_budget)
+        models.budget = budgets
         results: ResultStore = (
             SQLResultStore(store.engine) if isinstance(store, SQLStore) else MemoryResultStore()
         )
@@ -169,6 +184,7 @@ class Runtime:
             models,
             retriever,
             knowledge,
+            budgets,
         )
 
     async def sign_in(self, user: str, password: str) -> Session:
@@ -207,6 +223,7 @@ class Runtime:
             gateway=self.gateway, model=model, router=self.router, catalog=self.catalog,
             store=self.store, links=self.links, results=self.results, settings=settings,
             context_providers=[self.knowledge_context],
+            listeners=self.listeners, async_listeners=self.async_listeners,
         )  # fmt: skip
 
     async def knowledge_context(self, query: str, session: Session, budget_tokens: int) -> str:

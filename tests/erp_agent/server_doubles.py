@@ -218,7 +218,6 @@ def build_app(
     app = create_app(
         runtime,
         switch,
-        db_url=f"sqlite+aiosqlite:///{data_dir / 'server.sqlite'}",
         session_key=SESSION_KEY,
         **kwargs,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,20 @@ from server_doubles import (
     sse_events,
 )
 
+from erp_agent.models.fake_server import FakeOpenAIServer
+
 pytestmark = pytest.mark.anyio
 ADMIN = "admin@demo.local"
 SALES = "sales@demo.local"
 SECRET = "sk-test-never-shown-0123456789"
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[str]:
+    """A real OpenAI-compatible endpoint on loopback that accepts SECRET (its base URL)."""
+    server = FakeOpenAIServer(api_key=SECRET, model="gpt-test")
+    with server.running() as url:
+        yield url
 
 
 class FakeKnowledge:
@@ -40,7 +50,9 @@ class FakeKnowledge:
 @pytest.fixture
 async def harness(demo_erp: Any, tmp_path: Path) -> AsyncIterator[Harness]:
     runtime = await make_runtime(demo_erp.url, tmp_path)
-    yield build_app(runtime, tmp_path)
+    built = build_app(runtime, tmp_path)
+    yield built
+    await built.switch.aclose()  # the provider clients a switch opened
     await runtime.aclose()
 
 
@@ -86,7 +98,9 @@ async def test_admin_routes_refuse_other_users(admin: httpx.AsyncClient, harness
     assert (await admin.get("/api/admin/tenant")).json() == {"read_only": False}
 
 
-async def test_the_model_key_is_write_only(admin: httpx.AsyncClient, harness: Harness) -> None:
+async def test_the_model_key_is_write_only(
+    admin: httpx.AsyncClient, harness: Harness, provider: str
+) -> None:
     start = (await admin.get("/api/admin/model")).json()
     assert start == {
         "provider": "offline",
@@ -98,7 +112,7 @@ async def test_the_model_key_is_write_only(admin: httpx.AsyncClient, harness: Ha
     choice = {
         "provider": "openai",
         "model": "gpt-test",
-        "base_url": "http://127.0.0.1:9/v1",
+        "base_url": provider,
         "api_key": SECRET,
     }
     switched = await admin.put("/api/admin/model", json=choice)
@@ -113,16 +127,16 @@ async def test_the_model_key_is_write_only(admin: httpx.AsyncClient, harness: Ha
         await admin.put("/api/admin/model", json={**choice, "model": "gpt-other", "api_key": None})
     ).json()
     assert kept["key_set"] is True
-    # Another endpoint never receives the old key.
-    moved = (
-        await admin.put(
-            "/api/admin/model", json={**choice, "base_url": "http://elsewhere/v1", "api_key": None}
-        )
-    ).json()
-    assert moved["key_set"] is False
+    # Another endpoint never receives the old key: without one it cannot answer, so the
+    # switch is refused and the current choice stays.
+    moved = await admin.put(
+        "/api/admin/model", json={**choice, "base_url": "http://127.0.0.1:9/v1", "api_key": None}
+    )
+    assert moved.status_code == 422
+    assert (await admin.get("/api/admin/model")).json()["base_url"] == provider
     for path in ("/api/admin/model", "/api/admin/log", "/api/admin/audit", "/openapi.json"):
         assert SECRET not in (await admin.get(path)).text
-    stored = await harness.app.state.server.db.get_setting("model")
+    stored = (await harness.runtime.store.admin_settings())["model"]
     assert SECRET not in str(stored)
     assert (await admin.put("/api/admin/model", json={"provider": "nonsense"})).status_code == 422
     assert (await admin.put("/api/admin/model", json={"provider": "openai"})).status_code == 422
@@ -138,6 +152,10 @@ async def test_policy_edits_are_validated_and_apply_to_new_sessions(
     bad = await admin.put("/api/admin/policy", json={"yaml": "roles:\n  Sales User: lead.*\n"})
     assert bad.status_code == 422
     assert "expected a list of glob strings" in bad.json()["detail"]
+    # A misspelt key is refused, not ignored (it would silently drop every role's tools).
+    typo = await admin.put("/api/admin/policy", json={"yaml": "role:\n  Sales User: [lead.*]\n"})
+    assert typo.status_code == 422
+    assert "unknown key(s) 'role'" in typo.json()["detail"]
     assert (
         await admin.put("/api/admin/policy", json={"yaml": "roles: [unclosed"})
     ).status_code == 422
@@ -250,7 +268,9 @@ async def test_knowledge_upload_and_reindex_with_an_indexer(demo_erp: Any, tmp_p
     await runtime.aclose()
 
 
-async def test_admin_settings_survive_a_restart(demo_erp: Any, tmp_path: Path) -> None:
+async def test_admin_settings_survive_a_restart(
+    demo_erp: Any, tmp_path: Path, provider: str
+) -> None:
     runtime = await make_runtime(demo_erp.url, tmp_path)
     first = build_app(runtime, tmp_path)
     async with client_for(first.app) as admin:
@@ -258,7 +278,8 @@ async def test_admin_settings_survive_a_restart(demo_erp: Any, tmp_path: Path) -
         await admin.put("/api/admin/tenant", json={"read_only": True})
         await admin.put("/api/admin/budgets", json={"org": "acme", "tokens": 5000})
         await admin.put(
-            "/api/admin/model", json={"provider": "openai", "model": "m", "api_key": SECRET}
+            "/api/admin/model",
+            json={"provider": "openai", "model": "m", "base_url": provider, "api_key": SECRET},
         )
     second = build_app(runtime, tmp_path)
     async with client_for(second.app) as admin:
@@ -268,4 +289,6 @@ async def test_admin_settings_survive_a_restart(demo_erp: Any, tmp_path: Path) -
             await admin.get("/api/admin/budgets")
         ).json()["orgs"]
         assert (await admin.get("/api/admin/model")).json()["key_set"] is True
+    await first.switch.aclose()
+    await second.switch.aclose()
     await runtime.aclose()

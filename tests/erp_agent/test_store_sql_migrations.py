@@ -86,7 +86,7 @@ async def test_migrated_schema_matches_the_table_definitions(
     }
     assert indexed == {
         "proposals": [("conversation_id",), ("status",), ("user",)],
-        "audit_events": [("at",), ("tool",), ("user",)],
+        "audit_events": [("at",), ("tool",), ("turn_id",), ("user",)],
         "conversations": [("user", "updated_at")],
     }
 

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from pg_fixtures import pg_database
 
 from erp_agent.errors import StoreError
 from erp_agent.store.models import (
@@ -25,8 +26,15 @@ T0 = dt.datetime(2026, 11, 30, 9, 0, 0, 123456, tzinfo=dt.UTC)
 PLUS_TWO = dt.timezone(dt.timedelta(hours=2))
 
 
-@pytest.fixture(params=["file", "memory"])
+@pytest.fixture(params=["file", "memory", pytest.param("postgres", marks=pytest.mark.postgres)])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[SQLStore]:
+    if request.param == "postgres":
+        with pg_database() as url:
+            store = SQLStore(url)
+            await store.migrate()
+            yield store
+            await store.close()
+        return
     in_file = f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}"
     store = SQLStore(in_file if request.param == "file" else "sqlite+aiosqlite://")
     await store.migrate()
@@ -274,7 +282,7 @@ async def test_turns_come_back_in_sequence(store: SQLStore) -> None:
 async def test_two_turns_cannot_share_a_sequence_number(store: SQLStore) -> None:
     await store.create_conversation(Conversation(id="c1", user="amina", org="Demo"))
     await store.save_turn(Turn(id="t1", conversation_id="c1", seq=1, user_message="q"))
-    with pytest.raises(StoreError, match=r"save turn t2 .*same key is already stored"):
+    with pytest.raises(StoreError, match=r"(?s)save turn t2 .*same key is already stored"):
         await store.save_turn(Turn(id="t2", conversation_id="c1", seq=1, user_message="q"))
     assert await store.get_turn("t2") is None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,3 +35,4 @@ class Run:
     conversation: dict[str, Any] = field(default_factory=dict)  # its state when the turn began
     queries: list[dict[str, Any]] = field(default_factory=list)  # figure-bearing calls, in order
     shown: str | None = None  # the result id last shown as a table or chart
+    started: float = field(default_factory=time.perf_counter)

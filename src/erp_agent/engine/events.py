@@ -1,17 +1,35 @@
-"""Typed progress events, emitted before each step; the HTTP stream, the CLI and the log subscribe."""
+"""The one typed event stream of a turn: progress, model calls, tool decisions, proposals and
+the turn's end, each with its turn, conversation, user and organisation.
+
+Everything that watches turns subscribes here instead of keeping a log of its own: the SSE
+stream and the CLI (progress), the interaction log and usage (``TurnFinished``), Prometheus
+metrics, and the fan-out to other workers. The engine binds the turn's context once
+(``EventBus.bind``); events emitted before that carry only the turn id.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import datetime as dt
-from collections.abc import Callable
+import logging
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+log = logging.getLogger(__name__)
+
+# The outcomes a finished turn is logged with (``TurnFinished.outcome``).
+ANSWERED, FAILED, REFUSED, INTERRUPTED = "answered", "failed", "refused", "interrupted"
 
 
 @dataclass(frozen=True)
 class Event:
     turn_id: str
     at: str = field(default_factory=lambda: dt.datetime.now(dt.UTC).isoformat())
+    conversation_id: str = ""
+    user: str = ""
+    org: str = ""
 
     @property
     def kind(self) -> str:
@@ -20,6 +38,11 @@ class Event:
     @property
     def label(self) -> str:
         return ""
+
+    @property
+    def progress(self) -> bool:
+        """Shown to the user while the turn runs (the SSE stream's ``progress`` events)."""
+        return True
 
     def as_dict(self) -> dict[str, Any]:
         return {"type": self.kind, "label": self.label, **asdict(self)}
@@ -35,6 +58,22 @@ class Thinking(Event):
 
 
 @dataclass(frozen=True)
+class ModelCalled(Event):
+    """One model call: the provider's own token counts and how long it took."""
+
+    model: str = ""
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    tool_calls: int = 0
+
+    @property
+    def progress(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
 class RunningTool(Event):
     tool: str = ""
     description: str = ""
@@ -46,9 +85,15 @@ class RunningTool(Event):
 
 @dataclass(frozen=True)
 class ToolFinished(Event):
+    """The gateway's decision on one tool call (``status``: ok, refused, invalid, proposal,
+    erp_refused, error) and how long it took."""
+
     tool: str = ""
     status: str = ""
     latency_ms: float = 0.0
+
+
+ToolDecided = ToolFinished
 
 
 @dataclass(frozen=True)
@@ -68,6 +113,30 @@ class PreparingProposal(Event):
 
 
 @dataclass(frozen=True)
+class ProposalMade(Event):
+    proposal_id: str = ""
+    tool: str = ""
+
+    @property
+    def progress(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class ProposalDecided(Event):
+    """A proposal confirmed or rejected (outside any turn: ``turn_id`` is the proposal's
+    conversation's last turn when known, else empty)."""
+
+    proposal_id: str = ""
+    tool: str = ""
+    decision: str = ""  # confirmed | rejected | failed | refused
+
+    @property
+    def progress(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
 class GuardTriggered(Event):
     guard: str = ""
     detail: str = ""
@@ -80,25 +149,100 @@ class TextDelta(Event):
 
 @dataclass(frozen=True)
 class TurnFinished(Event):
+    """The turn's end: its true outcome (answered, failed, refused, interrupted), the
+    response's own outcome (``shown``: answered, proposal, stopped, error, interrupted), the
+    tokens the provider counted over the whole turn, the tools called and the wall time."""
+
     outcome: str = ""
+    shown: str = ""
+    message: str = ""  # the user's request, secrets masked, at most 500 characters
+    model: str = ""
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    tools: tuple[str, ...] = ()
+    latency_ms: float = 0.0
+
+
+def true_outcome(shown: str, tool_statuses: Iterable[str], *, guard_stopped: bool) -> str:
+    """What really happened, whatever the response says: an error is a failure; a turn cut
+    short by its deadline or step limit was interrupted (by too many failed calls: failed); an
+    answer after tool calls all refused (by the policy or the ERP) is a refusal, after calls
+    that all failed, a failure."""
+    if shown in ("error", "failed"):
+        return FAILED
+    if shown in ("stopped", INTERRUPTED):
+        return FAILED if guard_stopped else INTERRUPTED
+    statuses = [s for s in tool_statuses if s != "invalid"]  # the model corrects those
+    if statuses and not any(s in ("ok", "proposal") for s in statuses):
+        refused = all(s in ("refused", "erp_refused") for s in statuses)
+        return REFUSED if refused else FAILED
+    return ANSWERED
 
 
 Listener = Callable[[Event], None]
+AsyncListener = Callable[[Event], Awaitable[None]]
 
 
 class EventBus:
-    """Synchronous fan-out; a failing listener never breaks the turn."""
+    """Fan-out to listeners; a failing listener never breaks the turn.
+
+    Plain listeners run at once. Async listeners (the store, Redis) run as tasks; ``publish``
+    also waits for them, so what must be recorded (a turn's end) is recorded before the
+    turn returns.
+    """
 
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
+        self._async: list[AsyncListener] = []
+        self._pending: set[asyncio.Task[None]] = set()
+        self._context: dict[str, str] = {}
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
+    def subscribe_async(self, listener: AsyncListener) -> Callable[[], None]:
+        self._async.append(listener)
+        return lambda: self._async.remove(listener)
+
+    def attach(
+        self, listeners: Iterable[Listener], async_listeners: Iterable[AsyncListener]
+    ) -> None:
+        """Add the engine's own subscribers, once however often a turn is resumed on this bus."""
+        self._listeners.extend(x for x in listeners if x not in self._listeners)
+        self._async.extend(x for x in async_listeners if x not in self._async)
+
+    def bind(self, *, conversation_id: str, user: str, org: str) -> None:
+        """Stamp every later event with its turn's conversation, user and organisation."""
+        self._context = {"conversation_id": conversation_id, "user": user, "org": org}
+
+    def _stamped(self, event: Event) -> Event:
+        missing = {k: v for k, v in self._context.items() if not getattr(event, k)}
+        return dataclasses.replace(event, **missing) if missing else event
+
     def emit(self, event: Event) -> None:
+        event = self._stamped(event)
         for listener in list(self._listeners):
             try:
                 listener(event)
             except Exception:
-                continue
+                log.exception("an event listener failed on %s", event.kind)
+        for handler in list(self._async):
+            task = asyncio.ensure_future(self._safely(handler, event))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
+
+    async def publish(self, event: Event) -> None:
+        """Emit, then wait until every async listener has handled this event and those
+        before it."""
+        self.emit(event)
+        if self._pending:
+            await asyncio.wait(set(self._pending))
+
+    @staticmethod
+    async def _safely(handler: AsyncListener, event: Event) -> None:
+        try:
+            await handler(event)
+        except Exception:
+            log.exception("an event subscriber failed on %s", event.kind)

@@ -32,18 +32,23 @@ from erp_agent.engine._steps import (
     tool_results,
 )
 from erp_agent.engine.events import (
+    AsyncListener,
     EventBus,
     GuardTriggered,
+    Listener,
+    ModelCalled,
+    ProposalMade,
     TextDelta,
     Thinking,
     ToolFinished,
     TurnFinished,
+    true_outcome,
 )
 from erp_agent.engine.render import materialise
 from erp_agent.engine.response import TurnResponse
 from erp_agent.engine.routing import SPINE, Router
 from erp_agent.errors import ModelContextTooLong, ModelError, StoreError
-from erp_agent.gateway.gateway import Gateway
+from erp_agent.gateway.gateway import TURN_ID, Gateway
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.session import Session
 from erp_agent.masking import mask_all, mask_secrets
@@ -72,6 +77,8 @@ class Engine:
         results: ResultStore,
         settings: EngineSettings | None = None,
         context_providers: Sequence[ContextProvider] = (),
+        listeners: Sequence[Listener] = (),
+        async_listeners: Sequence[AsyncListener] = (),
     ) -> None:
         self.gateway = gateway
         self.model = model
@@ -83,6 +90,10 @@ class Engine:
         self.shaper = ResultShaper(gateway.registry, results)
         self.settings = settings or EngineSettings()
         self.context_providers = list(context_providers)
+        # Subscribers of every turn's events, whichever channel runs it (the interaction log,
+        # usage, metrics); the channel adds its own (progress) to the bus it passes.
+        self.listeners = list(listeners)
+        self.async_listeners = list(async_listeners)
         gateway.results = results
 
     # ------------------------------------------------------------ lifecycle
@@ -97,6 +108,7 @@ class Engine:
     ) -> TurnResponse:
         bus = bus or EventBus()
         conversation = await self._conversation(session, conversation_id, message)
+        self._attach(bus, conversation.id, session)
         past = await self.store.turns(conversation.id)
         earlier = [m for t in past for m in history.from_state(t.state.get("messages", []))]
         rules_sent = {name for t in past for name in t.state.get("rules_sent", [])}
@@ -138,6 +150,8 @@ class Engine:
         conversation = await self.store.get_conversation(turn.conversation_id)
         if conversation is None or conversation.user != session.user:
             raise StoreError(f"Turn {turn_id} does not belong to {session.user}.")
+        bus = bus or EventBus()
+        self._attach(bus, conversation.id, session)
         past = [t for t in await self.store.turns(turn.conversation_id) if t.seq < turn.seq]
         earlier = [m for t in past for m in history.from_state(t.state.get("messages", []))]
         trimmed = history.trim(earlier, self.settings.history_budget_tokens)
@@ -156,7 +170,11 @@ class Engine:
         run.sources.extend(tool_results(this_turn))
         # A proposal the turn had prepared is shown again, with its status as it is now.
         run.blocks.extend(await interrupted.proposal_blocks(self.store, turn))
-        return await self._loop(run, bus or EventBus(), set(turn.state.get("rules_sent", [])))
+        return await self._loop(run, bus, set(turn.state.get("rules_sent", [])))
+
+    def _attach(self, bus: EventBus, conversation_id: str, session: Session) -> None:
+        bus.attach(self.listeners, self.async_listeners)
+        bus.bind(conversation_id=conversation_id, user=session.user, org=session.org)
 
     async def _loop(self, run: Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
         """The rounds, under one deadline for the whole turn: a slow ERP or model (each with
@@ -164,6 +182,7 @@ class Engine:
         what was found so far (tables, charts, proposals already made) and says so."""
         deadline = self.settings.turn_deadline
         interrupted.ACTIVE.add(run.turn.id)
+        turn_token = TURN_ID.set(run.turn.id)  # the gateway's audit events name this turn
         try:
             async with asyncio.timeout(deadline):
                 return await self._rounds(run, bus, rules_sent)
@@ -176,6 +195,7 @@ class Engine:
             )
             return await self._finish(run, bus, text, "stopped")
         finally:
+            TURN_ID.reset(turn_token)
             interrupted.ACTIVE.discard(run.turn.id)
 
     async def _rounds(self, run: Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
@@ -210,6 +230,17 @@ class Engine:
                 return await self._finish(run, bus, model_error_text(exc), "error")
             run.usage = run.usage + completion.usage
             run.model_name = completion.model or run.model_name
+            bus.emit(
+                ModelCalled(
+                    run.turn.id,
+                    model=run.model_name,
+                    prompt_tokens=completion.usage.prompt_tokens,
+                    cached_tokens=completion.usage.cached_tokens,
+                    completion_tokens=completion.usage.completion_tokens,
+                    latency_ms=_ms(step_started),
+                    tool_calls=len(completion.tool_calls),
+                )
+            )
             run.log_steps.append(
                 {
                     "step": "model",
@@ -325,6 +356,9 @@ class Engine:
             )
             content = await self._after_call(run, call.name, arguments, outcome)
             self._answer(run, call, content)
+            if outcome.status is Status.PROPOSAL and outcome.proposal:
+                proposal_id = str(outcome.proposal.get("id", ""))
+                bus.emit(ProposalMade(run.turn.id, proposal_id=proposal_id, tool=call.name))
             bus.emit(
                 ToolFinished(
                     run.turn.id,
@@ -424,8 +458,25 @@ class Engine:
         }
         await self._save(run)
         await self._save_conversation(run)
-        bus.emit(TurnFinished(run.turn.id, outcome=outcome))
+        await bus.publish(self._finished(run, outcome))
         return response
+
+    def _finished(self, run: Run, outcome: str) -> TurnFinished:
+        """The turn's end for the event stream: the true outcome and the turn's usage."""
+        statuses = [str(s["status"]) for s in run.log_steps if s.get("step") == "tool"]
+        stopped = run.guard.consecutive_failures >= guards.MAX_CONSECUTIVE_FAILURES
+        return TurnFinished(
+            run.turn.id,
+            outcome=true_outcome(outcome, statuses, guard_stopped=stopped),
+            shown=outcome,
+            message=mask_secrets(run.turn.user_message)[:500],
+            model=run.model_name,
+            prompt_tokens=run.usage.prompt_tokens,
+            cached_tokens=run.usage.cached_tokens,
+            completion_tokens=run.usage.completion_tokens,
+            tools=tuple(str(c["name"]) for c in run.tools_called),
+            latency_ms=_ms(run.started),
+        )
 
     async def _save(self, run: Run) -> None:
         start = run.turn.state.get("history_len", 0)

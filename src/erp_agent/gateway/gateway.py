@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import jsonschema
@@ -41,6 +42,9 @@ from erp_agent.store.models import AuditEvent, Decision, Proposal, ProposalStatu
 from erp_agent.tools.base import Change, Effect, ResultAccess, Tool, ToolContext, ToolRegistry
 
 Clock = Callable[[], dt.datetime]
+# The turn whose loop is calling (set by the engine around its rounds): audit events name it,
+# so the interaction log joins a turn's decisions by id rather than by time.
+TURN_ID: ContextVar[str | None] = ContextVar("erp_agent_turn_id", default=None)
 Listener = Callable[[AuditEvent], None]
 DecisionHook = Callable[[Proposal, Outcome, Decision], Awaitable[str | None]]
 _DECIDED = frozenset({Decision.CONFIRMED, Decision.REJECTED, Decision.ERP_REFUSED, Decision.FAILED})
@@ -495,6 +499,7 @@ class Gateway:
             latency_ms=round((time.perf_counter() - started) * 1000, 3),
             proposal_id=proposal_id,
             at=self.clock(),
+            turn_id=TURN_ID.get(),
         )
         await self.store.record_event(event)
         for listener in self.listeners:

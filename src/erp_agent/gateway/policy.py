@@ -66,6 +66,12 @@ def parse_policy(raw: Any, source: str = "policy") -> RolePolicy:
     everyone = raw.get("everyone") or []
     roles = raw.get("roles") or {}
     problems = []
+    unknown = sorted(str(k) for k in raw if k not in ("everyone", "roles"))
+    if unknown:
+        # A misspelt key ("role:", "everybody:") would otherwise be ignored in silence.
+        problems.append(
+            f"unknown key(s) {', '.join(map(repr, unknown))}: only 'everyone' and 'roles' are read"
+        )
     if not isinstance(everyone, list) or not all(isinstance(p, str) for p in everyone):
         problems.append("'everyone' must be a list of glob strings")
     for role, patterns in roles.items():

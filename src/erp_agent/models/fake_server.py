@@ -183,6 +183,10 @@ class FakeOpenAIServer:
             return JSONResponse(rules.context_error(self.context_limit, tokens), status_code=400)
         with self._lock:
             reply = self._script.popleft() if self._script else None
+        limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        if reply is None and limit == 1:
+            # A connection test (one token): answered like a real server, script or not.
+            reply = FakeReply.text("ok", completion_tokens=1)
         if reply is None:
             return JSONResponse(rules.error("The fake server's script is empty."), status_code=400)
         if reply.delay:

@@ -16,7 +16,7 @@ from erp_agent.errors import ConfigError
 from erp_agent.models.base import ChatModel, Completion, Message, StreamDelta
 from erp_agent.models.limits import Clock, RateGate, TokenRateGate
 from erp_agent.models.resilience import ResilientModel, RetryPolicy, UsageEvent
-from erp_agent.models.usage import InMemoryUsageLedger, UsageLedger
+from erp_agent.models.usage import BudgetCheck, InMemoryUsageLedger, UsageLedger
 
 TASKS = ("reasoning", "vision")  # embeddings: Settings.retrieval
 
@@ -118,6 +118,7 @@ class ModelRegistry:
         gate: RateGate | None = None,
         ledger: UsageLedger | None = None,
         monthly_token_budget: int | None = None,
+        budget: BudgetCheck | None = None,
         on_usage: Callable[[UsageEvent], None] | None = None,
         clock: Clock | None = None,
     ) -> None:
@@ -126,6 +127,7 @@ class ModelRegistry:
         self.gate = gate
         self.ledger = ledger or InMemoryUsageLedger()
         self.monthly_token_budget = monthly_token_budget
+        self.budget = budget  # when set, the one budget check (the store's), instead of the ledger
         self.on_usage = on_usage
         self.clock = clock
 
@@ -144,9 +146,16 @@ class ModelRegistry:
                 registry._slots[task] = ModelSlot(factory(model_settings), model_settings)
         return registry
 
-    async def configure(self, task: str, settings: ModelSettings) -> None:
-        """Serve ``task`` with a model built from ``settings`` from the next call on."""
-        model = self._factory(settings)
+    def build(self, settings: ModelSettings) -> ChatModel:
+        """A client for ``settings`` that serves nothing yet (e.g. to be tried first)."""
+        return self._factory(settings)
+
+    async def configure(
+        self, task: str, settings: ModelSettings, model: ChatModel | None = None
+    ) -> None:
+        """Serve ``task`` with ``model`` (default: one built from ``settings``) from the next
+        call on."""
+        model = model or self._factory(settings)
         slot = self._slots.get(task)
         if slot is None:
             self._slots[task] = ModelSlot(model, settings)
@@ -181,6 +190,7 @@ class ModelRegistry:
             gate=self.gate,
             ledger=self.ledger,
             monthly_token_budget=self.monthly_token_budget,
+            budget=self.budget,
             on_usage=self.on_usage,
             clock=self.clock,
         )

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from erp_agent.errors import ModelError, ModelRateLimited, ModelTimeout, TokenBudgetExceeded
+from erp_agent.errors import ModelError, ModelRateLimited, ModelTimeout
 from erp_agent.models.base import ChatModel, Completion, Message, StreamDelta, Usage
 from erp_agent.models.limits import (
     DEFAULT_COMPLETION_RESERVE,
@@ -25,7 +25,7 @@ from erp_agent.models.limits import (
     SystemClock,
     estimate_tokens,
 )
-from erp_agent.models.usage import UsageLedger
+from erp_agent.models.usage import BudgetCheck, LedgerBudget, UsageLedger
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,7 @@ class ResilientModel(ChatModel):
         gate: RateGate | None = None,
         ledger: UsageLedger | None = None,
         monthly_token_budget: int | None = None,
+        budget: BudgetCheck | None = None,
         on_usage: Callable[[UsageEvent], None] | None = None,
         clock: Clock | None = None,
         rand: Callable[[], float] = random.random,
@@ -81,6 +82,9 @@ class ResilientModel(ChatModel):
         self.gate = gate
         self.ledger = ledger
         self.monthly_token_budget = monthly_token_budget
+        if budget is None and ledger is not None and monthly_token_budget is not None:
+            budget = LedgerBudget(ledger, monthly_token_budget)
+        self.budget = budget
         self.on_usage = on_usage
         self.clock: Clock = clock or SystemClock()
         self._rand = rand
@@ -178,11 +182,8 @@ class ResilientModel(ChatModel):
         )
 
     async def _check_budget(self) -> None:
-        if self.ledger is None or self.monthly_token_budget is None:
-            return
-        used = await self.ledger.month_total(self.org)
-        if used >= self.monthly_token_budget:
-            raise TokenBudgetExceeded(self.org, used, self.monthly_token_budget)
+        if self.budget is not None:
+            await self.budget.check(self.org)
 
     async def _acquire(self, tokens: int) -> None:
         if self.gate is not None:

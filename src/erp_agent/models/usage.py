@@ -9,8 +9,18 @@ import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
+from erp_agent.errors import TokenBudgetExceeded
 from erp_agent.models.base import Usage
+
+
+class BudgetCheck(Protocol):
+    """The monthly budget, asked before each model call (``erp_agent.store.budgets.Budgets``
+    in a server: one limit per organisation, counted in the store)."""
+
+    async def check(self, org: str) -> None:
+        """Raise TokenBudgetExceeded once ``org`` has spent its budget."""
 
 
 @dataclass(frozen=True)
@@ -49,3 +59,17 @@ class InMemoryUsageLedger(UsageLedger):
             for r in self.records
             if r.org == org and (r.at.year, r.at.month) == (now.year, now.month)
         )
+
+
+class LedgerBudget:
+    """One limit for every organisation, counted in a ledger (a process of its own, e.g. a
+    command-line session)."""
+
+    def __init__(self, ledger: UsageLedger, limit: int) -> None:
+        self.ledger = ledger
+        self.limit = limit
+
+    async def check(self, org: str) -> None:
+        used = await self.ledger.month_total(org)
+        if used >= self.limit:
+            raise TokenBudgetExceeded(org, used, self.limit)

@@ -52,7 +52,7 @@ class OfflinePlanner(ChatModel):
             return Completion(view.answered, model=MODEL_NAME, finish_reason="stop")
         step = next_step(self.catalog, self.connector, view, offered)
         calls = [c for c in step.calls if c.name in offered]
-        usage = Usage(prompt_tokens=sum(len(m.content or "") for m in messages) // 4)
+        usage = Usage()  # no model ran: nothing is billed, nothing counts against a budget
         if calls:
             tool_calls = [
                 ToolCall(f"call_{next(self._ids)}", c.name, json.dumps(c.args, default=str))

@@ -15,7 +15,6 @@ from fastapi.staticfiles import StaticFiles
 from erp_agent.connectors.base import Connector
 from erp_agent.runtime import Runtime
 from erp_agent.server import recovery, settings_store
-from erp_agent.server.db import ServerDB
 from erp_agent.server.metrics import Metrics
 from erp_agent.server.middleware import CleanJSONBodies, MetricsMiddleware, SecurityHeaders
 from erp_agent.server.models import ModelProvider
@@ -48,18 +47,11 @@ def erp_pinger(connector: Connector) -> Callable[[], Awaitable[None]]:
     return ping
 
 
-def default_db_url(runtime: Runtime) -> str:
-    data_dir = Path(getattr(runtime.settings, "data_dir", "data"))
-    data_dir.mkdir(parents=True, exist_ok=True)
-    return f"sqlite+aiosqlite:///{data_dir / 'erp-agent-server.sqlite'}"
-
-
 def create_app(
     runtime: Runtime,
     model_provider: ModelProvider,
     *,
     knowledge: KnowledgeAdmin | None = None,
-    db_url: str | None = None,
     session_key: str | None = None,
     erp_ping: Callable[[], Awaitable[None]] | None = None,
 ) -> FastAPI:
@@ -72,25 +64,25 @@ def create_app(
     state = ServerState(
         runtime=runtime,
         models=model_provider,
-        db=ServerDB(db_url or default_db_url(runtime)),
         vault=Vault(key),
         metrics=Metrics(),
         erp_ping=erp_ping or erp_pinger(runtime.connector),
         throttle=SignInThrottle(runtime.store, runtime.settings.sign_in),
         knowledge=knowledge,
-        read_only=bool(getattr(runtime.settings, "read_only", False)),
+        configured_read_only=runtime.settings.read_only,
+        read_only=runtime.settings.read_only,
     )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        await state.db.create()
         await settings_store.load(state)
+        runtime.listeners.append(state.metrics.on_event)  # Prometheus reads the event stream
         recovering = asyncio.create_task(recovery.keep_recovering(state))
         yield
         recovering.cancel()
+        runtime.listeners.remove(state.metrics.on_event)
         if state.running:  # let turns in flight finish and save their state
             await asyncio.wait(state.running, timeout=SHUTDOWN_GRACE_SECONDS)
-        await state.db.close()
 
     app = FastAPI(
         title="erp-agent",

@@ -1,10 +1,11 @@
-"""Prometheus metrics, one registry per app (tests build many apps in one process)."""
+"""Prometheus metrics, one registry per app (tests build many apps in one process); a
+subscriber of the turns' event stream."""
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
-from erp_agent.engine.response import TurnResponse
+from erp_agent.engine.events import Event, ModelCalled, ProposalDecided, ProposalMade, TurnFinished
 
 
 class Metrics:
@@ -18,7 +19,7 @@ class Metrics:
         )
         self.turn_seconds = Histogram(
             "erp_agent_turn_seconds",
-            "Wall time of one agent turn.",
+            "Wall time of one agent turn, by its outcome (answered, failed, refused, interrupted).",
             ["outcome"],
             buckets=(0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 40, 80, 160),
             registry=self.registry,
@@ -29,15 +30,39 @@ class Metrics:
         self.tokens = Counter(
             "erp_agent_tokens", "Model tokens by kind.", ["kind"], registry=self.registry
         )
+        self.model_seconds = Histogram(
+            "erp_agent_model_call_seconds",
+            "Wall time of one model call.",
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
+            registry=self.registry,
+        )
+        self.proposals = Counter(
+            "erp_agent_proposals",
+            "Proposals made, confirmed and rejected.",
+            ["decision"],
+            registry=self.registry,
+        )
+        self.cache = Counter(
+            "erp_agent_response_cache",
+            "Response cache look-ups by kind (exact, semantic) and result (hit, miss).",
+            ["kind", "result"],
+            registry=self.registry,
+        )
 
-    def observe_turn(self, response: TurnResponse, seconds: float) -> None:
-        self.turn_seconds.labels(response.outcome).observe(seconds)
-        for call in response.tools_called:
-            self.tool_calls.labels(str(call.get("name", ""))).inc()
-        usage = response.usage
-        self.tokens.labels("prompt").inc(usage.prompt_tokens)
-        self.tokens.labels("cached").inc(usage.cached_tokens)
-        self.tokens.labels("completion").inc(usage.completion_tokens)
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, TurnFinished):
+            self.turn_seconds.labels(event.outcome).observe(event.latency_ms / 1000)
+            for tool in event.tools:
+                self.tool_calls.labels(tool).inc()
+        elif isinstance(event, ModelCalled):
+            self.model_seconds.observe(event.latency_ms / 1000)
+            self.tokens.labels("prompt").inc(event.prompt_tokens)
+            self.tokens.labels("cached").inc(event.cached_tokens)
+            self.tokens.labels("completion").inc(event.completion_tokens)
+        elif isinstance(event, ProposalMade):
+            self.proposals.labels("made").inc()
+        elif isinstance(event, ProposalDecided):
+            self.proposals.labels(event.decision).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

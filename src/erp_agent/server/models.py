@@ -6,21 +6,23 @@ go through the model registry, so rate limits, retries, the usage ledger and bud
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from erp_agent.config import ModelSettings
-from erp_agent.errors import ConfigError
+from erp_agent.errors import ConfigError, ModelError
 from erp_agent.gateway.session import Session
-from erp_agent.models.base import ChatModel
+from erp_agent.models.base import ChatModel, Message
 
 if TYPE_CHECKING:
     from erp_agent.models.registry import ModelRegistry
 
 OFFLINE = "offline"
 TASK = "reasoning"
+PROBE_SECONDS = 20.0
 
 
 class ModelProvider(Protocol):
@@ -89,7 +91,9 @@ class ModelSwitch:
             "key_set": settings.api_key is not None or bool(settings.api_key_env),
         }
 
-    async def switch(self, choice: ModelChoice) -> None:
+    async def switch(self, choice: ModelChoice, *, probe: bool = True) -> None:
+        """Serve the next turns with ``choice``; with ``probe``, only once it has answered a
+        one-token call (ConfigError, naming what failed, otherwise: nothing changes)."""
         if choice.provider == OFFLINE:
             self.provider = OFFLINE
             return
@@ -109,7 +113,10 @@ class ModelSwitch:
             base_url=choice.base_url or None,
             api_key=key,
         )
-        await self.registry.configure(TASK, settings)
+        model = self.registry.build(settings)
+        if probe:
+            await _try(model, settings)
+        await self.registry.configure(TASK, settings, model)
         self.provider = settings.provider
 
     def _settings(self) -> ModelSettings:
@@ -123,3 +130,18 @@ class ModelSwitch:
             await self._registry.aclose()
         if self._local_model is not None:
             await self._local_model.aclose()
+
+
+async def _try(model: ChatModel, settings: ModelSettings) -> None:
+    """One call of one token; the model is closed if it fails."""
+    where = settings.base_url or f"the {settings.provider} default endpoint"
+    try:
+        async with asyncio.timeout(PROBE_SECONDS):
+            await model.complete([Message("user", "Reply with OK.")], max_tokens=1)
+    except (ModelError, TimeoutError, ConfigError) as exc:
+        await model.aclose()
+        reason = str(exc) if not isinstance(exc, TimeoutError) else "no answer in time"
+        raise ConfigError(
+            f"The model {settings.model} at {where} did not answer a test call ({reason}). "
+            "Nothing was changed: check the base URL, the model name and the key."
+        ) from exc

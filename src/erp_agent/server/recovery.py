@@ -24,9 +24,9 @@ async def session_of(
 ) -> Session | None:
     """The signed-in session with this id (or the user's newest), if it is still valid."""
     if session_id is not None:
-        row = await state.db.session_by_id(session_id)
+        row = await state.store.newest_web_session(session_id=session_id)
     else:
-        row = await state.db.newest_session_of(str(user))
+        row = await state.store.newest_web_session(user=str(user))
     if row is None or row.expires_at <= dt.datetime.now(dt.UTC):
         return None
     credential = state.vault.open(row.credential)

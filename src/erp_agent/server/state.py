@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from erp_agent.runtime import Runtime
-from erp_agent.server.db import ServerDB
 from erp_agent.server.metrics import Metrics
 from erp_agent.server.models import ModelProvider
 from erp_agent.server.security import Vault
 from erp_agent.server.throttle import SignInThrottle
+from erp_agent.store.base import Store
 
 
 class KnowledgeAdmin(Protocol):
@@ -27,13 +27,20 @@ class KnowledgeAdmin(Protocol):
 class ServerState:
     runtime: Runtime
     models: ModelProvider
-    db: ServerDB
     vault: Vault
     metrics: Metrics
     erp_ping: Callable[[], Awaitable[None]]
     throttle: SignInThrottle
     knowledge: KnowledgeAdmin | None = None
-    budgets: dict[str, int] = field(default_factory=dict)  # organisation → tokens per month
+    configured_read_only: bool = False  # ERP_AGENT_READ_ONLY: no admin can switch it off
     read_only: bool = False  # the tenant switch; applies to every session at once
+    # Admin settings as last applied here, and when they were last read (settings_store.sync).
+    applied: dict[str, Any] = field(default_factory=dict)
+    settings_read_at: float = float("-inf")
     # Turns keep running when a client disconnects; holding the task keeps it alive.
     running: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    @property
+    def store(self) -> Store:
+        """The one persistence layer: conversations, turns, web sessions, settings, the log."""
+        return self.runtime.store

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,9 +14,7 @@ from erp_agent.engine.events import Event, EventBus, TextDelta
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ErpAgentError, ErpAuthenticationError, ErpSessionExpired
 from erp_agent.gateway.session import Session
-from erp_agent.masking import mask_secrets
 from erp_agent.server.blocks import for_web
-from erp_agent.server.db import TurnLogRow
 from erp_agent.server.state import ServerState
 
 log = logging.getLogger(__name__)
@@ -43,32 +40,13 @@ async def run_and_record(
     conversation_id: str | None,
     bus: EventBus,
 ) -> TurnResponse:
-    """Run the turn and record it (metrics, turn log) even if the client has gone away."""
-    started = time.perf_counter()
+    """Run the turn to its end even if the client has gone away: the event stream's
+    subscribers (interaction log, usage, metrics) record it."""
     engine = state.runtime.engine(state.models(session))
     if conversation_id:
         # A turn of this conversation that a crash left running is finished first.
         await interrupted.recover_conversation(engine, session, conversation_id, bus)
-    response = await engine.run_turn(session, message, conversation_id=conversation_id, bus=bus)
-    seconds = time.perf_counter() - started
-    state.metrics.observe_turn(response, seconds)
-    await state.db.log_turn(
-        TurnLogRow(
-            turn_id=response.turn_id,
-            conversation_id=response.conversation_id,
-            user=session.user,
-            org=session.org,
-            message=mask_secrets(message)[:500],
-            model=response.model,
-            outcome=response.outcome,
-            prompt_tokens=response.usage.prompt_tokens,
-            cached_tokens=response.usage.cached_tokens,
-            completion_tokens=response.usage.completion_tokens,
-            tools=[str(c.get("name", "")) for c in response.tools_called],
-            latency_ms=round(seconds * 1000, 1),
-        )
-    )
-    return response
+    return await engine.run_turn(session, message, conversation_id=conversation_id, bus=bus)
 
 
 async def stream_turn(
@@ -91,7 +69,7 @@ async def stream_turn(
             break
         if isinstance(event, TextDelta):
             yield sse("delta", {"text": event.text})
-        else:
+        elif event.progress:
             yield sse("progress", event.as_dict())
     try:
         response = task.result()

@@ -11,9 +11,11 @@ from erp_agent.store.models import (
     AuditEvent,
     Conversation,
     Decision,
+    Interaction,
     Proposal,
     ProposalStatus,
     Turn,
+    WebSession,
 )
 
 SIGN_IN_FAILURES_KEPT = dt.timedelta(days=1)  # longer than any throttling window
@@ -83,6 +85,7 @@ class Store(ABC):
         tool: str | None = None,
         decision: Decision | None = None,
         since: dt.datetime | None = None,
+        turn_id: str | None = None,
         limit: int = 100,
     ) -> list[AuditEvent]: ...
 
@@ -129,3 +132,57 @@ class Store(ABC):
 
     @abstractmethod
     async def clear_sign_in_failures(self, key: str) -> None: ...
+
+    # signed-in web sessions
+    @abstractmethod
+    async def save_web_session(self, row: WebSession) -> None: ...
+
+    @abstractmethod
+    async def web_session(self, token_hash: str) -> WebSession | None: ...
+
+    @abstractmethod
+    async def newest_web_session(
+        self, *, session_id: str | None = None, user: str | None = None
+    ) -> WebSession | None:
+        """The newest web session with this gateway session id, or of this user."""
+
+    @abstractmethod
+    async def delete_web_session(self, token_hash: str) -> None: ...
+
+    @abstractmethod
+    async def purge_web_sessions(self, now: dt.datetime) -> None:
+        """Drop the sessions that expired before ``now``."""
+
+    # admin settings
+    @abstractmethod
+    async def admin_settings(self) -> dict[str, Any]:
+        """Every stored admin setting (key → JSON value)."""
+
+    @abstractmethod
+    async def set_admin_setting(self, key: str, value: Any) -> None: ...
+
+    # the interaction log and usage
+    @abstractmethod
+    async def log_interaction(self, row: Interaction) -> None:
+        """Record a finished turn once (a second record of the same turn is ignored)."""
+
+    @abstractmethod
+    async def interactions(
+        self,
+        *,
+        user: str | None = None,
+        org: str | None = None,
+        outcome: str | None = None,
+        since: dt.datetime | None = None,
+        limit: int = 100,
+    ) -> list[Interaction]:
+        """Newest first."""
+
+    @abstractmethod
+    async def usage_by_day(self, since: dt.datetime) -> list[dict[str, Any]]:
+        """Tokens and turns per organisation per UTC day: org, day, prompt, cached,
+        completion, turns."""
+
+    @abstractmethod
+    async def month_tokens(self, org: str, now: dt.datetime) -> int:
+        """Prompt + completion tokens ``org`` used in ``now``'s calendar month (UTC)."""

@@ -14,9 +14,11 @@ from erp_agent.store.models import (
     AuditEvent,
     Conversation,
     Decision,
+    Interaction,
     Proposal,
     ProposalStatus,
     Turn,
+    WebSession,
 )
 
 
@@ -28,6 +30,9 @@ class MemoryStore(Store):
         self._turns: dict[str, Turn] = {}
         self._states: dict[str, dict[str, Any]] = {}
         self._sign_in_failures: list[tuple[str, dt.datetime]] = []
+        self._web_sessions: dict[str, WebSession] = {}
+        self._settings: dict[str, Any] = {}
+        self._interactions: dict[str, Interaction] = {}
         self._lock = asyncio.Lock()
 
     async def migrate(self) -> None:
@@ -110,12 +115,14 @@ class MemoryStore(Store):
         tool: str | None = None,
         decision: Decision | None = None,
         since: dt.datetime | None = None,
+        turn_id: str | None = None,
         limit: int = 100,
     ) -> list[AuditEvent]:
         found = [
             e
             for e in self._events
             if (user is None or e.user == user)
+            and (turn_id is None or e.turn_id == turn_id)
             and (tool is None or e.tool == tool)
             and (decision is None or e.decision is decision)
             and (since is None or e.at >= since)
@@ -174,3 +181,88 @@ class MemoryStore(Store):
 
     async def clear_sign_in_failures(self, key: str) -> None:
         self._sign_in_failures = [(k, t) for k, t in self._sign_in_failures if k != key]
+
+    async def save_web_session(self, row: WebSession) -> None:
+        if row.token_hash in self._web_sessions:
+            raise StoreError("That web session exists already.")
+        self._web_sessions[row.token_hash] = copy.deepcopy(row)
+
+    async def web_session(self, token_hash: str) -> WebSession | None:
+        found = self._web_sessions.get(token_hash)
+        return copy.deepcopy(found) if found else None
+
+    async def newest_web_session(
+        self, *, session_id: str | None = None, user: str | None = None
+    ) -> WebSession | None:
+        found = [
+            w
+            for w in self._web_sessions.values()
+            if (session_id is None or w.session_id == session_id)
+            and (user is None or w.user == user)
+        ]
+        return copy.deepcopy(max(found, key=lambda w: w.expires_at)) if found else None
+
+    async def delete_web_session(self, token_hash: str) -> None:
+        self._web_sessions.pop(token_hash, None)
+
+    async def purge_web_sessions(self, now: dt.datetime) -> None:
+        self._web_sessions = {k: w for k, w in self._web_sessions.items() if w.expires_at >= now}
+
+    async def admin_settings(self) -> dict[str, Any]:
+        return copy.deepcopy(self._settings)
+
+    async def set_admin_setting(self, key: str, value: Any) -> None:
+        self._settings[key] = copy.deepcopy(value)
+
+    async def log_interaction(self, row: Interaction) -> None:
+        self._interactions.setdefault(row.turn_id, copy.deepcopy(row))
+
+    async def interactions(
+        self,
+        *,
+        user: str | None = None,
+        org: str | None = None,
+        outcome: str | None = None,
+        since: dt.datetime | None = None,
+        limit: int = 100,
+    ) -> list[Interaction]:
+        found = [
+            copy.deepcopy(i)
+            for i in self._interactions.values()
+            if (not user or i.user == user)
+            and (not org or i.org == org)
+            and (not outcome or i.outcome == outcome)
+            and (since is None or i.at >= since)
+        ]
+        return sorted(found, key=lambda i: i.at, reverse=True)[:limit]
+
+    async def usage_by_day(self, since: dt.datetime) -> list[dict[str, Any]]:
+        days: dict[tuple[str, str], dict[str, Any]] = {}
+        for i in sorted(self._interactions.values(), key=lambda i: i.at):
+            if i.at < since:
+                continue
+            key = (i.org, i.at.astimezone(dt.UTC).date().isoformat())
+            row = days.setdefault(
+                key,
+                {
+                    "org": key[0],
+                    "day": key[1],
+                    "prompt": 0,
+                    "cached": 0,
+                    "completion": 0,
+                    "turns": 0,
+                },
+            )
+            row["prompt"] += i.prompt_tokens
+            row["cached"] += i.cached_tokens
+            row["completion"] += i.completion_tokens
+            row["turns"] += 1
+        return sorted(days.values(), key=lambda r: (str(r["day"]), str(r["org"])))
+
+    async def month_tokens(self, org: str, now: dt.datetime) -> int:
+        now = now.astimezone(dt.UTC)
+        return sum(
+            i.prompt_tokens + i.completion_tokens
+            for i in self._interactions.values()
+            if i.org == org and (i.at.year, i.at.month) == (now.year, now.month)
+        )

@@ -96,6 +96,7 @@ class AuditEvent:
     proposal_id: str | None = None
     at: dt.datetime = field(default_factory=utcnow)
     id: int | None = None
+    turn_id: str | None = None  # the turn that made the call (None from the API or MCP)
 
 
 @dataclass
@@ -120,3 +121,41 @@ class Turn:
     state: dict[str, Any] = field(default_factory=dict)
     created_at: dt.datetime = field(default_factory=utcnow)
     updated_at: dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass
+class WebSession:
+    """A signed-in browser: the cookie's hash, the gateway session and the sealed credential."""
+
+    token_hash: str  # sha256 of the cookie: a leak of the table gives no cookie
+    session_id: str
+    user: str
+    org: str
+    roles: list[str]
+    allowed_tools: list[str]
+    csrf: str
+    credential: bytes  # Fernet token
+    created_at: dt.datetime
+    expires_at: dt.datetime
+
+
+@dataclass
+class Interaction:
+    """One finished turn as the interaction log and the usage figures see it.
+
+    Tokens are the provider's own counts summed over the turn's model calls (the offline
+    planner reports none), so monthly budgets are checked against what was really billed."""
+
+    turn_id: str
+    conversation_id: str
+    user: str
+    org: str
+    message: str
+    model: str
+    outcome: str  # answered | failed | refused | interrupted
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    tools: list[str] = field(default_factory=list)
+    latency_ms: float = 0.0
+    at: dt.datetime = field(default_factory=utcnow)

@@ -82,6 +82,7 @@ def event_values(event: AuditEvent) -> Values:
         "latency_ms": event.latency_ms,
         "proposal_id": event.proposal_id,
         "at": event.at,
+        "turn_id": event.turn_id,
     }
     if event.id is not None:
         values["id"] = event.id
@@ -101,6 +102,7 @@ def event_from_row(row: RowMapping) -> AuditEvent:
         latency_ms=row["latency_ms"],
         proposal_id=row["proposal_id"],
         at=row["at"],
+        turn_id=row["turn_id"],
     )
 
 

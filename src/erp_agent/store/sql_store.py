@@ -34,6 +34,7 @@ from erp_agent.store.models import (
     utcnow,
 )
 from erp_agent.store.sql_errors import store_error
+from erp_agent.store.sql_server_tables import ServerTables
 from erp_agent.store.sqlite_setup import WRITE_OPTION, configure_sqlite, sqlite_directory
 from erp_agent.store.tables import (
     audit_events,
@@ -68,10 +69,13 @@ def _parse_url(url: str) -> URL:
     if parsed.drivername == "sqlite":
         # aiosqlite is the one async SQLite driver, so a plain sqlite:// URL can only mean it.
         parsed = parsed.set(drivername="sqlite+aiosqlite")
+    elif parsed.drivername in ("postgres", "postgresql"):
+        # psycopg 3 (installed) speaks async; a plain postgresql:// URL means it.
+        parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed
 
 
-class SQLStore(Store):
+class SQLStore(ServerTables, Store):
     """The store in a SQL database reached through an async SQLAlchemy engine.
 
     ``lock_timeout`` (SQLite only) is how long a write waits for another writer's lock before
@@ -86,6 +90,13 @@ class SQLStore(Store):
                 parsed,
                 json_serializer=_json_dumps,
                 connect_args={"timeout": lock_timeout} if is_sqlite else {},
+                # A server database: connections checked before use, so a restart of the
+                # database costs a reconnect rather than a failed turn.
+                **(
+                    {}
+                    if is_sqlite
+                    else {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 20}
+                ),
             )
         except (sa_exc.ArgumentError, sa_exc.InvalidRequestError, ImportError) as error:
             raise ConfigError(
@@ -254,10 +265,13 @@ class SQLStore(Store):
         tool: str | None = None,
         decision: Decision | None = None,
         since: dt.datetime | None = None,
+        turn_id: str | None = None,
         limit: int = 100,
     ) -> list[AuditEvent]:
         """Newest first; ``since`` is inclusive."""
         query = select(audit_events)
+        if turn_id is not None:
+            query = query.where(audit_events.c.turn_id == turn_id)
         if user is not None:
             query = query.where(audit_events.c.user == user)
         if tool is not None:

@@ -13,6 +13,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -106,6 +107,8 @@ audit_events = Table(
     # No foreign key: refusals name proposal ids that may not exist.
     Column("proposal_id", String, nullable=True),
     Column("at", UTCDateTime, nullable=False, index=True),
+    # The interaction log joins a turn's gateway decisions by this, not by a time window.
+    Column("turn_id", String, nullable=True, index=True),
 )
 
 # What a conversation is about (last query, its result, documents, a pending question): one
@@ -149,4 +152,51 @@ sign_in_failures = Table(
     Column("key", String, nullable=False),
     Column("at", UTCDateTime, nullable=False, index=True),
     Index(None, "key", "at"),
+)
+
+# Signed-in browsers: every web worker reads the same rows, so a cookie works on any of them.
+web_sessions = Table(
+    "web_sessions",
+    metadata,
+    Column("token_hash", String, primary_key=True),
+    Column("session_id", String, nullable=False, index=True),
+    Column("user", String, nullable=False, index=True),
+    Column("org", String, nullable=False),
+    Column("roles", JSON, nullable=False),
+    Column("allowed_tools", JSON, nullable=False),
+    Column("csrf", String, nullable=False),
+    Column("credential", LargeBinary, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False, index=True),
+)
+
+# What an administrator changed at run time (model, policy, read-only, budgets): one JSON
+# value per key, read by every worker.
+admin_settings = Table(
+    "admin_settings",
+    metadata,
+    Column("key", String, primary_key=True),
+    Column("value", JSON, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# The interaction log: one row per finished turn, with its true outcome and its token usage
+# (the figures budgets and the usage chart are computed from).
+interactions = Table(
+    "interactions",
+    metadata,
+    Column("turn_id", String, primary_key=True),
+    Column("conversation_id", String, nullable=False),
+    Column("user", String, nullable=False, index=True),
+    Column("org", String, nullable=False),
+    Column("at", UTCDateTime, nullable=False, index=True),
+    Column("message", Text, nullable=False),
+    Column("model", String, nullable=False),
+    Column("outcome", String, nullable=False),
+    Column("prompt_tokens", Integer, nullable=False),
+    Column("cached_tokens", Integer, nullable=False),
+    Column("completion_tokens", Integer, nullable=False),
+    Column("tools", JSON, nullable=False),
+    Column("latency_ms", Double, nullable=False),
+    Index(None, "org", "at"),
 )

@@ -9,7 +9,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request
 
 from erp_agent.gateway.session import Session
-from erp_agent.server.db import WebSession
+from erp_agent.server import settings_store
 from erp_agent.server.security import (
     CSRF_COOKIE,
     CSRF_HEADER,
@@ -20,6 +20,7 @@ from erp_agent.server.security import (
     token_hash,
 )
 from erp_agent.server.state import ServerState
+from erp_agent.store.models import WebSession
 
 ADMIN_ROLE = "System Manager"
 
@@ -47,8 +48,9 @@ async def _load(request: Request, state: ServerState) -> Signed | None:
         found: Signed | None = request.state.signed
         return found
     signed = None
+    await settings_store.sync(state)  # an administrator's change on another worker applies here
     token = request.cookies.get(SESSION_COOKIE)
-    row = await state.db.get_session(token_hash(token)) if token else None
+    row = await state.store.web_session(token_hash(token)) if token else None
     if row is not None and row.expires_at > dt.datetime.now(dt.UTC):
         credential = state.vault.open(row.credential)
         if credential is not None:

@@ -37,6 +37,8 @@ async def put_model(choice: ModelChoice, _: Admin, state: State) -> dict[str, An
             409, "This server was started with a fixed model; it cannot be switched."
         )
     try:
+        # Tried with a one-token call first: a dead URL or a wrong key is refused here, not
+        # discovered by every user's next turn.
         await state.models.switch(choice)
     except ConfigError as exc:
         raise HTTPException(422, str(exc)) from exc
@@ -67,7 +69,7 @@ async def put_policy(body: PolicyText, _: Admin, state: State) -> dict[str, Any]
     except ConfigError as exc:
         raise HTTPException(422, str(exc)) from exc
     state.runtime.policy = policy
-    await state.db.set_setting("policy", policy.to_dict())
+    await settings_store.save(state, "policy", policy.to_dict())
     return await get_policy(_, state)
 
 
@@ -85,8 +87,8 @@ async def get_tenant(_: Admin, state: State) -> dict[str, bool]:
 
 @router.put("/tenant", summary="Switch read-only on or off (every session, at once)")
 async def put_tenant(body: Tenant, _: Admin, state: State) -> dict[str, bool]:
-    state.read_only = body.read_only
-    await state.db.set_setting("read_only", body.read_only)
+    state.read_only = state.configured_read_only or body.read_only
+    await settings_store.save(state, "read_only", body.read_only)
     return {"read_only": state.read_only}
 
 
@@ -101,15 +103,15 @@ class Budget(BaseModel):
 
 
 async def _budgets(state: State) -> dict[str, Any]:
-    now = dt.datetime.now(dt.UTC)
-    orgs = sorted({*state.budgets, "default"})
+    budgets = state.runtime.budgets
+    orgs = sorted({*budgets.limits, "default"})
     return {
-        "default": state.runtime.settings.monthly_token_budget,
+        "default": budgets.default,
         "orgs": [
             {
                 "org": org,
-                "tokens": state.budgets.get(org),
-                "used_this_month": await state.db.month_tokens(org, now),
+                "tokens": budgets.limits.get(org),
+                "used_this_month": await budgets.used(org),
             }
             for org in orgs
         ],
@@ -123,18 +125,20 @@ async def get_budgets(_: Admin, state: State) -> dict[str, Any]:
 
 @router.put("/budgets", summary="Set or remove an organisation's monthly token budget")
 async def put_budget(body: Budget, _: Admin, state: State) -> dict[str, Any]:
+    limits = dict(state.runtime.budgets.limits)
     if body.tokens is None:
-        state.budgets.pop(body.org, None)
+        limits.pop(body.org, None)
     else:
-        state.budgets[body.org] = body.tokens
-    await state.db.set_setting("budgets", state.budgets)
+        limits[body.org] = body.tokens
+    state.runtime.budgets.limits = limits
+    await settings_store.save(state, "budgets", limits)
     return await _budgets(state)
 
 
-@router.get("/usage", summary="Tokens and turns per organisation per day (from the turn log)")
+@router.get("/usage", summary="Tokens and turns per organisation per day (interaction log)")
 async def usage(_: Admin, state: State, days: int = Query(30, ge=1, le=366)) -> dict[str, Any]:
     since = dt.datetime.now(dt.UTC) - dt.timedelta(days=days)
-    return {"source": "turn_log", "days": days, "rows": await state.db.usage_by_day(since)}
+    return {"source": "interactions", "days": days, "rows": await state.store.usage_by_day(since)}
 
 
 # ------------------------------------------------------------------ interaction log
@@ -151,9 +155,11 @@ async def turn_log(
     since: dt.datetime | None = None,
     limit: int = Query(100, ge=1, le=1000),
 ) -> list[dict[str, Any]]:
-    rows = await state.db.turns(
-        user=user, org=org, tool=tool, outcome=outcome, since=since, limit=limit
+    rows = await state.store.interactions(
+        user=user, org=org, outcome=outcome, since=since, limit=limit * 5 if tool else limit
     )
+    if tool:  # tools is a JSON list: filtered here, so the query stays dialect-neutral
+        rows = [r for r in rows if tool in r.tools][:limit]
     return [{**r.__dict__, "at": r.at.isoformat()} for r in rows]
 
 
@@ -165,17 +171,20 @@ async def turn_detail(turn_id: str, _: Admin, state: State) -> dict[str, Any]:
         raise HTTPException(404, f"No turn {turn_id}.")
     conversation = await store.get_conversation(turn.conversation_id)
     user = conversation.user if conversation else None
-    events = await store.events(user=user, since=turn.created_at, limit=200)
+    logged = await store.interactions(user=user, since=turn.created_at, limit=1000)
+    row = next((r for r in logged if r.turn_id == turn.id), None)
+    events = await store.events(turn_id=turn.id, limit=1000)
     return {
         "id": turn.id,
         "conversation_id": turn.conversation_id,
         "user": user,
         "message": turn.user_message,
         "status": turn.status,
+        "outcome": row.outcome if row else None,
         "log": turn.state.get("log"),
         "response": turn.state.get("response"),
         "feedback": turn.state.get("feedback"),
-        "events": [_event(e) for e in events if e.at <= turn.updated_at],
+        "events": [_event(e) for e in reversed(events)],
     }
 
 
@@ -204,6 +213,7 @@ def _event(event: Any) -> dict[str, Any]:
         "reason": event.reason,
         "latency_ms": event.latency_ms,
         "proposal_id": event.proposal_id,
+        "turn_id": event.turn_id,
     }
 
 

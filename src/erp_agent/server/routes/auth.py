@@ -93,8 +93,10 @@ async def sign_in(
     session.read_only = state.read_only
     token, csrf_token = new_token(), new_token()
     now = dt.datetime.now(dt.UTC)
-    await state.db.purge_expired(now)
-    await state.db.save_session(web_session_row(session, token, csrf_token, state.vault, now))
+    await state.store.purge_web_sessions(now)
+    await state.store.save_web_session(
+        web_session_row(session, token, csrf_token, state.vault, now)
+    )
     # Confirms of this user that a crash interrupted, whose own session has ended since.
     with contextlib.suppress(ErpAgentError):  # never a reason to refuse the sign-in
         await settle_proposals(state, session)
@@ -115,7 +117,7 @@ async def sign_in(
 async def sign_out(
     request: Request, response: Response, state: State, user: User
 ) -> dict[str, bool]:
-    await state.db.delete_session(user.row.token_hash)
+    await state.store.delete_web_session(user.row.token_hash)
     response.delete_cookie(SESSION_COOKIE, path="/")
     return {"signed_out": True}
 

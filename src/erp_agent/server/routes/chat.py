@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
+from erp_agent.errors import TokenBudgetExceeded
 from erp_agent.server.routes._deps import State, User
 from erp_agent.server.state import ServerState
 from erp_agent.server.streaming import stream_turn
@@ -20,23 +19,16 @@ class ChatRequest(BaseModel):
     conversation_id: str | None = None
 
 
-def budget_for(state: ServerState, org: str) -> int | None:
-    if org in state.budgets:
-        return state.budgets[org]
-    return state.runtime.settings.monthly_token_budget
-
-
 async def check_budget(state: ServerState, org: str) -> None:
-    budget = budget_for(state, org)
-    if budget is None:
-        return
-    used = await state.db.month_tokens(org, dt.datetime.now(dt.UTC))
-    if used >= budget:
+    """The organisation's monthly budget (the same check every model call makes)."""
+    try:
+        await state.runtime.budgets.check(org)
+    except TokenBudgetExceeded as exc:
         raise HTTPException(
             429,
-            f"Your organisation has used its {budget:,} tokens for this month. "
+            f"Your organisation has used its {exc.budget:,} tokens for this month. "
             "An administrator can raise the budget in the admin console.",
-        )
+        ) from exc
 
 
 @router.post(

@@ -1,0 +1,41 @@
+"""A fresh PostgreSQL database per test (dropped after), on the server ERP_AGENT_TEST_PG names.
+
+The role needs CREATEDB (`.ci/run` grants it). A missing server FAILS the test: a `postgres`
+test that skips would prove nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from retrieval_fixtures import PG_DSN
+from sqlalchemy.engine import make_url
+
+
+def _admin() -> object:
+    import psycopg
+
+    try:
+        return psycopg.connect(PG_DSN, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        pytest.fail(
+            f"PostgreSQL is not reachable at {PG_DSN} ({exc}). Run .ci/pgvector.sh as root, or "
+            "point ERP_AGENT_TEST_PG at a server whose role may create databases."
+        )
+
+
+@contextmanager
+def pg_database(prefix: str = "erp_t") -> Iterator[str]:
+    """Yield a SQLAlchemy URL (``postgresql+psycopg://…``) of a new, empty database."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = _admin()
+    admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[attr-defined]
+    try:
+        url = make_url(PG_DSN).set(drivername="postgresql+psycopg", database=name)
+        yield url.render_as_string(hide_password=False)
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[attr-defined]
+        admin.close()  # type: ignore[attr-defined]
