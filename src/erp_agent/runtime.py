@@ -34,6 +34,7 @@ from erp_agent.results.links import LinkBuilder
 from erp_agent.results.shaping import ResultShaper
 from erp_agent.results.sql import SQLResultStore
 from erp_agent.results.store import MemoryResultStore, ResultStore
+from erp_agent.retrieval.backfill import Progress
 from erp_agent.retrieval.knowledge import KnowledgeBase
 from erp_agent.retrieval.retriever import Retriever
 from erp_agent.retrieval.settings import make_retriever
@@ -107,6 +108,8 @@ class Runtime:
     retriever: Retriever
     knowledge: KnowledgeBase
     budgets: Budgets
+    # What the record sync and the background embedding are doing (the admin console shows it).
+    index_progress: Progress = field(default_factory=Progress)
     # Subscribers of every turn's events (engine/events.py); channels and the server add theirs.
     listeners: list[Listener] = field(default_factory=list)
     async_listeners: list[AsyncListener] = field(default_factory=list)

@@ -213,3 +213,46 @@ async def test_workflow_describe_shows_what_this_user_can_do_now(
     clerk = await context(erp, catalog, "sales@demo.local")
     general = await search(tool, clerk, entity="sales_invoice")
     assert general["workflow"] is None
+
+
+async def test_one_erp_call_per_search_once_the_scope_is_known(
+    erp: ERPNextConnector, catalog: Catalog, retriever: Retriever, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tool,) = records.tools(retriever, catalog)
+    ctx = await context(erp, catalog, "kisumu.manager@demo.local")
+    calls: list[str] = []
+    real = erp.list
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[1])
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(erp, "list", counted)
+    first = await search(tool, ctx, query="overdue invoices", entity="sales_invoice")
+    assert first["cards"]
+    assert sorted(calls) == ["branch", "company", "sales_invoice"]  # scope asked once
+    calls.clear()
+    again = await search(tool, ctx, query="unpaid invoices Kisumu", entity="sales_invoice")
+    assert again["cards"]
+    assert calls == ["sales_invoice"]  # the re-check as the user, and nothing else
+    assert all("(Kisumu)" in c["card"] for c in again["cards"])
+
+
+async def test_search_says_how_many_cards_are_keyword_only(
+    erp: ERPNextConnector, catalog: Catalog, retriever: Retriever
+) -> None:
+    from erp_agent.retrieval.backfill import Backfill
+    from erp_agent.retrieval.documents import Document
+
+    (tool,) = records.tools(retriever, catalog)
+    ctx = await context(erp, catalog, "admin@demo.local")
+    key = sorted(retriever.index.keys("default", parent="customer"))[0]
+    doc = retriever.index.fetch("default", [key])[0]
+    retriever.index.upsert([Document(**{**doc.__dict__, "text": doc.text + " Re-rated."})])
+    try:
+        result = await search(tool, ctx, query=f"customer {doc.record_id}", entity="customer")
+        assert "Keyword-only for 1 cards still being embedded." in result["note"]
+        assert doc.record_id in [c["id"] for c in result["cards"]]  # found by keyword
+    finally:
+        Backfill(retriever.index, default_embedder()).run()
+    assert "note" not in await search(tool, ctx, query=f"customer {doc.record_id}")

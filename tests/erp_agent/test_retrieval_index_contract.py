@@ -195,3 +195,77 @@ def test_unknown_identifier_is_not_or_ed_into_its_series(index: Index) -> None:
     assert {d.text.split(" to ")[1][:12] for d in index.fetch("acme", [k for k, _ in hits])} == {
         "Gulf Traders"
     }
+
+
+def _bare(doc: Document, **changes: object) -> Document:
+    """The document as the sync writes it: no vector yet."""
+    return Document(**{**doc.__dict__, "embedding": None, **changes})
+
+
+def test_keyword_only_documents_are_found_and_embedded_later(
+    index: Index, corpus: list[Document]
+) -> None:
+    fresh = [
+        _bare(d, key=f"{d.key}-late", record_id=f"LATE-2026-{i:05d}", text=f"{d.text} Late.")
+        for i, d in enumerate(corpus[:30])
+    ]
+    index.upsert(fresh)
+    assert index.pending_count("acme") == 30
+    assert index.pending_count("other") == 0
+    # Searchable by keyword at once, and by exact id, before any vector exists.
+    assert search(index, "LATE-2026-00007", Scope("acme"))[0] == fresh[7].key
+    assert fresh[3].key in [k for k, _ in index.keyword("late Gulf Traders", Scope("acme"), 60)]
+    waiting = index.pending("acme", 20)
+    rest = index.pending("acme", 20, after=waiting[-1].key)
+    assert len(waiting) == 20
+    assert len(rest) == 10
+    assert {p.key for p in waiting + rest} == {d.key for d in fresh}
+    assert all(p.text == d.text for p in waiting for d in fresh if d.key == p.key)
+    vectors = default_embedder().embed([p.text for p in waiting + rest])
+    # A card rewritten after it was read for embedding keeps waiting for its new text.
+    index.upsert([_bare(fresh[0], text=fresh[0].text + " Rewritten.")])
+    stored = index.store_vectors("acme", list(zip(waiting + rest, vectors, strict=True)))
+    assert stored == 29
+    assert index.pending_count("acme") == 1
+    assert [p.key for p in index.pending("acme", 10)] == [fresh[0].key]
+    vector = default_embedder().embed_one(fresh[5].text)
+    assert fresh[5].key in [k for k, _ in index.dense(vector, Scope("acme"), 5)]
+
+
+def test_an_unchanged_document_keeps_its_vector(index: Index, corpus: list[Document]) -> None:
+    doc = corpus[2]
+    index.upsert([_bare(doc)])  # same checksum: nothing written, the vector stays
+    assert index.pending_count("acme") == 0
+    moved = _bare(doc, branch="Nairobi" if doc.branch != "Nairobi" else "Kisumu")
+    index.upsert([moved])  # a new branch, the same text: the vector stays, the scope moves
+    assert index.pending_count("acme") == 0
+    vector = doc.embedding
+    assert vector is not None
+    inside = Scope("acme", branches=frozenset({moved.branch or ""}))
+    assert doc.key in [k for k, _ in index.dense(vector, inside, 3)]
+    outside = Scope("acme", branches=frozenset({doc.branch or ""}))
+    assert doc.key not in [k for k, _ in index.dense(vector, outside, 60)]
+    index.upsert([_bare(doc, text=doc.text + " Amended.")])  # new text: keyword-only again
+    assert index.pending_count("acme") == 1
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "invoice " * 1250,  # 10,000 characters
+        "the of and to in is it",  # only stop words
+        "?!.,;:()[]{}<>\"'*^-+/\\|~`@#$%&=",  # only punctuation
+        "ACC-SINV-2062-00123",  # an id with a typo
+        'NEAR(invoice gulf) OR "unbalanced AND -x*',  # query syntax of the engines
+    ],
+)
+def test_bad_queries_are_fast_and_never_fail(index: Index, query: str) -> None:
+    import time
+
+    vector = default_embedder().embed_one(query)
+    for scope in (Scope("acme"), Scope("acme", branches=frozenset()), Scope("nobody")):
+        started = time.perf_counter()
+        hits = index.search(query, vector, scope)
+        assert time.perf_counter() - started < 1.0
+        if scope.tenant == "nobody" or scope.branches == frozenset():
+            assert all(h.doc.branch is None for h in hits)

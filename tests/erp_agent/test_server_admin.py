@@ -292,3 +292,32 @@ async def test_admin_settings_survive_a_restart(
     await first.switch.aclose()
     await second.switch.aclose()
     await runtime.aclose()
+
+
+async def test_index_panel_shows_cards_waiting_for_embeddings(
+    admin: httpx.AsyncClient, harness: Harness
+) -> None:
+    from erp_agent.retrieval.backfill import Backfill
+    from erp_agent.retrieval.documents import Document, Kind
+
+    runtime = harness.runtime
+    index, embedder = runtime.retriever.index, runtime.retriever.embedder
+    assert embedder is not None
+    before = (await admin.get("/api/admin/index")).json()
+    cards = [
+        Document(key=f"lead:L-{i}", kind=Kind.RECORD, tenant="default", title=f"Lead L-{i}",
+                 text=f"Lead L-{i} from the admin console test.", entity="lead", parent="lead")
+        for i in range(3)
+    ]  # fmt: skip
+    index.upsert(cards)
+    status = (await admin.get("/api/admin/index")).json()
+    assert status["available"] is True
+    assert status["documents"] == before["documents"] + 3
+    assert status["keyword_only"] == before["keyword_only"] + 3
+    Backfill(index, embedder, progress=runtime.index_progress).run()
+    status = (await admin.get("/api/admin/index")).json()
+    assert status["keyword_only"] == 0
+    job = status["jobs"]["embedding"]
+    assert job["done"] == job["total"] == before["keyword_only"] + 3
+    assert job["running"] is False
+    assert job["rate"] > 0

@@ -217,3 +217,33 @@ async def test_periodic_sync_task_picks_up_changes(
     finally:
         stop.set()
         await asyncio.wait_for(task, 10)
+
+
+async def test_search_works_before_embeddings_and_unchanged_records_cost_nothing(
+    erp: ERPNextConnector, admin: Credential, catalog: Catalog, tmp_path: Path
+) -> None:
+    from erp_agent.retrieval.backfill import Progress
+    from erp_agent.retrieval.documents import Scope
+
+    index = SQLiteIndex(tmp_path / "i.sqlite")
+    embedder = CountingEmbedder(fast=True)
+    status = Progress()
+    sync = make_sync(erp, catalog, index, admin, embedder=embedder, status=status)
+    await sync.sync(ENTITIES, embed=False)
+    cards = index.count("default")
+    assert cards > 100
+    assert embedder.texts == 0
+    assert index.pending_count("default") == cards
+    invoice = sorted(index.keys("default", parent="sales_invoice"))[3].split(":", 1)[1]
+    hits = index.search(invoice, None, Scope("default"))
+    assert hits[0].doc.record_id == invoice  # keyword-ready: found before any vector exists
+    assert status.phases["sync"].done == len(ENTITIES)
+
+    assert await sync.backfill() == cards
+    assert embedder.texts == cards
+    assert index.pending_count("default") == 0
+    assert status.phases["embedding"].done == cards
+    # Nothing changed in the ERP: a full re-read embeds nothing and writes nothing.
+    await sync.sync(ENTITIES, full=True)
+    assert embedder.texts == cards
+    assert index.pending_count("default") == 0

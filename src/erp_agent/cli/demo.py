@@ -22,6 +22,7 @@ from erp_agent.errors import ErpAgentError
 
 if TYPE_CHECKING:
     from erp_agent.config import Settings
+    from erp_agent.retrieval.backfill import Progress
     from erp_agent.retrieval.retriever import Retriever
     from erp_agent.runtime import Runtime
     from erp_agent.server.knowledge import IndexedKnowledge
@@ -130,7 +131,7 @@ async def _serve(
             await asyncio.sleep(0.05)
         _announce(host, port, erp_url, switch.describe()["model"], time.monotonic() - started)
         if knowledge is not None and retriever is not None:
-            background = asyncio.create_task(_index(settings, knowledge, retriever))
+            background = asyncio.create_task(_index(settings, knowledge, retriever, runtime))
         elif index:
             console.print("[dim]Indexing skipped: the retrieval index is not available.[/]")
         await serving
@@ -165,7 +166,9 @@ def _knowledge(runtime: Runtime, settings: Settings) -> tuple[IndexedKnowledge, 
     ), runtime.retriever
 
 
-async def _index(settings: Settings, knowledge: IndexedKnowledge, retriever: Retriever) -> None:
+async def _index(
+    settings: Settings, knowledge: IndexedKnowledge, retriever: Retriever, runtime: Runtime
+) -> None:
     """Knowledge first (small), then the ERP's records as fact cards — in a worker thread with
     its own event loop and connector, because embedding is CPU-bound and would stall requests."""
     try:
@@ -174,18 +177,26 @@ async def _index(settings: Settings, knowledge: IndexedKnowledge, retriever: Ret
             f"[dim]Knowledge indexed: {len(report['indexed'])} new, "
             f"{report['unchanged']} unchanged.[/]"
         )
-        entities = await asyncio.to_thread(asyncio.run, _sync_records(settings, retriever))
-        console.print(f"[dim]Records indexed: {entities} entities.[/]")
+        progress = runtime.index_progress
+        entities = await asyncio.to_thread(
+            asyncio.run, _sync_records(settings, retriever, progress)
+        )
+        waiting = await asyncio.to_thread(retriever.keyword_only, "default")
+        console.print(
+            f"[dim]Records searchable: {entities} entities; {waiting:,} cards are being embedded "
+            "in the background.[/]"
+        )
         # In-process scheduling (the embedded default): delta syncs from the watermarks.
         interval = settings.retrieval.sync_interval
         while True:
             await asyncio.sleep(interval)
-            await asyncio.to_thread(asyncio.run, _sync_records(settings, retriever))
+            await asyncio.to_thread(asyncio.run, _sync_records(settings, retriever, progress))
     except ErpAgentError as exc:
         console.print(f"[yellow]Background indexing stopped:[/] {exc}")
 
 
-async def _sync_records(settings: Settings, retriever: Retriever) -> int:
+async def _sync_records(settings: Settings, retriever: Retriever, progress: Progress) -> int:
+    """Keyword-ready sync; the server's background job adds the vectors."""
     from erp_agent.catalog import load_catalog
     from erp_agent.cli._common import connector_from
     from erp_agent.retrieval.sync import RecordSync
@@ -194,8 +205,9 @@ async def _sync_records(settings: Settings, retriever: Retriever) -> int:
     try:
         credential = await connector.login(INDEX_AS, DEMO_PASSWORD)
         sync = RecordSync(
-            connector, load_catalog(), retriever.index, retriever.embedder, credential
-        )
-        return len((await sync.sync()).entities)
+            connector, load_catalog(), retriever.index, retriever.embedder, credential,
+            status=progress,
+        )  # fmt: skip
+        return len((await sync.sync(embed=False)).entities)
     finally:
         await connector.aclose()

@@ -1,6 +1,8 @@
 """`erp-agent sync`: bring the records index up to date with the ERP (delta on `modified`).
 
-Register with ``app.command(name="sync")(sync.sync)``.
+Cards are written keyword-only, so search works the moment this returns; their vectors are added
+by the server in the background (`erp-agent serve`, `erp-agent demo`), or right here with
+``--embed``. Register with ``app.command(name="sync")(sync.sync)``.
 """
 
 from __future__ import annotations
@@ -8,14 +10,44 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 from erp_agent.catalog import load_catalog
 from erp_agent.cli._common import console, err_console, load_settings, run_async
 from erp_agent.connectors.base import Connector
+from erp_agent.connectors.credentials import Credential
+from erp_agent.errors import ErpAgentError
+from erp_agent.retrieval.backfill import Backfill, Phase
+from erp_agent.retrieval.backfill import Progress as JobProgress
 from erp_agent.retrieval.settings import make_retriever
-from erp_agent.retrieval.sync import RecordSync, SyncReport, syncable
+from erp_agent.retrieval.sync import RecordSync, SyncReport, syncable, watermark_name
+
+
+class RateColumn(ProgressColumn):
+    """Items per second (cards, records) of a task."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:,.0f}/s" if speed else "", style="cyan")
+
+
+def _bar() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), RateColumn(),
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console,
+    )  # fmt: skip
 
 
 def sync(
@@ -24,6 +56,13 @@ def sync(
     ] = None,
     full: Annotated[
         bool, typer.Option("--full", help="Re-read everything and drop cards of vanished records.")
+    ] = False,
+    embed: Annotated[
+        bool,
+        typer.Option(
+            "--embed/--no-embed",
+            help="Also embed the new cards now, instead of leaving it to the server.",
+        ),
     ] = False,
 ) -> None:
     """Sync ERP records into the search index as fact cards, as the service user
@@ -47,30 +86,31 @@ def sync(
 
     async def work(connector: Connector) -> SyncReport:
         cred = await connector.login(rsettings.sync_user or "", password)
+        tenant = rsettings.index_tenant
         runner = RecordSync(
-            connector, catalog, retriever.index, retriever.embedder, cred,
-            tenant=rsettings.index_tenant,
+            connector, catalog, retriever.index, retriever.embedder, cred, tenant=tenant,
         )  # fmt: skip
         report = SyncReport()
-        columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
-        with Progress(*columns, console=console) as bar:
-            overall = bar.add_task("entities", total=len(entities))
+        with _bar() as bar:
             for name in entities:
-                task = bar.add_task(f"{name}: 0 changes", total=None)
-                seen = 0
+                # The size of a first (or full) read is known up front: a bar with an ETA.
+                first = full or retriever.index.state(tenant, watermark_name(name)) is None
+                total = await _count(connector, cred, name) if first else None
+                task = bar.add_task(name, total=total)
 
-                def step(entity_name: str, handled: int, task: TaskID = task) -> None:
-                    nonlocal seen
-                    seen += handled
-                    bar.update(task, description=f"{entity_name}: {seen} changes")
+                def step(_: str, handled: int, task: TaskID = task) -> None:
+                    bar.advance(task, handled)
 
                 report.entities.append(await runner.sync_entity(name, full=full, progress=step))
-                bar.update(task, completed=1, total=1)
-                bar.update(overall, advance=1)
+                done = bar.tasks[task].completed
+                bar.update(task, total=max(done, 1) if total is None else max(total, done))
+        if embed and retriever.embedder is not None:
+            await _embed_now(Backfill(retriever.index, retriever.embedder, tenant=tenant))
         return report
 
     try:
         report = run_async(settings, work)
+        waiting = retriever.keyword_only(rsettings.index_tenant)
     finally:
         retriever.index.close()
     table = Table("entity", "upserted", "removed", "watermark", title="Sync summary")
@@ -82,3 +122,33 @@ def sync(
         f"{report.upserted} cards upserted, {report.deleted} removed, "
         f"{sum(1 for e in report.entities if not e.upserted and not e.deleted)} entities unchanged."
     )
+    if waiting:
+        console.print(
+            f"Search is ready; keyword-only for {waiting:,} cards until they are embedded: the "
+            "server (`erp-agent serve`) embeds them in the background, or run "
+            "`erp-agent sync --embed`."
+        )
+
+
+async def _count(connector: Connector, cred: Credential, entity: str) -> int | None:
+    try:
+        return await connector.count(cred, entity)
+    except ErpAgentError:
+        return None  # no total: the bar still counts, without an ETA
+
+
+async def _embed_now(job: Backfill) -> None:
+    """Embed every pending card with a progress bar (rate, time left)."""
+    import asyncio
+
+    with _bar() as bar:
+        task: TaskID | None = None
+
+        def show(phase: Phase) -> None:
+            nonlocal task
+            if task is None:
+                task = bar.add_task("embedding", total=phase.total)
+            bar.update(task, completed=phase.done)
+
+        job.progress = JobProgress(listeners=[show])
+        await asyncio.to_thread(job.run)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -27,8 +28,18 @@ def id_terms(doc: Document) -> str:
     return " ".join(identifier_tokens(f"{doc.record_id or ''} {doc.title} {doc.text}"))
 
 
+def checksum(values: Mapping[str, Any]) -> str:
+    """What decides whether a stored row must be rewritten: every column but the record's
+    ``modified`` stamp (a save that changes nothing shown costs no write and no embedding)."""
+    meta = json.loads(values["metadata"])
+    meta.pop("modified", None)
+    shown = {k: v for k, v in values.items() if k not in ("metadata", "checksum")}
+    data = json.dumps([shown, meta], sort_keys=True, default=str)
+    return hashlib.sha1(data.encode()).hexdigest()
+
+
 def row_values(doc: Document) -> dict[str, Any]:
-    return {
+    values = {
         "key": doc.key,
         "kind": str(doc.kind),
         "tenant": doc.tenant,
@@ -46,6 +57,8 @@ def row_values(doc: Document) -> dict[str, Any]:
         "ident": ident(doc),
         "ids": id_terms(doc),
     }
+    values["checksum"] = checksum(values)
+    return values
 
 
 def to_document(row: Mapping[str, Any]) -> Document:

@@ -39,6 +39,12 @@ class Document:
     metadata: dict[str, Any] = field(default_factory=dict)
     embedding: Vectors | None = field(default=None, repr=False, compare=False)
 
+    @property
+    def embedding_text(self) -> str:
+        """What this document's vector is computed from: a card's text, a passage's heading
+        and text (both backends express the same rule in SQL for deferred embedding)."""
+        return self.text if self.kind is Kind.RECORD else f"{self.title}\n{self.text}"
+
     def embedded(self, vector: Vectors) -> Document:
         return replace(self, embedding=np.asarray(vector, dtype=np.float32))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from erp_agent.retrieval.documents import Batch, Document, Hit, Scope
 from erp_agent.retrieval.embeddings import Vectors
@@ -15,6 +16,13 @@ from erp_agent.retrieval.hybrid import LEG_K, RRF_K, fuse
 from erp_agent.retrieval.text import identifier_tokens
 
 Ranked = list[tuple[str, float]]  # (key, leg score), best first
+
+
+class Pending(NamedTuple):
+    """A stored document still without a vector, and the text its vector is computed from."""
+
+    key: str
+    text: str
 
 
 def with_fallback(strict: Ranked, loose: Ranked, k: int) -> Ranked:
@@ -59,6 +67,27 @@ class Index(ABC):
         ``text.identifier_tokens``), is one of ``identifiers``."""
 
     @abstractmethod
+    def pending(self, tenant: str, limit: int, *, after: str | None = None) -> list[Pending]:
+        """Up to ``limit`` documents without a vector, in storage order (after key ``after``)."""
+
+    @abstractmethod
+    def store_vectors(self, tenant: str, rows: Sequence[tuple[Pending, Vectors]]) -> int:
+        """Add vectors to stored documents whose embedded text is still ``Pending.text`` (a
+        document rewritten meanwhile stays pending); returns how many were stored."""
+
+    @abstractmethod
+    def pending_count(self, tenant: str) -> int:
+        """How many of the tenant's documents have no vector yet (keyword-only until then)."""
+
+    @abstractmethod
+    def without_vectors(self, tenant: str, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` have no vector yet."""
+
+    @abstractmethod
+    def count(self, tenant: str) -> int:
+        """How many documents the tenant has."""
+
+    @abstractmethod
     def close(self) -> None: ...
 
     # ---------------------------------------------------------------- conveniences
@@ -86,6 +115,10 @@ class Index(ABC):
         dense = self.dense(vector, scope, leg_k) if vector is not None else []
         keyword = self.keyword(query, scope, leg_k) if query.strip() else []
         fused = fuse([dense, keyword], k=rrf_k)
+        if dense and keyword and self.pending_count(scope.tenant):
+            fused = _credit_keyword_only(
+                fused, keyword, self.without_vectors(scope.tenant, [k for k, _ in keyword]), rrf_k
+            )
         identifiers = identifier_tokens(query)
         pinned = self.exact(identifiers, scope) if identifiers else []
         if pinned:
@@ -107,3 +140,18 @@ class Index(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _credit_keyword_only(
+    fused: Ranked, keyword: Ranked, unembedded: set[str], rrf_k: int
+) -> Ranked:
+    """A card still waiting for its vector cannot be ranked by the dense leg; without this it
+    would lose to every card both legs found. It is credited as if the dense leg ranked it
+    where the keyword leg did, so a fresh card is not buried while the backfill runs."""
+    if not unembedded:
+        return fused
+    scores = dict(fused)
+    for rank, (key, _) in enumerate(keyword, 1):
+        if key in unembedded:
+            scores[key] += 1.0 / (rrf_k + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

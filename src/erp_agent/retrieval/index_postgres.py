@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from erp_agent.errors import ConfigError, StoreError
 from erp_agent.retrieval import _sql
 from erp_agent.retrieval.documents import Batch, Document, Scope
 from erp_agent.retrieval.embeddings import MINILM_DIM, Vectors
-from erp_agent.retrieval.index import Index, Ranked, with_fallback
+from erp_agent.retrieval.index import Index, Pending, Ranked, with_fallback
 from erp_agent.retrieval.text import identifier_parts, identifier_tokens, query_terms
 
 PRUNE_ABOVE = 20_000  # rows; below this the OR fallback keeps even ubiquitous terms
@@ -34,6 +35,7 @@ CREATE TABLE IF NOT EXISTS {docs} (
     company text, branch text, entity text, record_id text, ident text, date date,
     link text, module text, parent text, metadata jsonb NOT NULL DEFAULT '{{}}',
     ids text NOT NULL DEFAULT '',
+    checksum text,
     embedding vector({dim}),
     tsv tsvector GENERATED ALWAYS AS (
         setweight(to_tsvector('simple', ids), 'A')
@@ -42,7 +44,10 @@ CREATE TABLE IF NOT EXISTS {docs} (
     ) STORED,
     PRIMARY KEY (tenant, key)
 );
+ALTER TABLE {docs} ADD COLUMN IF NOT EXISTS checksum text;
 CREATE INDEX IF NOT EXISTS {prefix}_tsv ON {docs} USING gin (tsv);
+-- The cards still waiting for a vector, in the order the background embedding takes them.
+CREATE INDEX IF NOT EXISTS {prefix}_pending ON {docs} (tenant, key) WHERE embedding IS NULL;
 CREATE INDEX IF NOT EXISTS {prefix}_hnsw ON {docs}
     USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64);
 CREATE INDEX IF NOT EXISTS {prefix}_parent ON {docs} (tenant, parent);
@@ -52,7 +57,11 @@ CREATE TABLE IF NOT EXISTS {state} (
 );
 """
 
-_UPSERT_COLUMNS = (*_sql.COLUMNS, "ident", "ids", "embedding")
+_UPSERT_COLUMNS = (*_sql.COLUMNS, "ident", "ids", "checksum", "embedding")
+# What a document's vector is computed from (see Document.embedding_text), in SQL.
+_EMBED_TEXT = "CASE {t}.kind WHEN 'record' THEN {t}.body ELSE {t}.title || E'\\n' || {t}.body END"
+OR_CANDIDATES = 2_000  # rows an OR fallback ranks at most: its cost stays bounded at any size
+PENDING_TTL = 2.0  # seconds a pending count is reused (searches ask for it every time)
 
 
 class PostgresIndex(Index):
@@ -66,6 +75,8 @@ class PostgresIndex(Index):
         self._docs = sql.Identifier(f"{prefix}_docs")
         self._state = sql.Identifier(f"{prefix}_state")
         self._lock = threading.RLock()
+        self._pending: dict[str, tuple[float, int]] = {}
+        self._frequent: dict[str, tuple[float, bool]] = {}
         try:
             self._db = psycopg.connect(dsn, autocommit=True, row_factory=dict_row)
         except psycopg.OperationalError as exc:
@@ -94,17 +105,28 @@ class PostgresIndex(Index):
                     f"{self.dim}-d vectors. Rebuild the index after changing embedding models."
                 )
         tenant = batch.tenant
+        updates = [
+            sql.SQL("{0} = excluded.{0}").format(sql.Identifier(c))
+            for c in _UPSERT_COLUMNS
+            if c not in ("tenant", "key", "embedding")
+        ]
+        old_text = sql.SQL(_EMBED_TEXT.format(t="d"))
+        new_text = sql.SQL(_EMBED_TEXT.format(t="excluded"))
+        # An unchanged checksum writes nothing; an unchanged embedded text keeps the vector;
+        # any other change leaves the card keyword-only until it is embedded again.
         upsert = sql.SQL(
-            "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT (tenant, key) DO UPDATE SET {}"
+            "INSERT INTO {} AS d ({}) VALUES ({}) ON CONFLICT (tenant, key) DO UPDATE SET {}, "
+            "embedding = CASE WHEN excluded.embedding IS NOT NULL THEN excluded.embedding "
+            "WHEN {} = {} THEN d.embedding END "
+            "WHERE d.checksum IS DISTINCT FROM excluded.checksum "
+            "OR (d.embedding IS NULL AND excluded.embedding IS NOT NULL)"
         ).format(
             self._docs,
             sql.SQL(", ").join(map(sql.Identifier, _UPSERT_COLUMNS)),
             sql.SQL(", ").join(sql.Placeholder(c) for c in _UPSERT_COLUMNS),
-            sql.SQL(", ").join(
-                sql.SQL("{0} = excluded.{0}").format(sql.Identifier(c))
-                for c in _UPSERT_COLUMNS
-                if c not in ("tenant", "key")
-            ),
+            sql.SQL(", ").join(updates),
+            old_text,
+            new_text,
         )
         with self._lock, self._db.transaction(), self._db.cursor() as cur:
             if batch.replace_parents:
@@ -122,7 +144,8 @@ class PostgresIndex(Index):
                     (tenant, list(batch.deletes)),
                 )
             if batch.upserts:
-                cur.executemany(upsert, [_params(d) for d in batch.upserts])
+                latest = {d.key: d for d in batch.upserts}.values()
+                cur.executemany(upsert, [_params(d) for d in latest])
             if batch.state:
                 cur.executemany(
                     sql.SQL(
@@ -131,6 +154,64 @@ class PostgresIndex(Index):
                     ).format(self._state),
                     [(tenant, name, value) for name, value in batch.state.items()],
                 )
+        self._pending.pop(tenant, None)
+
+    # ---------------------------------------------------------------- embeddings later
+
+    def pending(self, tenant: str, limit: int, *, after: str | None = None) -> list[Pending]:
+        query = sql.SQL(
+            "SELECT d.key, {} AS text FROM {} d WHERE d.tenant = %s AND d.embedding IS NULL "
+            "AND d.key > %s ORDER BY d.key LIMIT %s"
+        ).format(sql.SQL(_EMBED_TEXT.format(t="d")), self._docs)
+        with self._lock:
+            rows = self._db.execute(query, (tenant, after or "", limit)).fetchall()
+        return [Pending(r["key"], r["text"]) for r in rows]
+
+    def store_vectors(self, tenant: str, rows: Sequence[tuple[Pending, Vectors]]) -> int:
+        for item, vector in rows:
+            if vector.shape != (self.dim,):
+                raise ConfigError(f"{item.key}: a {vector.shape} vector in a {self.dim}-d index")
+        # Only where the text is still the one embedded: a card rewritten meanwhile stays
+        # pending for its new text.
+        query = sql.SQL(
+            "UPDATE {} d SET embedding = v.embedding FROM (SELECT unnest(%s::text[]) AS key, "
+            "unnest(%s::text[]) AS text, unnest(%s::vector[]) AS embedding) v "
+            "WHERE d.tenant = %s AND d.key = v.key AND d.embedding IS NULL AND {} = v.text"
+        ).format(self._docs, sql.SQL(_EMBED_TEXT.format(t="d")))
+        params = (
+            [p.key for p, _ in rows],
+            [p.text for p, _ in rows],
+            [np.asarray(v, dtype=np.float32) for _, v in rows],
+            tenant,
+        )
+        with self._lock, self._db.transaction(), self._db.cursor() as cur:
+            cur.execute(query, params)
+            stored = cur.rowcount
+        self._pending.pop(tenant, None)
+        return max(0, stored)
+
+    def without_vectors(self, tenant: str, keys: Sequence[str]) -> set[str]:
+        if not keys:
+            return set()
+        query = sql.SQL(
+            "SELECT key FROM {} WHERE tenant = %s AND key = ANY(%s) AND embedding IS NULL"
+        ).format(self._docs)
+        with self._lock:
+            rows = self._db.execute(query, (tenant, list(keys))).fetchall()
+        return {r["key"] for r in rows}
+
+    def pending_count(self, tenant: str) -> int:
+        cached = self._pending.get(tenant)
+        if cached is not None and time.monotonic() - cached[0] < PENDING_TTL:
+            return cached[1]
+        query = sql.SQL(
+            "SELECT count(*) AS n FROM {} WHERE tenant = %s AND embedding IS NULL"
+        ).format(self._docs)
+        with self._lock:
+            row = self._db.execute(query, (tenant,)).fetchone()
+        count = int(row["n"]) if row else 0
+        self._pending[tenant] = (time.monotonic(), count)
+        return count
 
     # ---------------------------------------------------------------- reads
 
@@ -183,8 +264,9 @@ class PostgresIndex(Index):
 
     def _selective(self, terms: list[str]) -> list[str]:
         """In a large table, the terms the planner expects in at most half the rows (ANALYZE
-        keeps tsvector element frequencies, so the estimate costs ~1 ms). A term in most rows
-        adds ~nothing to the rank but makes PostgreSQL rank every row holding it."""
+        keeps tsvector element frequencies, so the estimate costs ~1 ms; it is kept a minute).
+        A term in most rows adds ~nothing to the rank but makes PostgreSQL rank every row
+        holding it."""
         with self._lock:
             row = self._db.execute(
                 "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (f"{self.prefix}_docs",)
@@ -196,31 +278,46 @@ class PostgresIndex(Index):
                 "EXPLAIN (FORMAT JSON) SELECT 1 FROM {} WHERE tsv @@ to_tsquery('english', %s)"
             ).format(self._docs)
             kept = []
+            now = time.monotonic()
             for term in terms:
-                plan = self._db.execute(explain, (term,)).fetchone()
-                rows = float(next(iter(plan.values()))[0]["Plan"]["Plan Rows"]) if plan else 0.0
-                if rows <= total / 2:
+                cached = self._frequent.get(term)
+                if cached is None or now - cached[0] > 60:
+                    plan = self._db.execute(explain, (term,)).fetchone()
+                    rows = float(next(iter(plan.values()))[0]["Plan"]["Plan Rows"]) if plan else 0
+                    cached = self._frequent[term] = (now, rows > total / 2)
+                if not cached[1]:
                     kept.append(term)
         return kept or terms
 
     def _match(self, terms: list[str], ids: list[str], op: str, scope: Scope, k: int) -> Ranked:
         parts: list[sql.Composable] = []
         values: list[Any] = []
-        if terms:
+        if terms and op == "&":
+            parts.append(sql.SQL("websearch_to_tsquery('english', %s)"))
+            values.append(" ".join(terms))
+        elif terms:
             parts.append(sql.SQL("to_tsquery('english', %s)"))
-            values.append(f" {op} ".join(terms))
+            values.append(" | ".join(terms))
         if ids:
             parts.append(sql.SQL("to_tsquery('simple', %s)"))
             values.append(f" {op} ".join(ids))
         tsquery = sql.SQL(" && " if op == "&" else " || ").join(parts)
         where, params = _where(scope)
-        query = (
-            sql.SQL(
-                "SELECT d.key, ts_rank(d.tsv, q) AS score FROM {} d, ({}) AS t(q) WHERE "
-            ).format(self._docs, sql.SQL("SELECT ") + tsquery)
+        matching = (
+            sql.SQL("SELECT d.key, d.tsv, t.q FROM {} d, ({}) AS t(q) WHERE ").format(
+                self._docs, sql.SQL("SELECT ") + tsquery
+            )
             + where
-            + sql.SQL(" AND d.tsv @@ q ORDER BY score DESC, d.key LIMIT %s")
+            + sql.SQL(" AND d.tsv @@ t.q")
         )
+        if op == "|":
+            # The fill-up ranks a bounded sample of the rows holding any term, never all of
+            # them: an OR over common words would otherwise rank a third of a million rows.
+            matching += sql.SQL(f" LIMIT {OR_CANDIDATES}")
+        query = sql.SQL(
+            "SELECT m.key, ts_rank(m.tsv, m.q) AS score FROM ({}) m "
+            "ORDER BY score DESC, m.key LIMIT %s"
+        ).format(matching)
         with self._lock:
             try:
                 rows = self._db.execute(query, [*values, *params, k]).fetchall()

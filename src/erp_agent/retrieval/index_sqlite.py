@@ -1,7 +1,11 @@
 """The embedded index: one SQLite file holding documents, an FTS5 keyword index and float32
 vectors as BLOBs, searched exactly with numpy in RAM (no extension to load; see
 docs on retrieval: stdlib sqlite3 cannot always load sqlite-vec, and numpy is faster at this
-size)."""
+size).
+
+A document may be written without a vector: it is searchable by keyword at once and its vector
+is added later (``pending`` / ``store_vectors``), so a large first sync is usable in seconds.
+"""
 
 from __future__ import annotations
 
@@ -10,18 +14,17 @@ import hashlib
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from erp_agent.errors import ConfigError, StoreError
 from erp_agent.retrieval import _sql
+from erp_agent.retrieval._dense import DenseMatrix
 from erp_agent.retrieval.documents import Batch, Document, Scope
 from erp_agent.retrieval.embeddings import MINILM_DIM, Vectors
-from erp_agent.retrieval.index import Index, Ranked, with_fallback
+from erp_agent.retrieval.index import Index, Pending, Ranked, with_fallback
 from erp_agent.retrieval.text import identifier_parts, identifier_tokens, query_terms
 
 _SCHEMA = """
@@ -31,11 +34,14 @@ CREATE TABLE IF NOT EXISTS docs (
     title TEXT NOT NULL, body TEXT NOT NULL,
     company TEXT, branch TEXT, entity TEXT, record_id TEXT, ident TEXT, date TEXT,
     link TEXT, module TEXT, parent TEXT, metadata TEXT NOT NULL DEFAULT '{}',
+    checksum TEXT,
     UNIQUE (tenant, key)
 );
 -- Vectors live apart: 1.5 KB blobs inside docs rows would make every keyword-leg row lookup
--- read a page of its own.
-CREATE TABLE IF NOT EXISTS doc_vectors (id INTEGER PRIMARY KEY, embedding BLOB NOT NULL);
+-- read a page of its own. ``seq`` only grows, so the in-RAM matrix loads just the new rows.
+CREATE TABLE IF NOT EXISTS doc_vectors (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL UNIQUE, embedding BLOB NOT NULL
+);
 CREATE INDEX IF NOT EXISTS docs_parent ON docs (tenant, parent);
 CREATE INDEX IF NOT EXISTS docs_ident ON docs (tenant, ident);
 -- ``scope`` holds one opaque token per scope value (see _scope_tokens), so the keyword leg
@@ -53,16 +59,14 @@ CREATE TABLE IF NOT EXISTS index_state (
 _BM25 = "bm25(docs_fts, 3.0, 1.0, 10.0, 0.0)"
 PRUNE_ABOVE = 20_000  # documents; below this the OR fallback keeps even ubiquitous terms
 _SCOPE_FIELDS = ("tenant", "kind", "company", "branch", "entity", "module")
-
-
-@dataclass
-class _Vectors:
-    """The vectors and the columns scopes filter on, loaded once per index generation."""
-
-    generation: int
-    keys: npt.NDArray[np.str_]
-    matrix: Vectors
-    columns: dict[str, npt.NDArray[Any]]
+# What a document's vector is computed from (see Document.embedding_text), in SQL.
+_EMBED_TEXT = "CASE d.kind WHEN 'record' THEN d.body ELSE d.title || char(10) || d.body END"
+_INSERT = (
+    "INSERT INTO docs (id, tenant, key, kind, title, body, company, branch, entity, record_id, "
+    "ident, date, link, module, parent, metadata, checksum) VALUES (:id, :tenant, :key, :kind, "
+    ":title, :body, :company, :branch, :entity, :record_id, :ident, :date, :link, :module, "
+    ":parent, :metadata, :checksum)"
+)
 
 
 class SQLiteIndex(Index):
@@ -78,9 +82,34 @@ class SQLiteIndex(Index):
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = NORMAL")
+        self._upgrade()
         self._db.executescript(_SCHEMA)
-        self._generation = 0
-        self._vectors: _Vectors | None = None
+        self._generation = 0  # this connection's commits; other processes: PRAGMA data_version
+        self._dense = DenseMatrix(dim)
+        self._dense_at: tuple[int, int] | None = None
+        self._counts: dict[tuple[tuple[int, int], str], Any] = {}
+
+    def _upgrade(self) -> None:
+        """Files written before checksums and vector sequence numbers: add what is missing."""
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+        if "docs" in tables:
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(docs)")}
+            if "checksum" not in columns:
+                self._db.execute("ALTER TABLE docs ADD COLUMN checksum TEXT")
+        if "doc_vectors" in tables:
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(doc_vectors)")}
+            if "seq" not in columns:
+                self._db.executescript(
+                    "BEGIN; ALTER TABLE doc_vectors RENAME TO doc_vectors_old;"
+                    "CREATE TABLE doc_vectors (seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+                    " id INTEGER NOT NULL UNIQUE, embedding BLOB NOT NULL);"
+                    "INSERT INTO doc_vectors (id, embedding)"
+                    " SELECT id, embedding FROM doc_vectors_old ORDER BY id;"
+                    "DROP TABLE doc_vectors_old; COMMIT;"
+                )
+
+    def _version(self) -> tuple[int, int]:
+        return self._generation, int(self._db.execute("PRAGMA data_version").fetchone()[0])
 
     # ---------------------------------------------------------------- writes
 
@@ -108,37 +137,87 @@ class SQLiteIndex(Index):
             self._delete_where("tenant = ? AND parent = ?", (tenant, parent))
         if batch.deletes:
             self._delete_keys(tenant, batch.deletes)
-        for doc in batch.upserts:
-            values = _sql.row_values(doc)
-            blob = doc.embedding.astype(np.float32).tobytes() if doc.embedding is not None else None
-            old = db.execute(
-                "SELECT id FROM docs WHERE tenant = ? AND key = ?", (doc.tenant, doc.key)
-            ).fetchone()
-            if old is not None:
-                for table in ("docs_fts", "doc_vectors"):
-                    db.execute(f"DELETE FROM {table} WHERE rowid = ?", (old["id"],))
-                db.execute("DELETE FROM docs WHERE id = ?", (old["id"],))
-            cur = db.execute(
-                "INSERT INTO docs (tenant, key, kind, title, body, company, branch, entity, "
-                "record_id, ident, date, link, module, parent, metadata) "
-                "VALUES (:tenant, :key, :kind, :title, :body, :company, :branch, :entity, "
-                ":record_id, :ident, :date, :link, :module, :parent, :metadata)",
-                values,
-            )
-            if blob is not None:
-                db.execute(
-                    "INSERT INTO doc_vectors (id, embedding) VALUES (?, ?)", (cur.lastrowid, blob)
-                )
-            db.execute(
-                "INSERT INTO docs_fts (rowid, title, body, ids, scope) VALUES (?, ?, ?, ?, ?)",
-                (cur.lastrowid, doc.title, doc.text, values["ids"], _doc_scope(values)),
-            )
-        for name, value in batch.state.items():
-            db.execute(
+        self._upsert(tenant, batch.upserts)
+        if batch.state:
+            db.executemany(
                 "INSERT INTO index_state (tenant, name, value) VALUES (?, ?, ?) "
                 "ON CONFLICT (tenant, name) DO UPDATE SET value = excluded.value",
-                (tenant, name, value),
+                [(tenant, name, value) for name, value in batch.state.items()],
             )
+
+    def _upsert(self, tenant: str, docs: Sequence[Document]) -> None:
+        """Bulk upsert. A document whose checksum is unchanged is not written at all; one whose
+        embedded text is unchanged keeps its vector; any other loses it until re-embedded."""
+        db = self._db
+        old: dict[str, sqlite3.Row] = {}
+        keys = list(dict.fromkeys(d.key for d in docs))
+        for start in range(0, len(keys), 500):
+            part = keys[start : start + 500]
+            rows = db.execute(
+                f"SELECT d.id, d.key, d.checksum, {_EMBED_TEXT} AS embedded, "
+                "v.id IS NOT NULL AS has_vector FROM docs d "
+                "LEFT JOIN doc_vectors v ON v.id = d.id "
+                f"WHERE d.tenant = ? AND d.key IN ({','.join('?' * len(part))})",
+                (tenant, *part),
+            )
+            old.update((r["key"], r) for r in rows)
+        rows_out: list[dict[str, Any]] = []
+        drop_vectors: list[int] = []
+        vectors: list[tuple[int, bytes]] = []
+        replaced: list[int] = []
+        next_id = int(db.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()[0]) + 1
+        for doc in {d.key: d for d in docs}.values():
+            values = _sql.row_values(doc)
+            prior = old.get(doc.key)
+            if (
+                prior is not None
+                and prior["checksum"] == values["checksum"]
+                and (doc.embedding is None or prior["has_vector"])
+            ):
+                continue  # nothing changed: no write, the vector stays
+            if prior is not None:
+                values["id"] = prior["id"]
+                replaced.append(prior["id"])
+                same_text = prior["embedded"] == doc.embedding_text
+                if prior["has_vector"] and (doc.embedding is not None or not same_text):
+                    drop_vectors.append(prior["id"])
+                elif prior["has_vector"]:
+                    # Re-insert the kept vector so the in-RAM matrix sees the new scope columns.
+                    drop_vectors.append(prior["id"])
+                    vectors.append((prior["id"], b""))
+            else:
+                values["id"] = next_id
+                next_id += 1
+            if doc.embedding is not None:
+                vectors.append((values["id"], doc.embedding.astype(np.float32).tobytes()))
+            rows_out.append(values)
+        if not rows_out:
+            return
+        for start in range(0, len(replaced), 500):
+            gone = replaced[start : start + 500]
+            marks = ",".join("?" * len(gone))
+            db.execute(f"DELETE FROM docs_fts WHERE rowid IN ({marks})", gone)
+            db.execute(f"DELETE FROM docs WHERE id IN ({marks})", gone)
+        kept: dict[int, bytes] = {}
+        for start in range(0, len(drop_vectors), 500):
+            ids = drop_vectors[start : start + 500]
+            marks = ",".join("?" * len(ids))
+            kept.update(
+                (r[0], r[1])
+                for r in db.execute(
+                    f"SELECT id, embedding FROM doc_vectors WHERE id IN ({marks})", ids
+                )
+            )
+            db.execute(f"DELETE FROM doc_vectors WHERE id IN ({marks})", ids)
+        db.executemany(_INSERT, rows_out)
+        db.executemany(
+            "INSERT INTO docs_fts (rowid, title, body, ids, scope) VALUES (?, ?, ?, ?, ?)",
+            [(v["id"], v["title"], v["body"], v["ids"], _doc_scope(v)) for v in rows_out],
+        )
+        db.executemany(
+            "INSERT INTO doc_vectors (id, embedding) VALUES (?, ?)",
+            [(i, blob or kept[i]) for i, blob in vectors if blob or i in kept],
+        )
 
     def _delete_keys(self, tenant: str, keys: Sequence[str]) -> None:
         for chunk in range(0, len(keys), 500):
@@ -151,8 +230,72 @@ class SQLiteIndex(Index):
         for chunk in range(0, len(ids), 500):
             part = ids[chunk : chunk + 500]
             marks = ",".join("?" * len(part))
-            for table in ("docs_fts", "doc_vectors", "docs"):
-                self._db.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", part)
+            self._db.execute(f"DELETE FROM docs_fts WHERE rowid IN ({marks})", part)
+            self._db.execute(f"DELETE FROM doc_vectors WHERE id IN ({marks})", part)
+            self._db.execute(f"DELETE FROM docs WHERE id IN ({marks})", part)
+
+    # ---------------------------------------------------------------- embeddings later
+
+    def pending(self, tenant: str, limit: int, *, after: str | None = None) -> list[Pending]:
+        with self._lock:
+            start = 0
+            if after is not None:
+                row = self._db.execute(
+                    "SELECT id FROM docs WHERE tenant = ? AND key = ?", (tenant, after)
+                ).fetchone()
+                start = int(row[0]) if row else 0
+            rows = self._db.execute(
+                f"SELECT d.key, {_EMBED_TEXT} AS text FROM docs d WHERE d.tenant = ? "
+                "AND d.id > ? AND NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.id = d.id) "
+                "ORDER BY d.id LIMIT ?",
+                (tenant, start, limit),
+            ).fetchall()
+        return [Pending(r["key"], r["text"]) for r in rows]
+
+    def store_vectors(self, tenant: str, rows: Sequence[tuple[Pending, Vectors]]) -> int:
+        for item, vector in rows:
+            if vector.shape != (self.dim,):
+                raise ConfigError(f"{item.key}: a {vector.shape} vector in a {self.dim}-d index")
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                before = self._db.total_changes
+                # Only where the text is still the one embedded: a card rewritten meanwhile
+                # stays pending for its new text.
+                self._db.executemany(
+                    "INSERT INTO doc_vectors (id, embedding) SELECT d.id, ? FROM docs d "
+                    f"WHERE d.tenant = ? AND d.key = ? AND {_EMBED_TEXT} = ? "
+                    "ON CONFLICT (id) DO NOTHING",
+                    [
+                        (np.asarray(v, dtype=np.float32).tobytes(), tenant, p.key, p.text)
+                        for p, v in rows
+                    ],
+                )
+                stored = self._db.total_changes - before
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            finally:
+                self._generation += 1
+        return stored
+
+    def without_vectors(self, tenant: str, keys: Sequence[str]) -> set[str]:
+        if not keys:
+            return set()
+        marks = ",".join("?" * len(keys))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT d.key FROM docs d WHERE d.tenant = ? AND d.key IN ({marks}) "
+                "AND NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.id = d.id)",
+                (tenant, *keys),
+            ).fetchall()
+        return {r["key"] for r in rows}
+
+    def pending_count(self, tenant: str) -> int:
+        with self._lock:
+            dense = self._refresh()
+            return max(0, self.count(tenant) - dense.tenant_rows(tenant))
 
     # ---------------------------------------------------------------- reads
 
@@ -202,7 +345,9 @@ class SQLiteIndex(Index):
         if len(hits) < k and len(quoted) > 1 and not (ids and hits):
             # Fewer than k documents hold every term: fill up with those holding any of them.
             words = [t for t in terms if t not in identifier_parts(query)]
-            loose = self._selective([f'"{t}"' for t in words]) + [f'ids : "{i}"' for i in ids]
+            loose = self._selective([f'"{t}"' for t in words])
+            # An id that matched nothing may be the start of one ("ACC-SINV-2026-001").
+            loose += [f'ids : "{i}"*' for i in ids]
             if loose:
                 hits = with_fallback(hits, self._match(" OR ".join(loose), scope, k), k)
         return hits
@@ -211,20 +356,32 @@ class SQLiteIndex(Index):
         """In a large index, the terms found in at most half the documents. A term in most
         documents adds ~nothing to bm25 (its IDF is ~0) yet makes FTS5 rank every document
         holding it: OR-ing "invoice" over 100k invoice cards costs more than the whole rest of
-        the search. Small indexes keep every term (cheap, and the fill-up is still useful)."""
+        the search. Small indexes keep every term (cheap, and the fill-up is still useful).
+        Counts are cached until the next write."""
         with self._lock:
-            total = self._db.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
+            version = self._version()
+            total = self._cached(version, "", "SELECT max(id) FROM docs", ()) or 0
             if total < PRUNE_ABOVE:
                 return quoted
             kept = [
                 term
                 for term in quoted
-                if self._db.execute(
-                    "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?", (term,)
-                ).fetchone()[0]
+                if self._cached(
+                    version, term, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?", (term,)
+                )
                 <= total / 2
             ]
         return kept or quoted
+
+    def _cached(
+        self, version: tuple[int, int], name: str, sql: str, params: tuple[Any, ...]
+    ) -> Any:
+        if self._counts and next(iter(self._counts))[0] != version:
+            self._counts.clear()
+        key = (version, name)
+        if key not in self._counts:
+            self._counts[key] = self._db.execute(sql, params).fetchone()[0]
+        return self._counts[key]
 
     def _match(self, expression: str, scope: Scope, k: int) -> Ranked:
         filters = _scope_match(scope)
@@ -255,47 +412,22 @@ class SQLiteIndex(Index):
         return [(r["key"], -float(r["score"])) for r in rows]
 
     def dense(self, vector: Vectors, scope: Scope, k: int) -> Ranked:
-        vectors = self._load_vectors()
-        if vectors.matrix.shape[0] == 0:
-            return []
-        mask = _mask(vectors.columns, scope)
-        inside = int(mask.sum())
-        if inside == 0:
-            return []
-        # The scope masks scores BEFORE top-k: a tenant with 1 % of the rows still gets k hits.
-        # (Scoring all rows and masking beats copying the in-scope rows out of the matrix.)
-        scores = vectors.matrix @ np.asarray(vector, dtype=np.float32)
-        scores[~mask] = -np.inf
-        top = min(k, inside)
-        best = np.argpartition(-scores, top - 1)[:top]
-        best = best[np.lexsort((vectors.keys[best], -scores[best]))]
-        return [(str(vectors.keys[i]), float(scores[i])) for i in best]
-
-    def _load_vectors(self) -> _Vectors:
         with self._lock:
-            cached = self._vectors
-            if cached is not None and cached.generation == self._generation:
-                return cached
-            rows = self._db.execute(
-                "SELECT d.key, d.tenant, d.kind, d.company, d.branch, d.entity, d.module, d.date, "
-                "v.embedding FROM docs d JOIN doc_vectors v ON v.id = d.id ORDER BY d.id"
-            ).fetchall()
-            matrix = np.frombuffer(b"".join(r["embedding"] for r in rows), dtype=np.float32)
-            columns: dict[str, npt.NDArray[Any]] = {
-                name: np.array([r[name] or "" for r in rows], dtype=np.str_)
-                for name in ("tenant", "kind", "company", "branch", "entity", "module")
-            }
-            columns["date"] = np.array(
-                [dt.date.fromisoformat(r["date"]).toordinal() if r["date"] else -1 for r in rows],
-                dtype=np.int64,
-            )
-            self._vectors = _Vectors(
-                self._generation,
-                np.array([r["key"] for r in rows], dtype=np.str_),
-                matrix.reshape(len(rows), self.dim),
-                columns,
-            )
-            return self._vectors
+            return self._refresh().top(vector, scope, k)
+
+    def _refresh(self) -> DenseMatrix:
+        """The in-RAM matrix, brought up to date with the file (call with the lock held)."""
+        version = self._version()
+        if self._dense_at == version:
+            return self._dense
+        self._dense.append(self._db)
+        total = int(self._db.execute("SELECT count(*) FROM doc_vectors").fetchone()[0])
+        if total != self._dense.rows:
+            # Rows were removed or replaced: start over (rare; deletions and rewrites).
+            self._dense = DenseMatrix(self.dim)
+            self._dense.append(self._db)
+        self._dense_at = version
+        return self._dense
 
     def _where(self, scope: Scope, alias: str) -> tuple[str, list[Any]]:
         params: list[Any] = []
@@ -312,32 +444,18 @@ class SQLiteIndex(Index):
 
     def count(self, tenant: str) -> int:
         with self._lock:
-            row = self._db.execute(
-                "SELECT count(*) FROM docs WHERE tenant = ?", (tenant,)
-            ).fetchone()
-        return int(row[0])
+            return int(
+                self._cached(
+                    self._version(),
+                    f"count:{tenant}",
+                    "SELECT count(*) FROM docs WHERE tenant = ?",
+                    (tenant,),
+                )
+            )
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
-
-
-def _mask(columns: dict[str, npt.NDArray[Any]], scope: Scope) -> npt.NDArray[np.bool_]:
-    """``Scope.matches`` over whole columns at once."""
-    mask: npt.NDArray[np.bool_] = columns["tenant"] == scope.tenant
-    if scope.kinds is not None:
-        mask &= np.isin(columns["kind"], sorted(map(str, scope.kinds)))
-    for name, allowed in (("company", scope.companies), ("branch", scope.branches)):
-        if allowed is not None:
-            mask &= (columns[name] == "") | np.isin(columns[name], sorted(allowed))
-    for name, wanted in (("entity", scope.entities), ("module", scope.modules)):
-        if wanted is not None:
-            mask &= np.isin(columns[name], sorted(wanted))
-    if scope.date_from is not None:
-        mask &= columns["date"] >= scope.date_from.toordinal()
-    if scope.date_to is not None:
-        mask &= (columns["date"] >= 0) & (columns["date"] <= scope.date_to.toordinal())
-    return mask
 
 
 def _token(field: str, value: str | None) -> str:

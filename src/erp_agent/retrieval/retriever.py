@@ -30,6 +30,13 @@ class Retriever:
         order = sorted(range(len(head)), key=lambda i: -scores[i])
         return [head[i] for i in order][:limit]
 
+    def keyword_only(self, tenant: str) -> int:
+        """How many of the tenant's documents the dense leg cannot see yet (still being
+        embedded): they are found by keyword only until their vectors land."""
+        if self.embedder is None:
+            return 0
+        return self.index.pending_count(tenant)
+
     async def asearch(self, query: str, scope: Scope, *, limit: int = 10) -> list[Hit]:
         """``search`` off the event loop (embedding and numpy are CPU-bound)."""
         return await asyncio.to_thread(self.search, query, scope, limit=limit)

@@ -1,10 +1,14 @@
 """Delta sync of ERP records into the index as fact cards.
 
 Per entity: read changes since the stored ``modified`` watermark with a service credential,
-render and embed cards, and commit upserts, deletions (tombstones and cancelled documents) and
-the next watermark in ONE index transaction. A crash anywhere before that commit leaves the old
+render cards, and commit upserts, deletions (tombstones and cancelled documents) and the next
+watermark in ONE index transaction. A crash anywhere before that commit leaves the old
 watermark, so the next run re-reads the same changes; upserts by source key make the re-read
 harmless. Nothing is lost and nothing is duplicated.
+
+Cards are written keyword-only: search finds them as soon as the commit lands, and their vectors
+are added afterwards by ``Backfill`` (at the end of ``sync`` by default, or in the background by
+the server). A card whose checksum is unchanged is neither written nor embedded again.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from dataclasses import dataclass, field
 from erp_agent.catalog import Catalog, EntityKind
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
+from erp_agent.retrieval.backfill import Backfill, Progress
 from erp_agent.retrieval.cards import card_key, is_cancelled, render_card
 from erp_agent.retrieval.documents import Batch
 from erp_agent.retrieval.embeddings import Embedder
@@ -26,9 +31,9 @@ from erp_agent.retrieval.index import Index
 
 log = logging.getLogger(__name__)
 
-BATCH = 500
+BATCH = 2000  # records per ERP page and per index transaction
 
-Progress = Callable[[str, int], None]  # (entity, records handled in this batch)
+OnBatch = Callable[[str, int], None]  # (entity, records handled in this batch)
 
 
 def watermark_name(entity: str) -> str:
@@ -80,6 +85,7 @@ class RecordSync:
         *,
         tenant: str = "default",
         batch_size: int = BATCH,
+        status: Progress | None = None,
     ) -> None:
         self.connector = connector
         self.catalog = catalog
@@ -88,6 +94,7 @@ class RecordSync:
         self.credential = credential
         self.tenant = tenant
         self.batch_size = batch_size
+        self.status = status or Progress()
 
     async def _restricted(self, entity: str) -> frozenset[str]:
         """Canonical fields of ``entity`` the ERP's meta puts behind a permlevel above 0."""
@@ -99,15 +106,33 @@ class RecordSync:
         entities: Sequence[str] | None = None,
         *,
         full: bool = False,
-        progress: Progress | None = None,
+        progress: OnBatch | None = None,
+        embed: bool = True,
     ) -> SyncReport:
+        """Every entity keyword-ready first; then, with ``embed``, the vectors of whatever is
+        still pending (without it, ``backfill`` or the server's background job adds them)."""
         report = SyncReport()
-        for entity in entities or syncable(self.catalog):
-            report.entities.append(await self.sync_entity(entity, full=full, progress=progress))
+        names = list(entities or syncable(self.catalog))
+        phase = self.status.start("sync", len(names), "entities")
+        try:
+            for entity in names:
+                report.entities.append(await self.sync_entity(entity, full=full, progress=progress))
+                self.status.advance(phase, 1, entity)
+        finally:
+            self.status.finish(phase)
+        if embed:
+            await self.backfill()
         return report
 
+    async def backfill(self) -> int:
+        """Embed every card still without a vector; returns how many were embedded."""
+        if self.embedder is None:
+            return 0
+        job = Backfill(self.index, self.embedder, tenant=self.tenant, progress=self.status)
+        return await asyncio.to_thread(job.run)
+
     async def sync_entity(
-        self, entity: str, *, full: bool = False, progress: Progress | None = None
+        self, entity: str, *, full: bool = False, progress: OnBatch | None = None
     ) -> EntityReport:
         """Bring one entity up to date; ``full`` re-reads everything and drops cards whose
         record no longer exists (deletions older than the ERP's tombstones)."""
@@ -151,9 +176,6 @@ class RecordSync:
             cards = [
                 render_card(spec, r, tenant=self.tenant, connector=self.connector) for r in live
             ]
-            if cards and self.embedder is not None:
-                vectors = await asyncio.to_thread(self.embedder.embed, [c.text for c in cards])
-                cards = [c.embedded(v) for c, v in zip(cards, vectors, strict=True)]
             seen.update(c.key for c in cards)
             batch = Batch(self.tenant, upserts=cards, deletes=gone)
             batch.state[_policy_name(entity)] = policy

@@ -78,9 +78,12 @@ def create_app(
         await settings_store.load(state)
         runtime.listeners.append(state.metrics.on_event)  # Prometheus reads the event stream
         recovering = asyncio.create_task(recovery.keep_recovering(state))
+        embedding = _background_embedding(runtime)
         yield
         recovering.cancel()
         runtime.listeners.remove(state.metrics.on_event)
+        if embedding is not None:
+            embedding.cancel()
         if state.running:  # let turns in flight finish and save their state
             await asyncio.wait(state.running, timeout=SHUTDOWN_GRACE_SECONDS)
 
@@ -114,3 +117,16 @@ def create_app(
         return RedirectResponse("/static/favicon.svg")
 
     return app
+
+
+def _background_embedding(runtime: Runtime) -> asyncio.Task[None] | None:
+    """Cards are synced keyword-only; their vectors are added here while the server runs."""
+    retriever = getattr(runtime, "retriever", None)
+    if retriever is None or retriever.embedder is None:
+        return None
+    from erp_agent.retrieval.backfill import Backfill
+
+    tenant = runtime.settings.retrieval.index_tenant
+    job = Backfill(retriever.index, retriever.embedder, tenant=tenant,
+                   progress=runtime.index_progress)  # fmt: skip
+    return asyncio.create_task(job.keep_embedding())

@@ -1,8 +1,9 @@
 """The admin console API (System Manager only): model provider, role policy, read-only switch,
-token budgets and usage, the interaction log, knowledge documents."""
+token budgets and usage, the interaction log, the search index's progress, knowledge documents."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from typing import Any
 
@@ -214,6 +215,27 @@ def _event(event: Any) -> dict[str, Any]:
         "latency_ms": event.latency_ms,
         "proposal_id": event.proposal_id,
         "turn_id": event.turn_id,
+    }
+
+
+# ------------------------------------------------------------------ search index
+
+
+@router.get("/index", summary="The search index: cards, cards still keyword-only, sync progress")
+async def index_status(_: Admin, state: State) -> dict[str, Any]:
+    retriever = getattr(state.runtime, "retriever", None)
+    if retriever is None:
+        return {"available": False}
+    tenant = state.runtime.settings.retrieval.index_tenant
+    cards, waiting = await asyncio.gather(
+        asyncio.to_thread(retriever.index.count, tenant),
+        asyncio.to_thread(retriever.keyword_only, tenant),
+    )
+    return {
+        "available": True,
+        "documents": cards,
+        "keyword_only": waiting,
+        "jobs": state.runtime.index_progress.as_dict(),
     }
 
 

@@ -1,4 +1,5 @@
-// The admin console: model provider, tenant switch, policy, budgets and usage, log, knowledge.
+// The admin console: model provider, tenant switch, policy, budgets and usage, log, search
+// index progress, knowledge.
 import { api } from './api.js';
 import { el } from './render.js';
 
@@ -123,6 +124,43 @@ $('#log-form').addEventListener('submit', (event) => {
   loadLog({ user: f.user.value, tool: f.tool.value, outcome: f.outcome.value });
 });
 
+const seconds = (s) => (s >= 90 ? `${Math.round(s / 60)} min` : `${Math.round(s)} s`);
+
+// The record sync and the background embedding: progress bar, rate and time left, polled
+// while a job runs.
+async function loadIndex() {
+  let status;
+  try {
+    status = await api('GET', '/api/admin/index');
+  } catch (error) {
+    say('#index-summary', error.message, false);
+    return;
+  }
+  if (!status.available) {
+    say('#index-summary', 'No search index on this server.');
+    return;
+  }
+  const waiting = status.keyword_only
+    ? ` · keyword-only for ${status.keyword_only.toLocaleString()} cards still being embedded`
+    : ' · every card embedded';
+  say('#index-summary', `${status.documents.toLocaleString()} documents${waiting}`);
+  const jobs = $('#index-jobs');
+  jobs.replaceChildren();
+  let running = false;
+  for (const job of Object.values(status.jobs)) {
+    running = running || job.running;
+    const bar = el('progress', { max: job.total || 1, value: job.total ? job.done : 0 });
+    bar.setAttribute('aria-label', job.name);
+    const eta = job.eta != null ? ` · ${seconds(job.eta)} left` : '';
+    const state = job.running ? `${job.rate}/s${eta}` : `done in ${seconds(job.elapsed)}`;
+    const total = job.total != null ? ` of ${job.total.toLocaleString()}` : '';
+    jobs.append(el('p', { class: 'index-job' }, [
+      `${job.name}: ${job.done.toLocaleString()}${total} ${job.detail} · ${state} `, bar,
+    ]));
+  }
+  setTimeout(loadIndex, running || status.keyword_only ? 2000 : 15000);
+}
+
 $('#knowledge-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   const file = event.target.elements.file.files[0];
@@ -154,5 +192,5 @@ $('#reindex').addEventListener('click', async () => {
     return;
   }
   $('#admin').hidden = false;
-  await Promise.all([loadModel(), loadTenant(), loadPolicy(), loadBudgets(), loadLog()]);
+  await Promise.all([loadModel(), loadTenant(), loadPolicy(), loadBudgets(), loadLog(), loadIndex()]);
 })();

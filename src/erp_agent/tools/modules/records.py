@@ -1,15 +1,19 @@
 """``records.search``: find ERP records by meaning or by number, as fact cards with links.
 
 Cards are indexed with a service credential, so every hit is re-checked against the ERP AS THE
-USER before the model sees it: one list call per entity with ``id in [...]``. A record the user
-may not read, or one deleted or cancelled since the last sync, is dropped; the card shown is
-re-rendered from the fresh record, so its figures are today's.
+USER before the model sees it: one list call per entity with ``id in [...]`` (one call for a
+search of one entity; several entities are asked at once). A record the user may not read, or
+one deleted or cancelled since the last sync, is dropped; the card shown is re-rendered from the
+fresh record, so its figures are today's. The user's search scope (the companies and branches
+the ERP lets them list) is asked once and kept for ``SCOPE_TTL`` seconds per session.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -25,6 +29,7 @@ from erp_agent.tools.factories.schemas import obj
 MODULE = "records"
 DEFAULT_LIMIT = 8
 OVERFETCH = 3  # candidates per wanted card: some fail the re-check as the user
+SCOPE_TTL = 60.0  # seconds a user's allowed companies/branches are reused
 
 _TOTALS = re.compile(
     r"\b(total|totals|sum|how (much|many)|count|number of|average|avg|mean|revenue|turnover|"
@@ -86,16 +91,49 @@ async def _allowed(ctx: ToolContext, entity: str) -> frozenset[str] | None:
     return frozenset(str(r["id"]) for r in page.records)
 
 
+Allowed = tuple[frozenset[str] | None, frozenset[str] | None]  # (companies, branches)
+
+
+class ScopeCache:
+    """Each session's allowed companies and branches, as the ERP answered, for a short time:
+    a conversation's searches then cost no scope look-ups, and a permission change in the ERP
+    reaches search within ``ttl`` seconds (the per-hit re-check applies it at once anyway)."""
+
+    def __init__(self, ttl: float = SCOPE_TTL) -> None:
+        self.ttl = ttl
+        self._entries: dict[tuple[str, str, str], tuple[float, Allowed]] = {}
+
+    async def allowed(self, ctx: ToolContext) -> Allowed:
+        session = ctx.session
+        key = (session.id, session.user, session.org)
+        now = time.monotonic()
+        found = self._entries.get(key)
+        if found is not None and now - found[0] < self.ttl:
+            return found[1]
+        companies, branches = await asyncio.gather(
+            _allowed(ctx, "company"), _allowed(ctx, "branch")
+        )
+        self._entries = {k: v for k, v in self._entries.items() if now - v[0] < self.ttl}
+        self._entries[key] = (now, (companies, branches))
+        return companies, branches
+
+
 async def user_scope(
-    ctx: ToolContext, entity: str | None, date_from: dt.date | None, date_to: dt.date | None
+    ctx: ToolContext,
+    entity: str | None,
+    date_from: dt.date | None,
+    date_to: dt.date | None,
+    *,
+    cache: ScopeCache | None = None,
 ) -> Scope:
     """The search scope of this user: their tenant, and the companies and branches the ERP lets
     them see — applied inside both search legs so the top-k is filled with their records."""
+    companies, branches = await (cache or ScopeCache(ttl=0)).allowed(ctx)
     return Scope(
         ctx.session.org,
         kinds=frozenset({Kind.RECORD}),
-        companies=await _allowed(ctx, "company"),
-        branches=await _allowed(ctx, "branch"),
+        companies=companies,
+        branches=branches,
         entities=frozenset({entity}) if entity else None,
         date_from=date_from,
         date_to=date_to,
@@ -109,7 +147,8 @@ async def recheck(ctx: ToolContext, catalog: Catalog, hits: list[Hit]) -> list[D
         if hit.doc.entity in catalog.entities and hit.doc.record_id:
             by_entity[hit.doc.entity].append(hit.doc.record_id)
     fresh: dict[tuple[str, str], Document] = {}
-    for entity, ids in by_entity.items():
+
+    async def one(entity: str, ids: list[str]) -> None:
         spec = catalog.entity(entity)
         ident = spec.identifier.name
         try:
@@ -121,12 +160,14 @@ async def recheck(ctx: ToolContext, catalog: Catalog, hits: list[Hit]) -> list[D
                 limit=len(ids),
             )
         except ErpRefusal:
-            continue  # the user may not read this entity at all
+            return  # the user may not read this entity at all
         for record in page.records:
             if is_cancelled(ctx.connector, entity, record):
                 continue
             card = render_card(spec, record, tenant=ctx.session.org, connector=ctx.connector)
             fresh[(entity, str(record[ident]))] = card
+
+    await asyncio.gather(*(one(entity, ids) for entity, ids in by_entity.items()))
     return [
         fresh[(h.doc.entity, h.doc.record_id)]
         for h in hits
@@ -137,12 +178,14 @@ async def recheck(ctx: ToolContext, catalog: Catalog, hits: list[Hit]) -> list[D
 def tools(retriever: Retriever, catalog: Catalog) -> list[Tool]:
     """``records.search`` over the cards in ``retriever``'s index."""
     entities = sorted(catalog.entities)
+    scopes = ScopeCache()
 
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
         query = str(args["query"])
         entity = args.get("entity")
         limit = int(args.get("limit") or DEFAULT_LIMIT)
-        scope = await user_scope(ctx, entity, _date(args, "date_from"), _date(args, "date_to"))
+        dates = _date(args, "date_from"), _date(args, "date_to")
+        scope = await user_scope(ctx, entity, *dates, cache=scopes)
         hits = await retriever.asearch(query, scope, limit=limit * OVERFETCH)
         cards = (await recheck(ctx, catalog, hits))[:limit]
         result: dict[str, Any] = {
@@ -153,9 +196,12 @@ def tools(retriever: Retriever, catalog: Catalog) -> list[Tool]:
         }
         if not cards:
             result["message"] = "No record you can see matches."
-        hint = totals_hint(query, entity)
-        if hint:
-            result["note"] = hint
+        notes = [totals_hint(query, entity)]
+        waiting = await asyncio.to_thread(retriever.keyword_only, ctx.session.org)
+        if waiting:
+            notes.append(f"Keyword-only for {waiting:,} cards still being embedded.")
+        if any(notes):
+            result["note"] = " ".join(n for n in notes if n)
         return result
 
     date = {"type": "string", "format": "date"}
