@@ -38,7 +38,7 @@ def document(ctx: Ctx) -> Step:
     if not ctx.has(name):
         if ctx.has("records.search"):
             return find(ctx)
-        return _missing_tool(ctx, e)
+        return _missing_tool(ctx, e, "get")
     r = ctx.result(name, {"id": doc_id})
     if r is None:
         return _call(name, {"id": doc_id})

@@ -58,6 +58,44 @@ def company_step(ctx: Ctx) -> tuple[str | None, Step | None]:
     return None, _text(f"{question} Ask again naming one.")
 
 
+def _asks(step: Step) -> bool:
+    """Whether a step puts a question to the user (rather than fetching what it needs)."""
+    return step.text is not None or any(c.name == "display.choices" for c in step.calls)
+
+
+_ACROSS = re.compile(r"\b(all|across|every|total|overall|combined|everywhere)\b")
+
+
+def _across(ctx: Ctx) -> bool:
+    """A question the records answer for every company at once: it says so ("across all
+    warehouses", "in total"), or it has a condition the report cannot take (an age, an amount),
+    or it names a balance's figure ("stock value")."""
+    from erp_agent.planner import metric_plan
+
+    req = ctx.req
+    if _ACROSS.search(req.text.lower()) or req.age_days is not None or req.amount is not None:
+        return True
+    metric = metric_plan.pick(ctx.catalog, req)
+    entity = ctx.catalog.entities.get(metric.entity) if metric is not None else None
+    return entity is not None and not entity.date_field
+
+
+def _record_plane(ctx: Ctx) -> Step | None:
+    """The report's question answered without the report: from the metric the words name, or
+    the report's own documents, filtered — across every company the user can see."""
+    from erp_agent.planner import metric_plan
+
+    step = metric_plan.metric_step(ctx)
+    if step is not None:
+        return step
+    report = ctx.req.report
+    if report is None or not report.entity or report.entity not in ctx.catalog.entities:
+        return None
+    if not ctx.has(f"{report.entity}.list"):
+        return None
+    return _documents(ctx, report.entity)
+
+
 def report(ctx: Ctx) -> Step:
     report = ctx.req.report
     assert report is not None
@@ -68,18 +106,7 @@ def report(ctx: Ctx) -> Step:
             and report.entity in ctx.catalog.entities
             and ctx.has(f"{report.entity}.list")
         ):
-            # The record plane answers what it can: the report's documents, filtered.
-            ctx.req.entity = ctx.catalog.entities[report.entity]
-            if any(w in ctx.req.text.lower() for w in ("overdue", "unpaid", "outstanding", "owe")):
-                e = ctx.req.entity
-                if (
-                    e.status_field
-                    and not ctx.req.statuses
-                    and "Overdue" in e.fields[e.status_field].values
-                ):
-                    ctx.req.statuses = ["Overdue"]
-            ctx.req.kind = Kind.LIST
-            return _list(ctx)
+            return _documents(ctx, report.entity)
         return _text(
             f"I can't run the {report.label} report with your access. {capabilities(ctx.req.entity, ctx.tools)}"
         )
@@ -88,9 +115,31 @@ def report(ctx: Ctx) -> Step:
     args: dict[str, Any] = {}
     if "company" in props:
         company, step = company_step(ctx)
+        if step and _asks(step) and _across(ctx):
+            # A report runs for one company; a user of several asked across them, so answer
+            # from the records (per company and currency) rather than ask which one.
+            step = _record_plane(ctx) or step
         if step:
             return step
         args["company"] = company
+    return _run(ctx, report, name, schema, props, args)
+
+
+def _documents(ctx: Ctx, entity: str) -> Step:
+    """The report's documents, filtered: what the record plane can answer of it."""
+    ctx.req.entity = ctx.catalog.entities[entity]
+    if any(w in ctx.req.text.lower() for w in ("overdue", "unpaid", "outstanding", "owe")):
+        e = ctx.req.entity
+        if e.status_field and not ctx.req.statuses and "Overdue" in e.fields[e.status_field].values:
+            ctx.req.statuses = ["Overdue"]
+    ctx.req.kind = Kind.LIST
+    return _list(ctx)
+
+
+def _run(
+    ctx: Ctx, report: Any, name: str, schema: Mapping[str, Any], props: Mapping[str, Any],
+    args: dict[str, Any],
+) -> Step:  # fmt: skip
     req, today = ctx.req, ctx.view.today
     period = req.period
     compare = (

@@ -237,6 +237,13 @@ def _fill_slot(reading: Reading, slot: str, value: str) -> None:
     if slot == "company":
         reading.company = value
         return
-    hint = slot.removeprefix("name:") or None
-    reading.req.names = [(h, v) for h, v in reading.req.names if h != hint or hint is None]
+    dim, _, asked = slot.removeprefix("name:").partition(":")
+    hint = dim or None
+    names = reading.req.names
+    if asked:
+        # The words the question was about give way to the record picked for them.
+        names = [(h, v) for h, v in names if v.lower() != asked.lower()]
+        reading.req.items = [c for c in reading.req.items if c.lower() != asked.lower()]
+        reading.req.settled.append(asked)
+    reading.req.names = [(h, v) for h, v in names if h != hint or hint is None]
     reading.req.names.append((hint if hint and hint != "name" else None, value))

@@ -41,8 +41,15 @@ _TOTAL = re.compile(
     r"\b(total|sum|how much|worth|value|amount|revenue|sales|turnover|spend|spent|billed|bill(?:ed)?|"
     r"purchases|earned|received|paid|collected|by\s+\w+|per\s+\w+|breakdown|top|largest|biggest)\b"
 )
+# Comparing a figure with an earlier period: "vs last year", "more than last year".
+COMPARE = re.compile(
+    r"\b(compared?|comparison|comparing|vs\.?|versus|year on year|yoy|(?:than|against|with) "
+    r"(?:the )?(?:last|previous|prior) (?:year|quarter|month)(?:'s)?)\b"
+)
 _TREND = re.compile(
-    r"\b(trend|trending|over time|growth|growing|month on month|month over month|compare|comparison|vs\.?|versus)\b"
+    r"\b(trends?|trending|over time|growth|growing|month on month|month over month|going up|"
+    r"going down|up or down|rising|falling|increasing|decreasing|declining|improving)\b"
+    r"|" + COMPARE.pattern
 )
 _FORECAST = re.compile(
     r"\b(forecast|projected|projection|predict|expected|next month's|outlook)\b|\bwill\b.*\bbe\b"
@@ -112,6 +119,7 @@ class Request:
     loose_ids: list[str] = field(default_factory=list)  # ids of no known entity
     compared_field: str | None = None  # "below reorder level": a field compared with another
     items: list[str] = field(default_factory=list)  # item codes
+    settled: list[str] = field(default_factory=list)  # words a clarification already resolved
 
 
 def norm(text: str) -> str:
@@ -473,6 +481,11 @@ def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> 
     ):
         return Kind.TOTAL
     return Kind.LIST
+
+
+def trending(text: str) -> bool:
+    """Words that ask how a figure moves over time or against an earlier period."""
+    return bool(_TREND.search(text.lower()))
 
 
 # Used by follow-ups, which read a short message against an earlier request's entity.

@@ -18,6 +18,7 @@ from rapidfuzz import fuzz, utils
 from erp_agent.planner.plan import Call, Ctx, Step, _call, _rows, _text
 
 ACCEPT = 80  # a weaker match is no match
+LOOSE_ACCEPT = 90
 CLOSE = 4  # two records this close in score are both plausible
 _CODE = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
 
@@ -52,22 +53,31 @@ def _score(name: str, row: dict[str, Any], title: str | None) -> float:
             continue
         if text.lower() == name.lower():
             return 101.0
-        # "Nairobi Stores" for "Nairobi Stores - ST": the name inside the id counts fully.
+        # "Nairobi Stores" for "Nairobi Stores - ST": the name inside the id counts fully;
+        # "cordless drills" fits every "… Cordless Drill" equally (then the user picks).
         clean = utils.default_process
         best = max(
             best,
             fuzz.WRatio(name, text, processor=clean),
-            fuzz.token_set_ratio(name, text, processor=clean),
+            fuzz.token_set_ratio(_singular(name), _singular(text), processor=clean),
         )
     return best
 
 
+def _singular(text: str) -> str:
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in text.lower().split())
+
+
 def resolve(
-    ctx: Ctx, names: Sequence[tuple[str | None, str]], dimensions: Sequence[str]
+    ctx: Ctx,
+    names: Sequence[tuple[str | None, str]],
+    dimensions: Sequence[str],
+    optional: Sequence[str] = (),
 ) -> tuple[dict[str, tuple[str, str]], Step | None]:
     """name → (dimension, record id) for every name found; or the step that looks them up /
-    asks which one is meant. Names found nowhere are reported, never dropped. A name the text
-    ties to a dimension ("the Nakuru branch") is looked up there only."""
+    asks which one is meant. Names found nowhere are reported, never dropped — except the
+    ``optional`` ones (lowercase words that only might be names), kept only when found. A name
+    the text ties to a dimension ("the Nakuru branch") is looked up there only."""
     catalog = ctx.catalog
     dims = getattr(catalog, "dimensions", {}) or {}
     where: dict[str, list[str]] = {
@@ -98,12 +108,16 @@ def resolve(
                 continue
             entity = catalog.entities[entity_name]
             title = entity.title_field.name if entity.title_field is not None else None
+            # Lowercase words that only might be a name must fit a record closely.
+            floor = LOOSE_ACCEPT if name in optional else ACCEPT
             for row in _rows(r):
                 score = _score(name, row, title)
-                if score >= ACCEPT:
+                if score >= floor:
                     label = str(row.get(title) or row.get("id")) if title else str(row.get("id"))
                     candidates.append((score, order, dim_name, str(row.get("id")), label))
         if pending:
+            continue
+        if not candidates and name in optional:
             continue
         if not candidates:
             return found, _text(
@@ -144,7 +158,7 @@ def _ask(ctx: Ctx, name: str, dim: str, options: list[tuple[float, int, str, str
     choices = [{"label": o[4] if o[4] == o[3] else f"{o[4]} ({o[3]})", "value": o[3]}
                for o in options[:8]]  # fmt: skip
     if ctx.has("display.choices") and ctx.result("display.choices") is None:
-        return _call(
-            "display.choices", {"question": question, "options": choices, "slot": f"name:{dim}"}
-        )
+        # The slot names the dimension and the words asked about, so the reply replaces them.
+        slot = f"name:{dim}:{name}"[:60]
+        return _call("display.choices", {"question": question, "options": choices, "slot": slot})
     return _text(question + " " + ", ".join(c["label"] for c in choices) + ".")

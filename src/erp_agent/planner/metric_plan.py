@@ -13,10 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from erp_agent.catalog import Catalog
-from erp_agent.planner import master_data
+from erp_agent.planner import master_data, vocabulary
 from erp_agent.planner.answer import fmt, is_number, join
-from erp_agent.planner.intents import Request, _has, explicit, norm
-from erp_agent.planner.plan import Ctx, Step, _call, _failed, _text
+from erp_agent.planner.intents import COMPARE, Kind, Request, _has, explicit, norm
+from erp_agent.planner.parse_dates import shift_months
+from erp_agent.planner.plan import Ctx, Step, _call, _failed, _text, enable
 
 _GRAINS = {"month": "month", "quarter": "quarter", "year": "year", "week": "week", "day": "day"}
 _BY = re.compile(
@@ -26,6 +27,12 @@ _BY = re.compile(
 )
 # Words that stand for several statuses (intents' aliases): "open", "unpaid", "pending"…
 _STATUS_WORDS = ("open", "unpaid", "outstanding", "pending", "approved", "draft", "settled")
+# Dimensions that say whose figure it is: they decide between selling and buying metrics.
+_PARTY_DIMENSIONS = frozenset(
+    ["customer", "supplier", "employee", "customer_group", "supplier_group"]
+)
+# Where a figure happened: a follow-up naming one place replaces the place asked before.
+_PLACES = frozenset(["warehouse", "branch", "territory", "company"])
 _STOCK_WORDS = re.compile(r"\b(how many|how much|stock|on hand|in stock|do we have|have we got)\b")
 
 
@@ -34,13 +41,42 @@ def _terms(metric: Any) -> list[tuple[str, int]]:
     return [(label, 3), (metric.name.replace("_", " "), 3), *((s, 2) for s in metric.synonyms)]
 
 
+def _inflections(word: str) -> set[str]:
+    """A word's everyday forms: spend → spends, spending; sell → selling; bill → billings."""
+    forms = {word, word + "s", word + "es", word + "ing", word + "ings", word + "ed", word + "d"}
+    if word.endswith("e"):
+        forms |= {word[:-1] + "ing", word[:-1] + "ings"}
+    if len(word) > 2 and word[-1] not in "aeiouwy" and word[-2] in "aeiou":
+        forms |= {word + word[-1] + "ing", word + word[-1] + "ed"}
+    return forms
+
+
+def says(haystack: str, term: str) -> bool:
+    """Whether the text says ``term``, any word of it in an everyday inflection."""
+    words = norm(term).split()
+    if not words:
+        return False
+    if _has(haystack, term):
+        return True
+    text = haystack.split()
+    n = len(words)
+    forms = [_inflections(w) for w in words]
+    return any(all(text[i + k] in forms[k] for k in range(n)) for i in range(len(text) - n + 1))
+
+
 def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
     """Metrics named by their own words. A term that is only an entity's name ("sales
     invoices") names the records, not a figure: "the total of sales invoices" is theirs."""
     haystack = norm(text)
-    generic = {norm(t).strip() for e in catalog.entities.values() for t in (e.label, e.plural)}
+    names_of = {
+        e.name: {norm(t).strip() for t in (e.label, e.plural)} for e in catalog.entities.values()
+    }
     scores: dict[str, int] = {}
     for name, metric in catalog.metrics.items():
+        # A balance (records with no date, e.g. stock balances) is named by its figure.
+        entity = catalog.entities.get(metric.entity)
+        own = names_of.get(metric.entity, set()) if entity and not entity.date_field else set()
+        generic = {g for gs in names_of.values() for g in gs} - own
         best = 0
         for term, weight in _terms(metric):
             words = len(norm(term).split())
@@ -49,33 +85,75 @@ def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
                 continue
             # "sales" inside "sales invoices" is the entity's name, not the revenue metric.
             inside = any(low in g and low != g and f" {g} " in haystack for g in generic)
-            if not inside and _has(haystack, term):
+            if not inside and says(haystack, term):
                 best = max(best, weight * words + words)
         if best:
             scores[name] = best
     return scores
 
 
-def pick(catalog: Catalog, req: Request) -> Any | None:
-    """The metric the request names, or None (then the record plane answers)."""
+def ranked(catalog: Catalog, req: Request) -> list[Any]:
+    """The metrics the request names, best first (empty: the record plane answers)."""
     metrics = getattr(catalog, "metrics", None) or {}
     if not metrics:
-        return None
+        return []
     scores = metric_scores(catalog, req.text)
     if not scores:
-        return None
+        return []
     entity = req.entity.name if req.entity is not None else None
     if req.entity is not None and explicit(req.entity, norm(req.text)):
         # "Sum of purchase orders in the last 90 days": the records named decide the metric.
         scores = {n: v for n, v in scores.items() if metrics[n].entity == entity}
-        if not scores:
-            return None
     order = list(metrics)
 
     def rank(n: str) -> tuple[int, int, int]:
         return (scores[n], int(metrics[n].entity == entity), -order.index(n))
 
-    return metrics[max(scores, key=rank)]
+    return [metrics[n] for n in sorted(scores, key=rank, reverse=True)]
+
+
+def pick(catalog: Catalog, req: Request) -> Any | None:
+    """The metric the request names, or None (then the record plane answers)."""
+    found = ranked(catalog, req)
+    return found[0] if found else None
+
+
+def names_a_figure(ctx: Ctx) -> bool:
+    """A list or report request that asks for a figure instead: a balance's metric ("stock
+    value", "on hand"), or a metric said of master records ("stock in the Mombasa warehouse")."""
+    req = ctx.req
+    if req.kind not in (Kind.LIST, Kind.REPORT) or req.doc_ids:
+        return False
+    metric = pick(ctx.catalog, req)
+    if metric is None:
+        return False
+    entity = ctx.catalog.entities.get(metric.entity)
+    balance = entity is not None and not entity.date_field
+    on_master = req.entity is not None and req.entity.kind.value == "master"
+    return balance or on_master
+
+
+def dimensions_named(catalog: Catalog, text: str) -> set[str]:
+    """Dimensions the words name ("customers", "vendor"): who a figure is about."""
+    hay = norm(text)
+    dims = getattr(catalog, "dimensions", None) or {}
+    return {
+        name
+        for name, dim in dims.items()
+        if any(_has(hay, t) for t in (dim.label, name.replace("_", " "), *dim.synonyms) if t)
+    }
+
+
+def fitting(candidates: list[Any], needed: set[str]) -> Any | None:
+    """Of metrics the words name, the best that can be cut by every dimension the request is
+    about: 'what did we buy from <supplier>' is purchases, '<customer> bought' is revenue."""
+    if not candidates:
+        return None
+    best = candidates[0]
+    if not needed or needed <= set(best.dimensions):
+        return best
+    fits = [m for m in candidates[:4] if needed <= set(m.dimensions)]
+    return fits[0] if fits else best
 
 
 def stock_metric(catalog: Catalog, req: Request, kinds: set[str]) -> Any | None:
@@ -139,24 +217,99 @@ def _dimension_named(catalog: Catalog, metric: Any, phrase: str) -> str | None:
     return None
 
 
+def _newest_per_dimension(
+    text: str, resolved: Mapping[str, tuple[str, str]]
+) -> dict[str, tuple[str, str]]:
+    """'and in Mombasa Stores?' after '… in Nairobi Stores': a follow-up's name replaces the
+    earlier name of the same dimension (follow-ups are joined with " ; ")."""
+    segments = [seg.lower() for seg in text.split(" ; ")]
+
+    def said_in(name: str) -> int:
+        return max((i for i, seg in enumerate(segments) if name.lower() in seg), default=0)
+
+    def family(dim: str) -> str:
+        return "place" if dim in _PLACES else dim
+
+    newest: dict[str, int] = {}
+    for name, (dim, _) in resolved.items():
+        newest[family(dim)] = max(newest.get(family(dim), 0), said_in(name))
+    return {n: v for n, v in resolved.items() if said_in(n) == newest[family(v[0])]}
+
+
+def trend_step(ctx: Ctx) -> Step | None:
+    """'How are sales trending?', 'this year vs last year': the metric by month over the last
+    twelve months (as a chart), or to date against the same period a year earlier."""
+    req = ctx.req
+    metric = pick(ctx.catalog, req)
+    if metric is None or not metric.date_field:
+        return None
+    if not ctx.has("metrics.query"):
+        return enable(ctx, "metrics.query")
+    req.kind = Kind.TREND
+    req.chart = req.chart or not COMPARE.search(req.text.lower())
+    return metric_step(ctx)
+
+
+def _trend(ctx: Ctx, req: Request, args: dict[str, Any]) -> None:
+    today = ctx.view.today
+    low = req.text.lower()
+    if COMPARE.search(low):
+        # To date against the same stretch of the earlier period: a part-year is never set
+        # against a whole one.
+        unit = next((u for u in ("month", "quarter") if re.search(rf"\b{u}\b", low)), "year")
+        start = {
+            "year": today.replace(month=1, day=1),
+            "quarter": today.replace(month=(today.month - 1) // 3 * 3 + 1, day=1),
+            "month": today.replace(day=1),
+        }[unit]
+        args["period"] = {"from": start.isoformat(), "to": today.isoformat()}
+        last_year = unit == "year" or "last year" in low
+        args["compare_to"] = "same_period_last_year" if last_year else "previous_period"
+        args["group_by"] = [g for g in args.get("group_by") or [] if g not in _GRAINS]
+        if not args["group_by"]:
+            args.pop("group_by")
+        return
+    groups = list(args.get("group_by") or [])
+    if not any(g in _GRAINS for g in groups):
+        args["group_by"] = [*groups, "month"][:4]
+    if "period" not in args:
+        start = shift_months(today.replace(day=1), -11)
+        args["period"] = {"from": start.isoformat(), "to": today.isoformat()}
+
+
 def metric_step(ctx: Ctx) -> Step | None:
     """The metrics.query plan for this request; None when the record plane should answer."""
     req = ctx.req
-    if not ctx.has("metrics.query") or not expressible(req):
+    if not expressible(req):
         return None
-    metric = pick(ctx.catalog, req)
+    if not ctx.has("metrics.query"):
+        # Routing reads the words as typed; a figure named with a typo still gets its tool.
+        return enable(ctx, "metrics.query") if pick(ctx.catalog, req) is not None else None
+    candidates = ranked(ctx.catalog, req)
+    named = dimensions_named(ctx.catalog, req.text)
+    metric = fitting(candidates, {d for d in named if d in _PARTY_DIMENSIONS})
     names = list(req.names) + [(None, code) for code in req.items]
     resolved: dict[str, tuple[str, str]] = {}
     if metric is None and not _STOCK_WORDS.search(req.text.lower()):
         return None
+    said = " ".join(v.lower() for _, v in names) + " " + " ".join(req.settled).lower()
+    loose = [n for n in vocabulary.loose_names(req.text, ctx.catalog) if n.lower() not in said]
+    names += [(None, n) for n in loose]
     if names:
         dims = list(metric.dimensions) if metric else ["item", "warehouse", "customer", "branch"]
-        found, step = master_data.resolve(ctx, names, dims)
+        if metric is not None:
+            # A name may be the party of a sibling metric ("Gulf Traders bought" is a customer).
+            dims += [d for m in candidates[1:4] for d in m.dimensions
+                     if d not in dims and d in _PARTY_DIMENSIONS]  # fmt: skip
+        found, step = master_data.resolve(ctx, names, dims, loose)
         if step is not None:
             return step
         resolved = found
         if metric is None:
             metric = stock_metric(ctx.catalog, req, {d for d, _ in resolved.values()})
+        else:
+            metric = fitting([metric, *candidates], {d for d, _ in resolved.values()})
+        resolved = _newest_per_dimension(req.text, resolved)
     if metric is None:
         return None
     args = _arguments(ctx, metric, req, resolved)
@@ -219,6 +372,8 @@ def _arguments(
         args["having"] = {"op": req.amount.op, "value": float(req.amount.value)}
     if re.search(r"\b(compared? (?:to|with)|vs\.?|versus)\s+last year\b", req.text.lower()):
         args["compare_to"] = "same_period_last_year"
+    if req.kind is Kind.TREND and metric.date_field:
+        _trend(ctx, req, args)
     return args
 
 
@@ -249,6 +404,19 @@ def _title(data: Any) -> str:
     )
 
 
+MAX_LINES = 12
+
+
+def _before(row: Mapping[str, Any], cur: str, key: str = "") -> str:
+    """A compared figure: the earlier period's value beside the current one."""
+    if "previous" not in row:
+        return ""
+    before = row.get("previous")
+    if not is_number(before):
+        return ", nothing in the earlier period"
+    return f", against {cur}{fmt(before)} in the earlier period"
+
+
 def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple[str, str]]) -> str:
     """The figures as returned (per currency), then what was counted, in the result's words."""
     if not isinstance(data, dict):
@@ -267,19 +435,28 @@ def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple
         if c.get("kind") in ("dimension", "period") and k != "currency"
     ]
     if keys and rows:
-        # One currency after the other: figures in different currencies are never interleaved.
+        # One currency after the other: figures in different currencies are never interleaved;
+        # up to twelve rows of each (a year of months) in words, the rest in the table.
         rows = sorted(rows, key=lambda r: str(r.get("currency") or ""))
-        for row in rows[:12]:
+        per_currency: dict[str, int] = {}
+        hidden = 0
+        for row in rows:
+            cur_key = str(row.get("currency") or "")
+            per_currency[cur_key] = per_currency.get(cur_key, 0) + 1
+            if per_currency[cur_key] > MAX_LINES:
+                hidden += 1
+                continue
             who = ", ".join(str(row.get(k)) for k in keys)
             cur = f"{row['currency']} " if row.get("currency") else ""
-            lines.append(f"- {who}: {cur}{fmt(row.get(metric))}")
-        if len(rows) > 12:
-            lines.append(f"(and {fmt(len(rows) - 12)} more in the table)")
+            lines.append(f"- {who}: {cur}{fmt(row.get(metric))}" + _before(row, cur))
+        if hidden:
+            lines.append(f"(and {fmt(hidden)} more in the table)")
     head = label
     if totals:
         parts = [f"{t['currency'] + ' ' if t.get('currency') else ''}{fmt(t.get('value'))}"
                  + (f" over {fmt(t['records'])} records"
                     if is_number(t.get("records")) and t.get("records") != t.get("value") else "")
+                 + _before(t, f"{t['currency']} " if t.get("currency") else "", "value")
                  for t in totals]  # fmt: skip
         head += (" in total: " if keys else ": ") + "; ".join(parts)
     elif not rows:

@@ -49,6 +49,9 @@ def _shift_months(day: dt.date, months: int) -> dt.date:
     return dt.date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
 
 
+shift_months = _shift_months
+
+
 def _relative(which: str, unit: str, today: dt.date) -> Period:
     step = {"this": 0, "current": 0, "last": -1, "previous": -1, "past": -1, "next": 1}[which]
     if unit == "week":

@@ -14,7 +14,7 @@ from typing import Any
 from erp_agent.catalog import Catalog, Entity, FieldType
 from erp_agent.planner.answer import capabilities, fmt, is_number, join, record_line
 from erp_agent.planner.context import Result, TurnView
-from erp_agent.planner.intents import Kind, Request, norm, understand
+from erp_agent.planner.intents import Kind, Request, norm, trending, understand
 
 Filter = dict[str, Any]
 _PARTIES = ("customer", "supplier", "employee", "lead")
@@ -64,6 +64,15 @@ def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
 
 
+def enable(ctx: Ctx, tool: str) -> Step | None:
+    """Ask ``tools.search`` (once) for a permitted tool routing did not offer: routing reads the
+    words as typed, the planner reads them corrected ("custmers", "revnue")."""
+    query = {"query": tool.replace(".", " ").replace("_", " ")}
+    if ctx.has(tool) or not ctx.has("tools.search") or ctx.result("tools.search", query):
+        return None
+    return _call("tools.search", query)
+
+
 # ------------------------------------------------------------------ entry
 
 
@@ -85,7 +94,13 @@ def plan(ctx: Ctx) -> Step:
         owing = _owing.owing(ctx)
         if owing is not None:
             return owing
-    if req.kind in (Kind.TOTAL, Kind.COUNT, Kind.UNKNOWN):
+    if req.kind is Kind.TREND or (
+        req.kind in (Kind.TOTAL, Kind.UNKNOWN, Kind.LIST, Kind.REPORT) and trending(req.text)
+    ):
+        step = metric_plan.trend_step(ctx)
+        if step is not None:
+            return step
+    if req.kind in (Kind.TOTAL, Kind.COUNT, Kind.UNKNOWN) or metric_plan.names_a_figure(ctx):
         step = metric_plan.metric_step(ctx)
         if step is not None:
             return step
@@ -259,7 +274,11 @@ def _all_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
     return base + named, step
 
 
-def _missing_tool(ctx: Ctx, e: Entity | None) -> Step:
+def _missing_tool(ctx: Ctx, e: Entity | None, action: str = "list") -> Step:
+    if e is not None:
+        step = enable(ctx, f"{e.name}.{action}")
+        if step is not None:
+            return step
     what = e.plural.lower() if e else "that"
     return _text(f"I can't see {what} with your access in this session, so I can't answer that. "
                  f"{capabilities(None, ctx.tools)}")  # fmt: skip
@@ -401,7 +420,7 @@ def _count(ctx: Ctx) -> Step:
     args: dict[str, Any] = {"filters": flts}
     if not ctx.has(name):
         if not ctx.has(f"{e.name}.aggregate"):
-            return _missing_tool(ctx, e)
+            return _missing_tool(ctx, e, "count")
         name, args = f"{e.name}.aggregate", {"measures": [{"func": "count"}], "filters": flts}
     r = ctx.result(name, args)
     if r is None:
@@ -468,7 +487,9 @@ def _total(ctx: Ctx) -> Step:
     measure = _measure_field(ctx, e)
     if not ctx.has(name) or measure is None:
         return (
-            _count(ctx) if ctx.has(f"{e.name}.count") and measure is None else _missing_tool(ctx, e)
+            _count(ctx)
+            if ctx.has(f"{e.name}.count") and measure is None
+            else _missing_tool(ctx, e, "aggregate")
         )
     flts, step = _all_filters(ctx, e)
     if step:

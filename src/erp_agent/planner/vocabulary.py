@@ -222,9 +222,49 @@ GRAMMAR = frozenset(
         "workflow",
     ]
 )
-# Everyday words near a catalog word ("send" is not "spend"): never corrected.
+# Everyday words near a catalog word ("send" is not "spend"): never corrected, and never
+# taken for a name typed in lower case ("set up" is not a screwdriver set).
 GRAMMAR |= frozenset(
     [
+        "set",
+        "across",
+        "near",
+        "best",
+        "good",
+        "anything",
+        "something",
+        "everything",
+        "right",
+        "yet",
+        "really",
+        "far",
+        "going",
+        "doing",
+        "being",
+        "currently",
+        "hi",
+        "hello",
+        "okay",
+        "ok",
+        "happened",
+        "waiting",
+        "sign",
+        "off",
+        "queue",
+        "stopping",
+        "needs",
+        "stand",
+        "please",
+        "thank",
+        "mine",
+        "ones",
+        "kind",
+        "lot",
+        "few",
+        "bit",
+        "too",
+        "very",
+        "more",
         "send",
         "sent",
         "get",
@@ -334,6 +374,23 @@ def correct(text: str, catalog: Catalog) -> str:
         return str(found[0]) if found else word
 
     return _WORD.sub(fix, text)
+
+
+def loose_names(text: str, catalog: Catalog) -> list[str]:
+    """Runs of lowercase words the vocabulary does not hold ("grey hamers", "nakuru"): they may
+    name a record typed in lower case. The caller looks them up in the master data and keeps
+    only what is found there."""
+    vocab = known_words(catalog) | _MONTHS
+    runs: list[list[str]] = [[]]
+    for word in re.findall(r"[A-Za-z][A-Za-z'&\-]*|\S", text):
+        low = word.lower().strip("'")
+        stem = low[:-1] if low.endswith("s") else low
+        unknown = word == low and len(low) > 2 and low not in vocab and stem not in vocab
+        if unknown and low not in ABBREVIATIONS:
+            runs[-1].append(word)
+        elif runs[-1]:
+            runs.append([])
+    return list(dict.fromkeys(" ".join(r) for r in runs if r))
 
 
 def unknown_words(text: str, catalog: Catalog) -> list[str]:
