@@ -50,7 +50,7 @@ customers = sa.Table(
     sa.Column("phone", sa.String(40)),
     sa.Column("email", sa.String(120)),
     sa.Column("credit_limit", Money),
-    sa.Column("terms_days", sa.Integer, nullable=False),
+    sa.Column("terms_days", sa.Integer, nullable=False, server_default="30"),
     sa.Column("updated_at", Stamp, nullable=False),
     sa.Column("deleted_at", Stamp),
 )  # fmt: skip
