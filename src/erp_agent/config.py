@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -34,7 +34,8 @@ ModelProvider = Literal["openai", "azure", "anthropic"]
 class ModelSettings(BaseModel):
     """One model endpoint. ``provider`` picks the wire protocol: ``openai`` covers every
     OpenAI-compatible server (OpenAI, OpenRouter, DeepSeek, vLLM, Ollama, llama.cpp).
-    See docs/configuration.md for each provider's values."""
+    ``model`` may name a preset (``ollama:qwen2.5:7b``), and the whole setting may be that one
+    string. See docs/configuration.md for each provider's values."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
 
@@ -43,7 +44,14 @@ class ModelSettings(BaseModel):
         description="Wire protocol: openai (any OpenAI-compatible server), azure, anthropic.",
     )
     model: str = Field(
-        description="Model name as the provider spells it; Azure: for usage records."
+        description="Model name as the provider spells it, optionally after a preset "
+        "(ollama:qwen2.5:7b; see Presets below); Azure: for usage records."
+    )
+    preset: str | None = Field(
+        None,
+        description="The kind of server, set from the model's prefix (ollama, vllm, llamacpp, "
+        "lmstudio, openai-compatible, openai, azure, anthropic): its default URL and key "
+        "variable; self-hosted ones default to an 8192-token context and a 300 s timeout.",
     )
     base_url: str | None = Field(None, description="Endpoint; None means the provider default.")
     api_key: SecretStr | None = Field(
@@ -67,6 +75,27 @@ class ModelSettings(BaseModel):
     )
     strict_tools: bool = Field(False, description="Send tool schemas in strict mode.")
     headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers.")
+    tool_role: bool | None = Field(
+        None,
+        description="Whether the server takes role 'tool' messages; unset, it is tried, and if "
+        "the server refuses the role, tool results go as delimited user messages from then on.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_preset(cls, data: object) -> object:
+        from erp_agent.models import presets
+
+        if isinstance(data, str):
+            data = {"model": data}
+        return presets.apply(data) if isinstance(data, dict) else data
+
+    @property
+    def local(self) -> bool:
+        """A self-hosted server (named by a preset such as ollama: or vllm:)."""
+        from erp_agent.models import presets
+
+        return presets.is_local(self.preset)
 
     def key(self) -> str | None:
         """The API key: given directly, or read from the variable ``api_key_env`` names."""
@@ -187,7 +216,8 @@ class EngineSettings(Group):
         60.0,
         gt=0,
         description="Seconds one whole turn may take (model calls, ERP calls and their retries); "
-        "then the user gets what was found so far and a clear message.",
+        "then the user gets what was found so far and a message naming what it waited for. "
+        "Unset and with a self-hosted reasoning model (a local preset): 600.",
     )
     max_rounds: int = Field(10, ge=1, description="Model calls one turn may make.")
     history_budget_tokens: int = Field(
@@ -236,6 +266,19 @@ class Settings(BaseSettings):
     service_api_key: SecretStr | None = Field(None, description="The service user's API key.")
     service_api_secret: SecretStr | None = Field(None, description="The service user's API secret.")
     # Models (see "Model providers" below)
+    model: str | None = Field(
+        None,
+        description="Shorthand for the reasoning model: PRESET:NAME, e.g. ollama:qwen2.5:7b, or "
+        "openai-compatible:NAME with ERP_AGENT_MODEL_BASE_URL.",
+    )
+    model_base_url: str | None = Field(
+        None, description="Endpoint of the model ERP_AGENT_MODEL names (wins over a preset's)."
+    )
+    model_api_key_env: str | None = Field(
+        None,
+        description="Name of the variable holding the key of the model ERP_AGENT_MODEL or "
+        "--model names (secret by reference).",
+    )
     reasoning_model: ModelSettings | None = Field(
         None, description="Chat model for the agent loop; unset, the offline planner answers."
     )
@@ -291,6 +334,23 @@ class Settings(BaseSettings):
     engine: EngineSettings = Field(
         default_factory=EngineSettings, description="Limits of one turn."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _model_shorthand(cls, data: object) -> object:
+        """ERP_AGENT_MODEL (+ _BASE_URL, _API_KEY_ENV) fills in the reasoning model."""
+        if not isinstance(data, dict) or not data.get("model"):
+            return data
+        if data.get("reasoning_model"):
+            raise ConfigError(
+                "Both ERP_AGENT_MODEL and ERP_AGENT_REASONING_MODEL are set; keep one of them."
+            )
+        table = {"model": data["model"]}
+        if data.get("model_base_url"):
+            table["base_url"] = data["model_base_url"]
+        if data.get("model_api_key_env"):
+            table["api_key_env"] = data["model_api_key_env"]
+        return {**data, "reasoning_model": table}
 
     @classmethod
     def settings_customise_sources(
@@ -411,6 +471,47 @@ def scan_limits(settings: Settings) -> ScanLimits:
         max_pixels=settings.scan.max_pixels,
         ocr_timeout=settings.scan.ocr_timeout,
     )
+
+
+def engine_settings(settings: Settings) -> EngineSettings:
+    """The loop's limits. The turn deadline, unless set, is longer when the reasoning model is
+    self-hosted: a CPU-bound model may need a minute per step, and a turn takes several."""
+    from erp_agent.models.presets import LOCAL_TURN_SECONDS
+
+    engine = settings.engine
+    model = settings.reasoning_model
+    if "turn_deadline" in engine.model_fields_set or model is None or not model.local:
+        return engine
+    return engine.model_copy(update={"turn_deadline": LOCAL_TURN_SECONDS})
+
+
+def with_model(
+    settings: Settings,
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+) -> Settings:
+    """``settings`` with the reasoning model named on a command line (``--model``)."""
+    table: dict[str, str] = {"model": spec}
+    if base_url:
+        table["base_url"] = base_url
+    if api_key_env:
+        table["api_key_env"] = api_key_env
+    try:
+        model = ModelSettings.model_validate(table)
+    except ValueError as exc:
+        raise ConfigError(f"--model {spec}: {_first_error(exc)}") from exc
+    return settings.model_copy(update={"reasoning_model": model})
+
+
+def _first_error(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        found = errors()
+        if found:
+            return str(found[0].get("msg", exc)).removeprefix("Value error, ")
+    return str(exc)
 
 
 def load_settings() -> Settings:

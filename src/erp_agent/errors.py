@@ -137,6 +137,16 @@ class ModelBadRequest(ModelError):
     )
 
 
+class ModelOutputInvalid(ModelError):
+    """The model answered something that cannot be used: an unreadable tool call (after being
+    asked once to correct it), an empty answer, or an answer far too long to be one."""
+
+    default_message = (
+        "The AI model's answer could not be used. Please try again; if it keeps happening, "
+        "the model may not handle tool calls well: tell an administrator."
+    )
+
+
 class TokenBudgetExceeded(ModelError):
     """The organisation has spent its monthly token budget; no call is made until it resets."""
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from erp_agent.catalog import Catalog, load_catalog
-from erp_agent.config import EngineSettings, Settings, scan_limits
+from erp_agent.config import EngineSettings, Settings, engine_settings, scan_limits
 from erp_agent.connectors import registry as connectors
 from erp_agent.connectors.base import Capability, Connector, ConnectorProfile
 from erp_agent.connectors.credentials import Credential
@@ -221,7 +221,7 @@ class Runtime:
 
     def engine(self, model: ChatModel, settings: EngineSettings | None = None) -> Engine:
         if settings is None:
-            settings = self.settings.engine
+            settings = engine_settings(self.settings)
         return Engine(
             gateway=self.gateway, model=model, router=self.router, catalog=self.catalog,
             store=self.store, links=self.links, results=self.results, settings=settings,

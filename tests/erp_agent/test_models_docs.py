@@ -18,14 +18,18 @@ DOC = Path(__file__).parents[2] / "docs" / "configuration.md"
 
 def provider_examples() -> list[tuple[str, str]]:
     text = DOC.read_text()
-    section = text[text.index("## Model providers") :]
-    found = re.findall(r"### (.+?)\n.*?```toml\n(.*?)```", section, flags=re.S)
-    return [(title.strip(), body) for title, body in found]
+    section = text[text.index("## Model providers") : text.index("## Errors the user may see")]
+    found = []
+    for part in section.split("\n### ")[1:]:
+        title, _, body = part.partition("\n")
+        found += [(title.strip(), toml) for toml in re.findall(r"```toml\n(.*?)```", body, re.S)]
+    return found
 
 
 def test_the_doc_covers_every_provider_the_brief_names() -> None:
     titles = {title for title, _ in provider_examples()}
     assert titles == {
+        "LM Studio and any other OpenAI-compatible server",
         "OpenAI",
         "Azure OpenAI",
         "OpenRouter",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from erp_agent.cli._common import fail, load_settings, password_for
-from erp_agent.cli._model import model_for
+from erp_agent.cli._model import configure, model_for
 from erp_agent.config import Settings
 from erp_agent.engine.turn import Engine
 from erp_agent.errors import ErpAgentError
@@ -26,17 +26,23 @@ class Agent:
     engine: Engine
 
 
-def settings_for(erp_url: str | None = None) -> Settings:
-    """The configured settings, with the ERP address given on the command line if any."""
-    settings = load_settings()
+def settings_for(
+    erp_url: str | None = None, model: str | None = None, base_url: str | None = None
+) -> Settings:
+    """The configured settings, with the ERP address and the model given on the command line."""
+    settings = configure(load_settings(), model, base_url)
     return settings.model_copy(update={"erp_url": erp_url}) if erp_url else settings
 
 
 @asynccontextmanager
 async def signed_in(
-    user: str, model: str | None, password: str, erp_url: str | None = None
+    user: str,
+    model: str | None,
+    password: str,
+    erp_url: str | None = None,
+    base_url: str | None = None,
 ) -> AsyncIterator[Agent]:
-    runtime = await Runtime.create(settings_for(erp_url))
+    runtime = await Runtime.create(settings_for(erp_url, model, base_url))
     try:
         session = await runtime.sign_in(user, password)
         yield Agent(runtime, session, runtime.engine(model_for(runtime, model)))
@@ -49,12 +55,17 @@ def run_agent(
     model: str | None,
     work: Callable[[Agent], Awaitable[T]],
     erp_url: str | None = None,
+    base_url: str | None = None,
 ) -> T:
     """Run ``work`` signed in as ``user``; errors become one clear line (see ``fail``)."""
+    try:
+        configure(load_settings(), model, base_url)  # a bad --model fails before the password
+    except ErpAgentError as exc:
+        raise fail(exc) from exc
     password = password_for(user, load_settings())
 
     async def main() -> T:
-        async with signed_in(user, model, password, erp_url) as agent:
+        async with signed_in(user, model, password, erp_url, base_url) as agent:
             return await work(agent)
 
     try:

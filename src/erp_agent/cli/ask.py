@@ -9,6 +9,7 @@ import typer
 
 from erp_agent.cli._agent import Agent, run_agent
 from erp_agent.cli._common import console, err_console
+from erp_agent.cli._model import BaseUrlOption, ModelOption
 from erp_agent.cli._render import definition_view, print_blocks, progress_line
 from erp_agent.engine.events import EventBus
 from erp_agent.engine.response import TurnResponse
@@ -17,13 +18,6 @@ UserOption = Annotated[
     str,
     typer.Option(
         "--as", help="The ERP user to act as (asks for the password, or ERP_AGENT_PASSWORD)."
-    ),
-]
-ModelOption = Annotated[
-    str | None,
-    typer.Option(
-        "--model",
-        help="offline, or provider:model (e.g. openai:gpt-4.1); default: the configured model.",
     ),
 ]
 ErpUrlOption = Annotated[
@@ -66,6 +60,7 @@ def ask(
         ),
     ] = None,
     erp_url: ErpUrlOption = None,
+    base_url: BaseUrlOption = None,
 ) -> None:
     """Ask one question as USER and print the answer."""
 
@@ -77,7 +72,7 @@ def ask(
         with progress_line(err_console, bus):
             return await run(agent.session, question, conversation_id=conversation, bus=bus)
 
-    response = run_agent(user, model, work, erp_url)
+    response = run_agent(user, model, work, erp_url, base_url)
     if json_output:
         typer.echo(json.dumps(as_json(response), default=str, ensure_ascii=False))
         return

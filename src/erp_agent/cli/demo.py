@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from erp_agent.cli._common import console, ensure_port_free, fail, load_settings
+from erp_agent.cli._model import BaseUrlOption, ModelOption, configure
 from erp_agent.errors import ErpAgentError
 
 if TYPE_CHECKING:
@@ -46,12 +47,8 @@ def demo(
     scale: Annotated[
         float, typer.Option("--scale", min=0.01, help="Demo data volume when seeding (1 = full).")
     ] = 0.2,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model", help="offline, or provider:model; default: configured, else offline."
-        ),
-    ] = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
     index: Annotated[
         bool,
         typer.Option("--index/--no-index", help="Index knowledge and records in the background."),
@@ -62,12 +59,15 @@ def demo(
     try:
         ensure_port_free(host, port, "--port")
         ensure_port_free("127.0.0.1", erp_port, "--erp-port")
+        configured = configure(load_settings(), model, base_url)
     except ErpAgentError as exc:
         raise fail(exc) from exc
     erp_file = data / "demo-erp.sqlite"
     seeding = None if erp_file.exists() else _start_seeding(erp_file, scale)
     try:
-        asyncio.run(_serve(erp_file, seeding, host, port, erp_port, model, index, started))
+        asyncio.run(
+            _serve(erp_file, seeding, host, port, erp_port, model, configured, index, started)
+        )
     except ErpAgentError as exc:
         raise fail(exc) from exc
     except KeyboardInterrupt:
@@ -99,6 +99,7 @@ async def _serve(
     port: int,
     erp_port: int,
     model: str | None,
+    configured: Settings,
     index: bool,
     started: float,
 ) -> None:
@@ -112,7 +113,7 @@ async def _serve(
     from erp_agent.server import create_app
 
     erp_url = f"http://127.0.0.1:{erp_port or free_port()}"
-    settings = load_settings().model_copy(update={"erp_url": erp_url})
+    settings = configured.model_copy(update={"erp_url": erp_url})
     runtime = await Runtime.create(settings)
     knowledge, retriever = _knowledge(runtime, settings) if index else (None, None)
     if seeding is not None:

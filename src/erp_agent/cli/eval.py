@@ -14,7 +14,8 @@ from typing import Annotated
 import typer
 
 from erp_agent.cli._common import console, err_console
-from erp_agent.config import ModelSettings, load_settings
+from erp_agent.cli._model import BaseUrlOption, configure
+from erp_agent.config import Settings, load_settings
 from erp_agent.errors import ErpAgentError
 from erp_agent.evals import load_suites, run_suites
 from erp_agent.evals.report import failures, families, table, to_json
@@ -24,32 +25,18 @@ from erp_agent.planner import OfflinePlanner
 from erp_agent.runtime import Runtime
 from erp_agent.store.sql_store import open_store
 
-_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-
-
-def model_from(spec: str) -> ChatModel:
-    """'offline', 'openai:MODEL' or 'anthropic:MODEL' → a ChatModel."""
-    if spec == "offline":
-        return OfflinePlanner()
-    provider, _, name = spec.partition(":")
-    if provider not in _KEY_ENV or not name:
-        raise typer.BadParameter(
-            f"Unknown model {spec!r}. Use offline, openai:MODEL (e.g. openai:gpt-4.1) or "
-            "anthropic:MODEL (e.g. anthropic:claude-sonnet-4-5)."
-        )
-    from erp_agent.models.registry import build_model
-
-    return build_model(ModelSettings(provider=provider, model=name, api_key_env=_KEY_ENV[provider]))
-
 
 async def _run(
-    model: ChatModel, suites: list[str], password: str, today: dt.date | None
+    settings: Settings, offline: bool, suites: list[str], password: str, today: dt.date | None
 ) -> EvalRun:
-    settings = load_settings()
     with tempfile.TemporaryDirectory(prefix="erp-agent-eval-") as tmp:
         # Eval conversations go to a throwaway store, never the deployment's.
         store = open_store(f"sqlite+aiosqlite:///{Path(tmp) / 'eval.sqlite'}")
         runtime = await Runtime.create(settings, store=store)
+        # The model under test answers alone: no planner fallback hides its failures.
+        model: ChatModel = (
+            OfflinePlanner() if offline else runtime.models.model("reasoning", org="eval")
+        )
         try:
             return await run_suites(
                 runtime, model, load_suites(suites or None), password=password, today=today
@@ -61,8 +48,13 @@ async def _run(
 
 def command(
     model: Annotated[
-        str, typer.Option(help="offline | openai:MODEL | anthropic:MODEL")
+        str,
+        typer.Option(
+            help="offline, or PRESET:NAME (openai:, anthropic:, ollama:, vllm:, llamacpp:, "
+            "lmstudio:, openai-compatible: with --base-url)"
+        ),
     ] = "offline",
+    base_url: BaseUrlOption = None,
     suite: Annotated[
         list[str] | None,
         typer.Option("--suite", help="Suite name or YAML path (repeatable; default: all)."),
@@ -77,7 +69,8 @@ def command(
     password = settings.password.get_secret_value() if settings.password else "demo"
     try:
         day = dt.date.fromisoformat(today) if today else None
-        run = asyncio.run(_run(model_from(model), suite or [], password, day))
+        configured = configure(settings, model, base_url)
+        run = asyncio.run(_run(configured, model == "offline", suite or [], password, day))
     except (ErpAgentError, ValueError) as exc:
         err_console.print(f"[red]Error:[/] {exc}")
         raise typer.Exit(2) from exc

@@ -9,26 +9,27 @@ from typing import Annotated
 import typer
 
 from erp_agent.cli._common import console, ensure_port_free, fail, load_settings
+from erp_agent.cli._model import BaseUrlOption, ModelOption, configure
+from erp_agent.config import Settings
 from erp_agent.errors import ErpAgentError
 
 
 def serve(
     host: Annotated[str, typer.Option("--host", help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port of the web app and API.")] = 8080,
-    model: Annotated[
-        str | None,
-        typer.Option("--model", help="offline, or provider:model (default: the configured one)."),
-    ] = None,
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
 ) -> None:
     """Serve the web app and API for the ERP at ERP_AGENT_ERP_URL (see docs/configuration.md)."""
     try:
         ensure_port_free(host, port, "--port")
-        asyncio.run(_serve(host, port, model))
+        settings = configure(load_settings(), model, base_url)
+        asyncio.run(_serve(host, port, model, settings))
     except ErpAgentError as exc:
         raise fail(exc) from exc
 
 
-async def _serve(host: str, port: int, model: str | None) -> None:
+async def _serve(host: str, port: int, model: str | None, settings: Settings) -> None:
     import uvicorn
 
     from erp_agent.cli._model import model_switch
@@ -36,7 +37,6 @@ async def _serve(host: str, port: int, model: str | None) -> None:
     from erp_agent.server import create_app
     from erp_agent.server.knowledge import IndexedKnowledge
 
-    settings = load_settings()
     runtime = await Runtime.create(settings)
     switch = model_switch(runtime, model)
     knowledge = IndexedKnowledge(runtime.knowledge, Path(settings.data_dir) / "knowledge")

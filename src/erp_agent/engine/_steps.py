@@ -16,6 +16,7 @@ from erp_agent.errors import (
     ModelAuthError,
     ModelContextTooLong,
     ModelError,
+    ModelOutputInvalid,
     ModelRateLimited,
     ModelTimeout,
     TokenBudgetExceeded,
@@ -102,7 +103,9 @@ def too_many_failures() -> str:
 def model_error_text(exc: ModelError) -> str:
     if isinstance(exc, ModelAuthError):
         return "The AI provider rejected this service's credentials. An administrator must update the model settings."
-    if isinstance(exc, (ModelRateLimited, ModelTimeout)):
+    if isinstance(exc, (ModelTimeout, ModelOutputInvalid)):
+        return str(exc)  # says what was waited for or wrong, and which setting helps
+    if isinstance(exc, ModelRateLimited):
         return "The AI service is busy or slow right now and did not answer after several tries. Please try again shortly."
     if isinstance(exc, ModelContextTooLong):
         return "This conversation has grown too long for the model. Start a new conversation."

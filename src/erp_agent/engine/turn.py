@@ -188,10 +188,13 @@ class Engine:
                 return await self._rounds(run, bus, rules_sent)
         except TimeoutError:
             doing = f" while {run.waiting_for}" if run.waiting_for else ""
+            slow = "the AI model" if "model" in run.waiting_for else "the ERP"
             text = (
                 f"I stopped after {deadline:g} seconds{doing}, before I could finish this "
                 "answer. Anything below was found before that; nothing was written. Please "
-                "try again in a moment, or ask a narrower question."
+                f"try again in a moment, or ask a narrower question. If {slow} is often this "
+                "slow (for example a self-hosted model), an administrator can raise "
+                "ERP_AGENT_TURN_DEADLINE."
             )
             return await self._finish(run, bus, text, "stopped")
         finally:

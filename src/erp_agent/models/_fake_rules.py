@@ -113,3 +113,24 @@ def context_error(limit: int, tokens: int) -> dict[str, Any]:
 def auth_error(key: str) -> dict[str, Any]:
     shown = f"{key[:3]}…{key[-4:]}" if len(key) > 8 else "***"
     return error(f"Incorrect API key provided: {shown}.", code="invalid_api_key")
+
+
+def template_roles(messages: list[Any]) -> dict[str, Any] | None:
+    """What a chat template without a tool role says (llama.cpp and vLLM pass the template's
+    own exception on): only system first, then user and assistant, alternating."""
+    roles = [m.get("role") for m in messages if isinstance(m, dict)]
+    while roles and roles[0] == "system":
+        roles.pop(0)
+    expected = "user"
+    for role in roles:
+        if role != expected:
+            return {
+                "error": {
+                    "code": 500,
+                    "message": "Conversation roles must alternate user/assistant/user/assistant/"
+                    f"... (got role '{role}')",
+                    "type": "server_error",
+                }
+            }
+        expected = "assistant" if role == "user" else "user"
+    return None

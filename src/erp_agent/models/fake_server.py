@@ -9,6 +9,10 @@ from a script, and the real API's rules enforced (see ``_fake_rules``).
 
 It serves ``/v1/chat/completions`` and Azure's ``/openai/deployments/{name}/chat/completions``
 (which also requires ``api-version`` and an ``api-key`` header).
+
+``quirks`` imitate what self-hosted servers do (see ``QUIRKS``):
+
+    FakeOpenAIServer(quirks={"text_calls_tagged", "no_tool_role", "no_usage"})
 """
 
 from __future__ import annotations
@@ -35,6 +39,20 @@ from starlette.routing import Route
 
 from erp_agent.models import _fake_rules as rules
 
+QUIRKS = {
+    # The model's tool calls come back written in the content, not as tool_calls (a server
+    # without a tool-call parser for the model): as Hermes/Qwen tags, or as fenced JSON.
+    "text_calls_tagged": "tool calls written as <tool_call>{json}</tool_call> in the content",
+    "text_calls_fenced": "tool calls written as a fenced ```json block in the content",
+    # llama.cpp/vLLM chat templates of many open models: no 'tool' role, roles must alternate.
+    "no_tool_role": "messages with role 'tool' are refused (HTTP 500, the template's error)",
+    # Streaming with tools: calls are not streamed as tool_calls but written in the text.
+    "no_streamed_tool_calls": "a streamed answer carries its tool calls as <tool_call> text",
+    "no_usage": "no usage in answers, and no usage chunk when streaming",
+    "no_stream_options": "stream_options is refused as an unknown argument (HTTP 400)",
+    "no_tool_choice": "tool_choice is refused as an unknown argument (HTTP 400)",
+}
+
 
 @dataclass(frozen=True)
 class FakeToolCall:
@@ -56,6 +74,7 @@ class FakeReply:
     error: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to wait before answering (to provoke client timeouts)
+    cut_after: int | None = None  # close the connection after this many chunks (or body bytes)
 
     @classmethod
     def text(
@@ -115,11 +134,20 @@ class FakeRequest:
 
 class FakeOpenAIServer:
     def __init__(
-        self, *, api_key: str = "test-key", context_limit: int = 16_000, model: str = "fake-model"
+        self,
+        *,
+        api_key: str = "test-key",
+        context_limit: int = 16_000,
+        model: str = "fake-model",
+        quirks: frozenset[str] | set[str] = frozenset(),
     ) -> None:
+        unknown = set(quirks) - set(QUIRKS)
+        if unknown:
+            raise ValueError(f"unknown quirks {sorted(unknown)}; known: {sorted(QUIRKS)}")
         self.api_key = api_key
         self.context_limit = context_limit
         self.model = model
+        self.quirks = frozenset(quirks)
         self.requests: list[FakeRequest] = []
         self._script: deque[FakeReply] = deque()
         self._lock = threading.Lock()  # the test thread scripts while the server thread answers
@@ -178,6 +206,9 @@ class FakeOpenAIServer:
             status = 401 if problem["error"]["code"] == "invalid_api_key" else 400
             return JSONResponse(problem, status_code=status)
         assert isinstance(body, dict)
+        refused = self._quirk_refusal(body)
+        if refused is not None:
+            return refused
         tokens = rules.count_tokens(body)
         if tokens > self.context_limit:
             return JSONResponse(rules.context_error(self.context_limit, tokens), status_code=400)
@@ -193,12 +224,39 @@ class FakeOpenAIServer:
             await asyncio.sleep(reply.delay)
         if reply.status != 200:
             return JSONResponse(reply.error, status_code=reply.status, headers=reply.headers)
-        usage = _usage(reply, tokens)
+        usage = None if "no_usage" in self.quirks else _usage(reply, tokens)
         if body.get("stream"):
+            if "no_streamed_tool_calls" in self.quirks:
+                reply = _as_text(reply, "text_calls_tagged")
+            reply = self._written_calls(reply)
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             chunks = _chunks(reply, self.model, usage if include_usage else None)
+            if reply.cut_after is not None:
+                chunks = _cut(chunks, reply.cut_after)
             return StreamingResponse(chunks, media_type="text/event-stream")
-        return JSONResponse(_completion(reply, self.model, usage))
+        answer = _completion(self._written_calls(reply), self.model, usage)
+        if reply.cut_after is not None:
+            return _Truncated(json.dumps(answer).encode()[: reply.cut_after])
+        return JSONResponse(answer)
+
+    def _written_calls(self, reply: FakeReply) -> FakeReply:
+        for style in ("text_calls_tagged", "text_calls_fenced"):
+            if style in self.quirks:
+                return _as_text(reply, style)
+        return reply
+
+    def _quirk_refusal(self, body: dict[str, Any]) -> Response | None:
+        if "no_tool_choice" in self.quirks and "tool_choice" in body:
+            problem = rules.error("Unrecognized request argument supplied: tool_choice")
+            return JSONResponse(problem, status_code=400)
+        if "no_stream_options" in self.quirks and "stream_options" in body:
+            problem = rules.error("Unrecognized request argument supplied: stream_options")
+            return JSONResponse(problem, status_code=400)
+        if "no_tool_role" in self.quirks:
+            template = rules.template_roles(body["messages"])
+            if template is not None:
+                return JSONResponse(template, status_code=500)
+        return None
 
     def _authorise(self, request: Request) -> dict[str, Any] | None:
         if request.url.path.startswith("/openai/"):
@@ -230,21 +288,21 @@ def _finish(reply: FakeReply) -> str:
     return "tool_calls" if reply.tool_calls else "stop"
 
 
-def _completion(reply: FakeReply, model: str, usage: dict[str, Any]) -> dict[str, Any]:
+def _completion(reply: FakeReply, model: str, usage: dict[str, Any] | None) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
         message["tool_calls"] = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in reply.tool_calls
         ]
-    return {
+    answer = {
         "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": _finish(reply)}],
-        "usage": usage,
     }
+    return answer if usage is None else {**answer, "usage": usage}
 
 
 async def _chunks(reply: FakeReply, model: str, usage: dict[str, Any] | None) -> AsyncIterator[str]:
@@ -273,6 +331,45 @@ async def _chunks(reply: FakeReply, model: str, usage: dict[str, Any] | None) ->
     if usage is not None:
         yield f"data: {json.dumps({**head, 'choices': [], 'usage': usage})}\n\n"
     yield "data: [DONE]\n\n"
+
+
+def _as_text(reply: FakeReply, style: str) -> FakeReply:
+    """The reply with its tool calls written into the content, as such servers return them."""
+    if not reply.tool_calls:
+        return reply
+    blocks = []
+    for call in reply.tool_calls:
+        body = f'{{"name": "{call.name}", "arguments": {call.arguments}}}'
+        blocks.append(
+            f"<tool_call>\n{body}\n</tool_call>"
+            if style == "text_calls_tagged"
+            else f"```json\n{body}\n```"
+        )
+    content = "\n".join(p for p in (reply.content, *blocks) if p)
+    return dataclasses.replace(reply, content=content, tool_calls=())
+
+
+async def _cut(chunks: AsyncIterator[str], after: int) -> AsyncIterator[str]:
+    """The first ``after`` chunks, then the connection drops (no [DONE], no final chunk)."""
+    sent = 0
+    async for chunk in chunks:
+        if sent == after:
+            raise ConnectionResetError("the fake server closes the stream midway")
+        sent += 1
+        yield chunk
+
+
+class _Truncated(Response):
+    """A body that promises more bytes than it sends: the client sees the connection close."""
+
+    def __init__(self, partial: bytes) -> None:
+        super().__init__(partial, media_type="application/json")
+        self.headers["content-length"] = str(len(partial) + 100)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        await send({"type": "http.response.body", "body": self.body, "more_body": True})
+        raise ConnectionResetError("the fake server closes the answer midway")
 
 
 def _pieces(text: str, size: int = 7) -> list[str]:

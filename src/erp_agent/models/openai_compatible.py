@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import httpx
 import httpx2
 import openai
 from openai.types.chat import (
@@ -22,10 +23,13 @@ from openai.types.chat import (
 from openai.types.completion_usage import CompletionUsage
 
 from erp_agent.config import ModelSettings
-from erp_agent.errors import ConfigError
+from erp_agent.errors import ConfigError, ModelError, ModelUnavailable
+from erp_agent.models import replies
 from erp_agent.models._errors import map_sdk_error
 from erp_agent.models._names import NameMap, encode
+from erp_agent.models._quirks import refuses_stream_options, refuses_tool_role, without_tool_role
 from erp_agent.models._schemas import tool_specs
+from erp_agent.models._stream_text import TextGate
 from erp_agent.models.base import (
     ChatModel,
     Completion,
@@ -48,11 +52,14 @@ class OpenAICompatibleModel(ChatModel):
         self.settings = settings
         self.profile = ModelProfile(
             name=f"{settings.provider}:{settings.model}",
-            supports_prompt_cache=True,  # OpenAI caches long prefixes automatically
+            supports_prompt_cache=True,  # OpenAI caches long prefixes; vLLM, llama.cpp reuse them
             context_window=settings.context_window,
             strict_tool_schemas=settings.strict_tools,
         )
         self._client = _client(settings, http_client)
+        # Learned from the server's refusals (see _quirks), then kept for this client.
+        self.tool_role = settings.tool_role is not False
+        self.stream_usage = settings.stream_usage
 
     async def complete(
         self,
@@ -63,19 +70,12 @@ class OpenAICompatibleModel(ChatModel):
         max_tokens: int | None = None,
     ) -> Completion:
         names, wire_tools = self._tools(tools)
-        legacy_limit, limit = self._limits(max_tokens)
-        try:
-            response: ChatCompletion = await self._client.chat.completions.create(
-                model=self.settings.model,
-                messages=wire_messages(messages),
-                tools=wire_tools or openai.omit,
-                temperature=openai.omit if temperature is None else temperature,
-                max_tokens=legacy_limit,
-                max_completion_tokens=limit,
-            )
-        except openai.OpenAIError as exc:
-            raise map_sdk_error(exc) from exc
-        return _completion(response, names)
+
+        async def once(request: Sequence[Message]) -> Completion:
+            response = await self._create(request, wire_tools, temperature, max_tokens)
+            return _completion(cast("ChatCompletion", response), names)
+
+        return await replies.settle(await once(messages), messages, tools, once)
 
     async def stream(
         self,
@@ -86,28 +86,79 @@ class OpenAICompatibleModel(ChatModel):
         max_tokens: int | None = None,
     ) -> AsyncIterator[StreamDelta]:
         names, wire_tools = self._tools(tools)
-        legacy_limit, limit = self._limits(max_tokens)
         assembler = _StreamAssembler(names, model=self.settings.model)
+        # Text that may be a tool call written out is held back until the answer is complete.
+        gate = TextGate(enabled=bool(tools))
+        chunks = await self._create(messages, wire_tools, temperature, max_tokens, stream=True)
         try:
-            chunks = await self._client.chat.completions.create(
-                model=self.settings.model,
-                messages=wire_messages(messages),
-                tools=wire_tools or openai.omit,
-                temperature=openai.omit if temperature is None else temperature,
-                max_tokens=legacy_limit,
-                max_completion_tokens=limit,
-                stream=True,
-                stream_options=(
-                    {"include_usage": True} if self.settings.stream_usage else openai.omit
-                ),
-            )
-            async for chunk in chunks:
-                text = assembler.add(chunk)
-                if text:
-                    yield StreamDelta(text=text)
-        except openai.OpenAIError as exc:
-            raise map_sdk_error(exc) from exc
-        yield StreamDelta(done=assembler.completion())
+            async for chunk in cast("AsyncIterator[ChatCompletionChunk]", chunks):
+                shown = gate.feed(assembler.add(chunk))
+                if shown:
+                    yield StreamDelta(text=shown)
+        except (openai.OpenAIError, httpx2.HTTPError, httpx.HTTPError) as exc:
+            raise _broke_off(f"{type(exc).__name__}: {exc}") from exc
+        if not assembler.finished:
+            raise _broke_off("the stream ended without a finish reason")
+
+        async def once(request: Sequence[Message]) -> Completion:
+            response = await self._create(request, wire_tools, temperature, max_tokens)
+            return _completion(cast("ChatCompletion", response), names)
+
+        completion = await replies.settle(assembler.completion(), messages, tools, once)
+        rest = gate.rest(completion)
+        if rest:
+            yield StreamDelta(text=rest)
+        yield StreamDelta(done=completion)
+
+    async def _create(
+        self,
+        messages: Sequence[Message],
+        wire_tools: list[Any],
+        temperature: float | None,
+        max_tokens: int | None,
+        *,
+        stream: bool = False,
+    ) -> ChatCompletion | openai.AsyncStream[ChatCompletionChunk]:
+        """One request. A server that refuses the tool role or ``stream_options`` is asked
+        again in the form it takes, and the form is kept for later calls."""
+        legacy_limit, limit = self._limits(max_tokens)
+        while True:
+            extra: dict[str, Any] = {}
+            if stream:
+                extra["stream"] = True
+                if self.stream_usage:
+                    extra["stream_options"] = {"include_usage": True}
+            try:
+                return cast(
+                    "ChatCompletion | openai.AsyncStream[ChatCompletionChunk]",
+                    await self._client.chat.completions.create(
+                        model=self.settings.model,
+                        messages=self._wire(messages),
+                        tools=wire_tools or openai.omit,
+                        temperature=openai.omit if temperature is None else temperature,
+                        max_tokens=legacy_limit,
+                        max_completion_tokens=limit,
+                        **extra,
+                    ),
+                )
+            except openai.OpenAIError as exc:
+                error = map_sdk_error(exc)
+                if not isinstance(error, ModelError):
+                    raise error from exc
+                if self.tool_role and _has_tool_turns(messages) and refuses_tool_role(error):
+                    self.tool_role = False
+                    continue
+                if stream and self.stream_usage and refuses_stream_options(error):
+                    self.stream_usage = False
+                    continue
+                raise error from exc
+            except (httpx2.HTTPError, httpx.HTTPError) as exc:
+                raise ModelUnavailable(detail=f"{type(exc).__name__}: {exc}") from exc
+
+    def _wire(self, messages: Sequence[Message]) -> list[ChatCompletionMessageParam]:
+        if self.tool_role:
+            return wire_messages(messages)
+        return cast("list[ChatCompletionMessageParam]", without_tool_role(messages))
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -147,11 +198,24 @@ def wire_messages(messages: Sequence[Message]) -> list[ChatCompletionMessagePara
     return cast("list[ChatCompletionMessageParam]", out)
 
 
+def _broke_off(detail: str) -> ModelUnavailable:
+    return ModelUnavailable(
+        "The AI model's answer broke off before it was complete (the server closed the "
+        "connection). Please try again.",
+        detail=f"stream ended early: {detail}",
+    )
+
+
+def _has_tool_turns(messages: Sequence[Message]) -> bool:
+    return any(m.role == "tool" or m.tool_calls for m in messages)
+
+
 def _client(settings: ModelSettings, http_client: httpx2.AsyncClient | None) -> openai.AsyncOpenAI:
     key = settings.key() or _NO_KEY
     common: dict[str, Any] = {
         "api_key": key,
-        "timeout": settings.timeout,
+        # A little longer than ResilientModel's own limit, whose message names the setting.
+        "timeout": settings.timeout + 5,
         "max_retries": 0,
         "default_headers": settings.headers or None,
         "http_client": http_client,
@@ -171,14 +235,18 @@ def _client(settings: ModelSettings, http_client: httpx2.AsyncClient | None) -> 
     return openai.AsyncOpenAI(base_url=settings.base_url, **common)
 
 
-def _usage(usage: CompletionUsage | None) -> Usage:
+def _usage(usage: CompletionUsage | None, extra: dict[str, Any] | None = None) -> Usage:
     if usage is None:
         return Usage()
     # Servers other than OpenAI's omit the details or send null for the count; DeepSeek
-    # reports cache hits in a field of its own.
+    # reports cache hits in a field of its own, llama.cpp in its timings (prompt tokens
+    # reused from the slot's cache).
     cached = getattr(usage.prompt_tokens_details, "cached_tokens", None) or 0
     if not cached and usage.model_extra:
         cached = int(usage.model_extra.get("prompt_cache_hit_tokens") or 0)
+    timings = (extra or {}).get("timings")
+    if not cached and isinstance(timings, dict):
+        cached = int(timings.get("cache_n") or 0)
     return Usage(
         prompt_tokens=usage.prompt_tokens,
         cached_tokens=cached,
@@ -196,7 +264,7 @@ def _completion(response: ChatCompletion, names: NameMap) -> Completion:
     return Completion(
         content=choice.message.content,
         tool_calls=calls,
-        usage=_usage(response.usage),
+        usage=_usage(response.usage, response.model_extra),
         model=response.model,
         # Typed as always set, but compatible servers send null (the SDK does not validate).
         finish_reason=cast("str | None", choice.finish_reason) or "",
@@ -225,7 +293,7 @@ class _StreamAssembler:
     def add(self, chunk: ChatCompletionChunk) -> str:
         self._model = chunk.model or self._model
         if chunk.usage is not None:  # the final chunk (stream_options.include_usage)
-            self._usage = _usage(chunk.usage)
+            self._usage = _usage(chunk.usage, chunk.model_extra)
         text = ""
         for choice in chunk.choices:
             delta = choice.delta
@@ -241,6 +309,10 @@ class _StreamAssembler:
                 self._finish = choice.finish_reason
         self._text.append(text)
         return text
+
+    @property
+    def finished(self) -> bool:
+        return bool(self._finish)
 
     def completion(self) -> Completion:
         calls = [

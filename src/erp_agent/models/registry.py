@@ -193,6 +193,7 @@ class ModelRegistry:
             budget=self.budget,
             on_usage=self.on_usage,
             clock=self.clock,
+            timeout_setting=f"ERP_AGENT_{task.upper()}_MODEL__TIMEOUT",
         )
 
     async def aclose(self) -> None:

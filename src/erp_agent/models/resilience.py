@@ -73,8 +73,10 @@ class ResilientModel(ChatModel):
         on_usage: Callable[[UsageEvent], None] | None = None,
         clock: Clock | None = None,
         rand: Callable[[], float] = random.random,
+        timeout_setting: str = "timeout in the model settings",
     ) -> None:
         self.inner = inner
+        self.timeout_setting = timeout_setting
         self.profile = inner.profile
         self.org = org
         self.timeout = timeout
@@ -176,8 +178,9 @@ class ResilientModel(ChatModel):
         if isinstance(exc, ModelError):
             return exc
         return ModelTimeout(
-            f"The AI model did not answer within {self.timeout:g} seconds. Please try again; "
-            "if it keeps happening, ask a smaller question or tell an administrator.",
+            f"The AI model did not answer within {self.timeout:g} seconds. Please try again, or "
+            "ask a smaller question; a slow (for example self-hosted) model needs a longer "
+            f"limit: an administrator can raise {self.timeout_setting}.",
             detail=f"timeout after {self.timeout:g}s",
         )
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from erp_agent.config import MINILM_DIM, Settings, load_settings
 from erp_agent.errors import ConfigError
+from erp_agent.models import presets
 from erp_agent.retrieval.embeddings import (
     Embedder,
     OpenAICompatibleEmbedder,
@@ -19,17 +20,31 @@ from erp_agent.retrieval.retriever import Retriever
 
 def make_embedder(settings: Settings) -> Embedder | None:
     retrieval = settings.retrieval
-    if retrieval.embeddings == "none":
+    kind, url, model = embeddings_endpoint(settings)
+    if kind == "none":
         return None
-    if retrieval.embeddings == "minilm":
+    if kind == "minilm":
         return default_embedder()
     key = retrieval.embeddings_api_key
     return OpenAICompatibleEmbedder(
-        retrieval.embeddings_url or "",
-        retrieval.embeddings_model or "",
-        retrieval.embeddings_dim,
-        api_key=key.get_secret_value() if key else None,
+        url, model, retrieval.embeddings_dim, api_key=key.get_secret_value() if key else None
     )
+
+
+def embeddings_endpoint(settings: Settings) -> tuple[str, str, str]:
+    """(kind, base URL, model). A model named with a preset (``ollama:nomic-embed-text``) means
+    that server's embeddings endpoint at its default address, unless ERP_AGENT_EMBEDDINGS or
+    ERP_AGENT_EMBEDDINGS_URL say otherwise."""
+    retrieval = settings.retrieval
+    kind, url, model = retrieval.embeddings, retrieval.embeddings_url, retrieval.embeddings_model
+    found = presets.split(model) if model else None
+    if found is not None:
+        preset, model = presets.PRESETS[found[0]], found[1]
+        if "embeddings" not in retrieval.model_fields_set:
+            kind = "openai"
+        public = "https://api.openai.com/v1" if found[0] == "openai" else None
+        url = url or preset.base_url or public
+    return kind, url or "", model or ""
 
 
 def make_reranker(settings: Settings) -> Reranker | None:

@@ -8,6 +8,7 @@ import asyncio
 import datetime as dt
 import logging
 
+from erp_agent.config import engine_settings
 from erp_agent.engine import interrupted
 from erp_agent.errors import ErpAgentError
 from erp_agent.gateway.session import Session
@@ -50,7 +51,7 @@ async def settle_proposals(state: ServerState, session: Session | None = None) -
 async def finish_turns(state: ServerState) -> int:
     """Continue (as their user) or close the turns a crash left running. Returns how many."""
     runtime = state.runtime
-    engine_age = interrupted.orphan_age(runtime.settings.engine.turn_deadline)
+    engine_age = interrupted.orphan_age(engine_settings(runtime.settings).turn_deadline)
     now = dt.datetime.now(dt.UTC)
     finished = 0
     for turn in await runtime.store.running_turns(updated_before=now - engine_age):

@@ -117,7 +117,8 @@ class FrappeClient:
                 )
             except httpx.TimeoutException:
                 last_error = (
-                    f"The ERP at {self.base_url} did not answer within {self._http.timeout.read} s"
+                    f"The ERP at {self.base_url} did not answer within {self._http.timeout.read:g} s "
+                    "(ERP_AGENT_ERP_TIMEOUT)"
                 )
             except httpx.TransportError as exc:
                 last_error = f"Cannot reach the ERP at {self.base_url} ({type(exc).__name__})"
@@ -196,7 +197,7 @@ class FrappeClient:
         except httpx.TimeoutException as exc:
             raise ErpUnavailable(
                 f"Cannot reach the ERP at {self.base_url}: it did not answer the sign-in "
-                f"within {self._http.timeout.read} s"
+                f"within {self._http.timeout.read:g} s (ERP_AGENT_ERP_TIMEOUT)"
             ) from exc
         except httpx.TransportError as exc:
             raise ErpUnavailable(
