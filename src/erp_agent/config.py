@@ -323,6 +323,18 @@ class Settings(BaseSettings):
         description="Bearer token a Prometheus scraper sends to /metrics; unset, only an "
         "administrator's session may read it.",
     )
+    # Channels (erp_agent.channels, erp_agent.relay):
+    public_url: str | None = Field(
+        None,
+        description="The web app's address as users reach it, for confirm links that MCP and "
+        "OpenAI-API clients show; unset, the address a request came to.",
+    )
+    api_key: SecretStr | None = Field(
+        None, description="A user API key for `erp-agent mcp --as USER` instead of a password."
+    )
+    relay_max_result_bytes: int = Field(
+        5_000_000, gt=0, description="Largest relay result (one call's JSON) the relay accepts."
+    )
     # Groups
     sign_in: SignInLimits = Field(
         default_factory=SignInLimits, description="Failed sign-ins allowed before throttling."

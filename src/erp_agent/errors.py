@@ -237,6 +237,20 @@ class ErpSessionExpired(ErpError):
     """The user's ERP session ended; they must sign in again."""
 
 
+class ChannelError(ErpAgentError):
+    """A channel request that cannot be served (MCP, the OpenAI-compatible API, the relay);
+    the message says what to do and becomes the protocol's own error."""
+
+
+class ApiKeyInvalid(ChannelError):
+    """An unknown or revoked API key, or one whose ERP user the ERP no longer accepts."""
+
+
+class RelayProtocolError(ChannelError):
+    """Relay results that do not answer the turn's open calls: an unknown turn or call id, a
+    replay, a reorder, another organisation's or user's turn, or an oversized result."""
+
+
 # The exception type Frappe refuses a write to a changed record with (check_if_latest).
 STALE_RECORD = "TimestampMismatchError"
 

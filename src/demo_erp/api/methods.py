@@ -302,3 +302,23 @@ def workflow_apply(ctx: Ctx, args: Args) -> dict[str, Any]:
 
 
 __all__ = ["METHODS", "Method", "doctype_bundle", "json"]
+
+
+@whitelist("frappe.core.doctype.user.user.generate_keys", WRITE_VERBS)
+def generate_keys(ctx: Ctx, args: Args) -> dict[str, str]:
+    """Frappe's generate_keys: System Manager only; keeps the user's api_key (making one if
+    absent) and issues a new api_secret, which ends the previous one."""
+    import secrets
+
+    from demo_erp import auth
+
+    if "System Manager" not in ctx.roles:
+        raise PermissionError("Not permitted")
+    user = str(_required(args, "user"))
+    row = ctx.conn.execute('select api_key from "tabUser" where name = ?', (user,)).fetchone()
+    if row is None:
+        raise DoesNotExistError(f"User {user} not found")
+    api_key = str(row["api_key"] or secrets.token_hex(8)[:15])
+    api_secret = secrets.token_hex(8)[:15]
+    auth.set_api_key(ctx.conn, user, api_key, api_secret)
+    return {"api_key": api_key, "api_secret": api_secret}

@@ -341,5 +341,12 @@ class Connector(ABC):
         """
         return None
 
+    async def api_credential(self, admin: Credential, user: str) -> Credential | None:
+        """A lasting credential for ``user`` (an API key pair the ERP issues), asked for with an
+        administrator's credential; channels that cannot sign in interactively (MCP, the
+        OpenAI-compatible API) act as the user with it. Optional: None means not supported.
+        Issuing a new one may end the user's previous one (the ERP decides)."""
+        return None
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook; most connectors hold no pool
         """Release connections."""

@@ -9,6 +9,7 @@ import secrets
 from dataclasses import asdict
 from typing import Any
 
+from erp_agent.gateway.session import CHANNEL_SESSION_PREFIX
 from erp_agent.store.models import Proposal, ProposalStatus
 from erp_agent.tools.base import BASE_MODIFIED
 
@@ -73,7 +74,11 @@ def decision_refusal(
         return f"There is no proposal {proposal_id}."
     if proposal.user != user:
         return f"This proposal belongs to another user; only they can {action} it."
-    if proposal.session_id != session_id:
+    if proposal.session_id != session_id and not proposal.session_id.startswith(
+        CHANNEL_SESSION_PREFIX
+    ):
+        # A channel without a confirm button (MCP, the OpenAI-compatible API) leaves its
+        # proposals to the same user in the web app; any other session's stay its own.
         return "This proposal was made in another session; ask for it again here."
     if proposal.status is not ProposalStatus.PENDING:
         return f"This proposal is already {proposal.status}; nothing was written now."

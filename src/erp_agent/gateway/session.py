@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 
 from erp_agent.connectors.credentials import Credential
 
+# Sessions of an API key (MCP, the OpenAI-compatible API) have ids with this prefix. They cannot
+# show a confirm button, so their proposals are confirmed by the same user in the web app.
+CHANNEL_SESSION_PREFIX = "key_"
+
 
 @dataclass
 class Session:

@@ -8,10 +8,13 @@ from contextlib import asynccontextmanager
 from importlib import resources
 from pathlib import Path
 
-from fastapi import Depends, FastAPI
-from fastapi.responses import FileResponse, RedirectResponse
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.routing import Route
 
+from erp_agent.channels.http import mcp_over_http
+from erp_agent.channels.keys import KeyRing
 from erp_agent.connectors.base import Connector
 from erp_agent.runtime import Runtime
 from erp_agent.server import recovery, settings_store
@@ -20,11 +23,13 @@ from erp_agent.server.middleware import CleanJSONBodies, MetricsMiddleware, Secu
 from erp_agent.server.models import ModelProvider
 from erp_agent.server.routes import (
     admin,
+    api_keys,
     auth,
     chat,
     conversations,
     documents,
     feedback,
+    openai,
     ops,
     proposals,
     results,
@@ -61,10 +66,12 @@ def create_app(
     if key is None:
         configured = getattr(runtime.settings, "session_key", None)
         key = configured.get_secret_value() if configured is not None else None
+    vault = Vault(key)
     state = ServerState(
         runtime=runtime,
         models=model_provider,
-        vault=Vault(key),
+        vault=vault,
+        keys=KeyRing(runtime, vault, read_only=lambda: state.read_only),
         metrics=Metrics(),
         erp_ping=erp_ping or erp_pinger(runtime.connector),
         throttle=SignInThrottle(runtime.store, runtime.settings.sign_in),
@@ -79,7 +86,8 @@ def create_app(
         runtime.listeners.append(state.metrics.on_event)  # Prometheus reads the event stream
         recovering = asyncio.create_task(recovery.keep_recovering(state))
         embedding = _background_embedding(runtime)
-        yield
+        async with mcp_sessions.run():
+            yield
         recovering.cancel()
         runtime.listeners.remove(state.metrics.on_event)
         if embedding is not None:
@@ -95,6 +103,16 @@ def create_app(
         dependencies=[Depends(csrf_guard)],
     )
     app.state.server = state
+    app.state.openai_threads = openai.Threads()
+    mcp_app, mcp_sessions = mcp_over_http(runtime, state.keys)
+    app.router.routes.append(Route("/mcp", endpoint=mcp_app))
+    app.include_router(openai.router)
+    app.include_router(api_keys.router)
+
+    @app.exception_handler(openai.ApiError)
+    async def api_error(_: Request, exc: openai.ApiError) -> JSONResponse:
+        return exc.response()
+
     for module in (
         auth, chat, conversations, documents, proposals, results, feedback, admin, ops,
     ):  # fmt: skip

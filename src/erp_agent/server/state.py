@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from erp_agent.channels.keys import KeyRing
 from erp_agent.runtime import Runtime
 from erp_agent.server.metrics import Metrics
 from erp_agent.server.models import ModelProvider
@@ -31,6 +32,7 @@ class ServerState:
     metrics: Metrics
     erp_ping: Callable[[], Awaitable[None]]
     throttle: SignInThrottle
+    keys: KeyRing
     knowledge: KnowledgeAdmin | None = None
     configured_read_only: bool = False  # ERP_AGENT_READ_ONLY: no admin can switch it off
     read_only: bool = False  # the tenant switch; applies to every session at once

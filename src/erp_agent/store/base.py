@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from erp_agent.store.models import (
+    ApiKey,
     AuditEvent,
     Conversation,
     Decision,
@@ -186,3 +187,26 @@ class Store(ABC):
     @abstractmethod
     async def month_tokens(self, org: str, now: dt.datetime) -> int:
         """Prompt + completion tokens ``org`` used in ``now``'s calendar month (UTC)."""
+
+    # API keys (MCP, the OpenAI-compatible API, the relay)
+    @abstractmethod
+    async def add_api_key(self, key: ApiKey) -> None: ...
+
+    @abstractmethod
+    async def api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        """The key with this hash, revoked or not (the caller checks ``revoked_at``)."""
+
+    @abstractmethod
+    async def list_api_keys(
+        self, *, org: str | None = None, user: str | None = None
+    ) -> list[ApiKey]:
+        """Keys, newest first."""
+
+    @abstractmethod
+    async def revoke_api_key(self, key_id: str, at: dt.datetime) -> bool:
+        """Revoke a key that is not revoked yet; False when there is none such."""
+
+    @abstractmethod
+    async def set_api_key_credentials(self, user: str, credential: str) -> None:
+        """Give every active key of ``user`` this (encrypted) ERP credential: issuing a new
+        ERP key pair ends the previous one."""

@@ -11,6 +11,7 @@ from typing import Any
 from erp_agent.errors import StoreError
 from erp_agent.store.base import SIGN_IN_FAILURES_KEPT, Store
 from erp_agent.store.models import (
+    ApiKey,
     AuditEvent,
     Conversation,
     Decision,
@@ -33,6 +34,7 @@ class MemoryStore(Store):
         self._web_sessions: dict[str, WebSession] = {}
         self._settings: dict[str, Any] = {}
         self._interactions: dict[str, Interaction] = {}
+        self._api_keys: dict[str, ApiKey] = {}
         self._lock = asyncio.Lock()
 
     async def migrate(self) -> None:
@@ -266,3 +268,32 @@ class MemoryStore(Store):
             for i in self._interactions.values()
             if i.org == org and (i.at.year, i.at.month) == (now.year, now.month)
         )
+
+    async def add_api_key(self, key: ApiKey) -> None:
+        self._api_keys[key.id] = copy.deepcopy(key)
+
+    async def api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        found = next((k for k in self._api_keys.values() if k.key_hash == key_hash), None)
+        return copy.deepcopy(found)
+
+    async def list_api_keys(
+        self, *, org: str | None = None, user: str | None = None
+    ) -> list[ApiKey]:
+        keys = [
+            copy.deepcopy(k)
+            for k in self._api_keys.values()
+            if (org is None or k.org == org) and (user is None or k.user == user)
+        ]
+        return sorted(keys, key=lambda k: (k.created_at, k.id), reverse=True)
+
+    async def revoke_api_key(self, key_id: str, at: dt.datetime) -> bool:
+        key = self._api_keys.get(key_id)
+        if key is None or key.revoked_at is not None:
+            return False
+        key.revoked_at = at
+        return True
+
+    async def set_api_key_credentials(self, user: str, credential: str) -> None:
+        for key in self._api_keys.values():
+            if key.user == user and key.kind == "user" and key.revoked_at is None:
+                key.credential = credential

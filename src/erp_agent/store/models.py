@@ -159,3 +159,24 @@ class Interaction:
     tools: list[str] = field(default_factory=list)
     latency_ms: float = 0.0
     at: dt.datetime = field(default_factory=utcnow)
+
+
+@dataclass
+class ApiKey:
+    """A bearer key for a channel without interactive sign-in. Only its SHA-256 is stored.
+
+    ``kind`` "user": MCP and the OpenAI-compatible API act as ``user`` with ``credential`` (the
+    user's ERP credential, encrypted with the server's session key). ``kind`` "org": the relay,
+    for an organisation whose ERP plugin runs every call as the asking user (no credential).
+    """
+
+    id: str  # public, shown in the admin console
+    key_hash: str
+    kind: str
+    user: str
+    org: str
+    label: str = ""
+    credential: str | None = field(default=None, repr=False)
+    created_by: str = ""
+    created_at: dt.datetime = field(default_factory=utcnow)
+    revoked_at: dt.datetime | None = None

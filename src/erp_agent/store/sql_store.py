@@ -7,6 +7,7 @@ method is one transaction, and every database failure leaves as a ``StoreError``
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -25,6 +26,7 @@ from erp_agent.errors import ConfigError, StoreError
 from erp_agent.store import rows, schema
 from erp_agent.store.base import SIGN_IN_FAILURES_KEPT, Store
 from erp_agent.store.models import (
+    ApiKey,
     AuditEvent,
     Conversation,
     Decision,
@@ -37,6 +39,7 @@ from erp_agent.store.sql_errors import store_error
 from erp_agent.store.sql_server_tables import ServerTables
 from erp_agent.store.sqlite_setup import WRITE_OPTION, configure_sqlite, sqlite_directory
 from erp_agent.store.tables import (
+    api_keys,
     audit_events,
     conversation_state,
     conversations,
@@ -405,3 +408,45 @@ class SQLStore(ServerTables, Store):
     async def clear_sign_in_failures(self, key: str) -> None:
         async with self._transaction("clear failed sign-ins", write=True) as connection:
             await connection.execute(delete(sign_in_failures).where(sign_in_failures.c.key == key))
+
+    # ------------------------------------------------------------ API keys
+
+    async def add_api_key(self, key: ApiKey) -> None:
+        async with self._transaction(f"add API key {key.id}", write=True) as connection:
+            await connection.execute(insert(api_keys).values(**dataclasses.asdict(key)))
+
+    async def api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        query = select(api_keys).where(api_keys.c.key_hash == key_hash)
+        async with self._transaction("read an API key", write=False) as connection:
+            row = (await connection.execute(query)).mappings().first()
+        return None if row is None else ApiKey(**dict(row))
+
+    async def list_api_keys(
+        self, *, org: str | None = None, user: str | None = None
+    ) -> list[ApiKey]:
+        query = select(api_keys).order_by(api_keys.c.created_at.desc(), api_keys.c.id)
+        if org is not None:
+            query = query.where(api_keys.c.org == org)
+        if user is not None:
+            query = query.where(api_keys.c.user == user)
+        async with self._transaction("list API keys", write=False) as connection:
+            return [ApiKey(**dict(r)) for r in (await connection.execute(query)).mappings()]
+
+    async def revoke_api_key(self, key_id: str, at: dt.datetime) -> bool:
+        statement = (
+            update(api_keys)
+            .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
+            .values(revoked_at=at)
+        )
+        async with self._transaction(f"revoke API key {key_id}", write=True) as connection:
+            return bool((await connection.execute(statement)).rowcount)
+
+    async def set_api_key_credentials(self, user: str, credential: str) -> None:
+        statement = (
+            update(api_keys)
+            .where(api_keys.c.user == user, api_keys.c.kind == "user")
+            .where(api_keys.c.revoked_at.is_(None))
+            .values(credential=credential)
+        )
+        async with self._transaction(f"update API keys of {user}", write=True) as connection:
+            await connection.execute(statement)

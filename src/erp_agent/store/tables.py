@@ -200,3 +200,18 @@ interactions = Table(
     Column("latency_ms", Double, nullable=False),
     Index(None, "org", "at"),
 )
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("key_hash", String, nullable=False, unique=True),
+    Column("kind", String, nullable=False),
+    Column("user", String, nullable=False, index=True),
+    Column("org", String, nullable=False, index=True),
+    Column("label", Text, nullable=False),
+    Column("credential", Text, nullable=True),
+    Column("created_by", String, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("revoked_at", UTCDateTime, nullable=True),
+)

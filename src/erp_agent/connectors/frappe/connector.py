@@ -139,6 +139,23 @@ class ERPNextConnector(Connector):
     async def login(self, user: str, password: str) -> Credential:
         return await self.client.login(user, password)
 
+    async def api_credential(self, admin: Credential, user: str) -> Credential | None:
+        # Frappe keeps the user's api_key and issues a new api_secret (the old one ends).
+        keys = await self.client.method(
+            admin, "frappe.core.doctype.user.user.generate_keys", write=True, user=user
+        )
+        secret = keys.get("api_secret") if isinstance(keys, dict) else None
+        api_key = keys.get("api_key") if isinstance(keys, dict) else None
+        if not api_key:  # Frappe 15 answers with the secret only
+            api_key = await self.client.method(
+                admin, "frappe.client.get_value", doctype="User", filters=user,
+                fieldname="api_key",
+            )  # fmt: skip
+            api_key = api_key.get("api_key") if isinstance(api_key, dict) else api_key
+        if not secret or not api_key:
+            return None
+        return Credential.token(user, str(api_key), str(secret))
+
     async def roles(self, cred: Credential) -> list[str]:
         return await self.client.roles(self.service or cred, cred.user)
 
