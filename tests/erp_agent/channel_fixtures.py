@@ -60,12 +60,13 @@ def agent(own_erp: OwnERP, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     server.stop()
 
 
-def admin_client(url: str) -> httpx.Client:
+def admin_client(url: str, user: str = ADMIN) -> httpx.Client:
+    """A web session of ``user`` (the administrator by default), signed in as the browser is."""
     client = httpx.Client(base_url=url, timeout=60)
     csrf = client.get("/api/auth/csrf").json()["csrf"]
     reply = client.post(
         "/api/auth/sign-in",
-        json={"user": ADMIN, "password": "demo"},
+        json={"user": user, "password": "demo"},
         headers={"X-CSRF-Token": csrf},
     )
     reply.raise_for_status()

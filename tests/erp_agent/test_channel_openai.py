@@ -6,12 +6,22 @@ clear errors for a wrong key or a deleted user's key."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sqlite3
 from collections.abc import Iterator
 
 import openai
 import pytest
-from channel_fixtures import ADMIN, OwnERP, agent, issue_key, own_erp, rest_names, revenue
+from channel_fixtures import (
+    ADMIN,
+    OwnERP,
+    admin_client,
+    agent,
+    issue_key,
+    own_erp,
+    rest_names,
+    revenue,
+)  # fmt: skip
 from server_doubles import LiveServer
 
 from erp_agent.evals.score import figure_present
@@ -101,6 +111,19 @@ def test_a_write_is_only_proposed_with_a_confirm_link(
     assert "Proposed change (not written)" in answer, answer[:600]
     assert f"{agent.url}/?proposal=prop_" in answer, answer[:600]
     assert rest_names(own_erp.url, "Lead", [["lead_name", "=", name]]) == []
+    # The link opens it in the web app, where its owner (and only they) confirm it.
+    proposal_id = re.search(r"\?proposal=(prop_[\w-]+)", answer).group(1)  # type: ignore[union-attr]
+    other = admin_client(agent.url, "sales@demo.local")
+    assert other.get(f"/api/proposals/{proposal_id}").status_code == 404
+    other.close()
+    web = admin_client(agent.url)
+    shown = web.get(f"/api/proposals/{proposal_id}").json()
+    done = web.post(
+        f"/api/proposals/{proposal_id}/confirm", json={"payload_hash": shown["payload_hash"]}
+    )
+    web.close()
+    assert done.json()["ok"], done.text
+    assert rest_names(own_erp.url, "Lead", [["lead_name", "=", name]])
 
 
 def test_a_wrong_key_and_a_deleted_users_key_are_refused_in_words(

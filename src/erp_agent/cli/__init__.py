@@ -17,6 +17,7 @@ COMMANDS = [
     LazyCommand("ask", "erp_agent.cli.ask:ask", "Ask one question as USER and print the answer."),
     LazyCommand("chat", "erp_agent.cli.chat:chat", "Chat with the agent as USER: live progress, tables, charts, proposals confirmed y/n; follow-ups refer to earlier answers, and a question with choices takes a number."),
     LazyCommand("demo", "erp_agent.cli.demo:demo", "Start the demo: demo ERP + agent server + web app. Ctrl-C stops everything."),
+    LazyCommand("mcp", "erp_agent.cli.mcp:mcp", "Serve MCP over stdio as USER (Claude Desktop and other MCP clients); ERP_AGENT_PASSWORD or ERP_AGENT_API_KEY."),
     LazyCommand("serve", "erp_agent.cli.serve:serve", "Serve the web app and API for the ERP at ERP_AGENT_ERP_URL (see docs/configuration.md)."),
     LazyCommand("scan", "erp_agent.cli.scan:scan", "Scan FILE as USER into a draft Purchase Invoice or Sales Order, then confirm it."),
     LazyCommand("knowledge", "erp_agent.cli.knowledge:app", "The knowledge base: index Markdown documents, search passages."),

@@ -1,5 +1,5 @@
 // The admin console: model provider, tenant switch, policy, budgets and usage, log, search
-// index progress, knowledge.
+// index progress, knowledge, API keys.
 import { api } from './api.js';
 import { el } from './render.js';
 
@@ -181,6 +181,48 @@ $('#reindex').addEventListener('click', async () => {
   }
 });
 
+async function loadKeys() {
+  const { keys } = await api('GET', '/api/admin/api-keys');
+  $('#keys tbody').replaceChildren(...keys.map((k) => el('tr', {},
+    el('td', {}, k.id), el('td', {}, k.kind), el('td', {}, k.user || k.org), el('td', {}, k.label),
+    el('td', {}, k.created_at), el('td', {}, k.revoked_at || ''),
+    el('td', {}, k.revoked_at ? '' : el('button', { type: 'button', onclick: () => revokeKey(k.id) }, 'Revoke')))));
+}
+
+async function revokeKey(id) {
+  try {
+    await api('DELETE', `/api/admin/api-keys/${encodeURIComponent(id)}`);
+    say('#key-status', `Revoked ${id}.`);
+    await loadKeys();
+  } catch (error) {
+    say('#key-status', error.message, false);
+  }
+}
+
+// A key is shown once, here; the server keeps only its hash.
+function showKey(issued) {
+  say('#key-status', `Copy this key now, it is not shown again: ${issued.key}`);
+  return loadKeys();
+}
+
+$('#key-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  try {
+    await showKey(await api('POST', '/api/admin/api-keys', { user: form.elements.user.value, label: form.elements.label.value }));
+  } catch (error) {
+    say('#key-status', error.message, false);
+  }
+});
+
+$('#org-key').addEventListener('click', async () => {
+  try {
+    await showKey(await api('POST', '/api/admin/api-keys/org', { label: $('#key-form').elements.label.value }));
+  } catch (error) {
+    say('#key-status', error.message, false);
+  }
+});
+
 (async () => {
   try {
     const me = await api('GET', '/api/auth/me');
@@ -192,5 +234,5 @@ $('#reindex').addEventListener('click', async () => {
     return;
   }
   $('#admin').hidden = false;
-  await Promise.all([loadModel(), loadTenant(), loadPolicy(), loadBudgets(), loadLog(), loadIndex()]);
+  await Promise.all([loadModel(), loadTenant(), loadPolicy(), loadBudgets(), loadLog(), loadIndex(), loadKeys()]);
 })();

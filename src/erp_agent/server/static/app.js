@@ -14,6 +14,22 @@ function showSignedIn(me) {
   $('#admin-link').hidden = !me.is_admin;
   $('#who').textContent = me.user + (me.read_only ? ' · read-only' : '');
   loadConversations();
+  openLinkedProposal();
+}
+
+// A confirm link from an MCP or OpenAI-API client (/?proposal=ID): the proposal is shown here,
+// where only its owner can confirm it; nothing was written before.
+async function openLinkedProposal() {
+  const id = new URLSearchParams(window.location.search).get('proposal');
+  if (!id) return;
+  window.history.replaceState(null, '', window.location.pathname);
+  const box = addAgentMessage();
+  try {
+    const proposal = await api('GET', `/api/proposals/${encodeURIComponent(id)}`);
+    showResponse(box, { blocks: [{ type: 'proposal', ...proposal }] }, null, false);
+  } catch (error) {
+    box.replaceChildren(el('p', { class: 'error' }, error.message));
+  }
 }
 
 function showSignIn() {
