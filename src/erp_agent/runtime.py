@@ -14,7 +14,6 @@ from erp_agent.catalog import Catalog, load_catalog
 from erp_agent.config import EngineSettings, Settings, engine_settings, scan_limits
 from erp_agent.connectors import registry as connectors
 from erp_agent.connectors.base import Capability, Connector, ConnectorProfile
-from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.profile import catalog_for
 from erp_agent.documents.extract import ScanLimits, Transcriber
 from erp_agent.documents.vision import vision_transcriber
@@ -120,19 +119,7 @@ class Runtime:
     @classmethod
     async def create(cls, settings: Settings, *, store: Store | None = None) -> Runtime:
         catalog = load_catalog()
-        service = None
-        if settings.service_user and settings.service_api_key and settings.service_api_secret:
-            service = Credential.token(
-                settings.service_user,
-                settings.service_api_key.get_secret_value(),
-                settings.service_api_secret.get_secret_value(),
-            )
-        options: dict[str, object] = {"base_url": settings.erp_url, "timeout": settings.erp_timeout}
-        if settings.connector == "erpnext":
-            options["service"] = service
-        if settings.sql_mapping:
-            options["mapping"] = settings.sql_mapping
-        connector = connectors.create(settings.connector, **options)
+        connector = connectors.from_settings(settings)
         # Tools, routing and the planner see only what this connector can do.
         catalog = catalog_for(catalog, connector.profile, connector.native_maps())
         retriever = make_retriever(settings)

@@ -35,16 +35,7 @@ def password_for(user: str, settings: Settings) -> str:
 
 
 def connector_from(settings: Settings) -> Connector:
-    service = None
-    if settings.service_user and settings.service_api_key and settings.service_api_secret:
-        service = Credential.token(
-            settings.service_user,
-            settings.service_api_key.get_secret_value(),
-            settings.service_api_secret.get_secret_value(),
-        )
-    return registry.create(
-        settings.connector, base_url=settings.erp_url, service=service, timeout=settings.erp_timeout
-    )
+    return registry.from_settings(settings)
 
 
 def run_async(settings: Settings, work: Callable[[Connector], Awaitable[T]]) -> T:

@@ -19,7 +19,7 @@ import typer
 
 from erp_agent.cli._common import console, ensure_port_free, fail, load_settings
 from erp_agent.cli._model import BaseUrlOption, ModelOption, configure
-from erp_agent.errors import ErpAgentError
+from erp_agent.errors import ConfigError, ErpAgentError
 
 if TYPE_CHECKING:
     from erp_agent.config import Settings
@@ -53,13 +53,31 @@ def demo(
         bool,
         typer.Option("--index/--no-index", help="Index knowledge and records in the background."),
     ] = True,
+    system: Annotated[
+        str,
+        typer.Option(
+            "--system",
+            help="erpnext: the bundled demo ERP over HTTP; sql: the bespoke demo database "
+            "(SQLite) through the sql connector.",
+        ),
+    ] = "erpnext",
 ) -> None:
     """Start the demo: demo ERP + agent server + web app. Ctrl-C stops everything."""
     started = time.monotonic()
     try:
+        if system not in ("erpnext", "sql"):
+            raise ConfigError(f"--system must be erpnext or sql, not {system!r}")
         ensure_port_free(host, port, "--port")
-        ensure_port_free("127.0.0.1", erp_port, "--erp-port")
         configured = configure(load_settings(), model, base_url)
+        if system == "sql":
+            from erp_agent.cli.demo_sql import serve_sql
+
+            db_file = data / "demo-shop.sqlite"
+            asyncio.run(serve_sql(db_file, host, port, model, configured, index, started))
+            return
+        ensure_port_free("127.0.0.1", erp_port, "--erp-port")
+    except KeyboardInterrupt:
+        return
     except ErpAgentError as exc:
         raise fail(exc) from exc
     erp_file = data / "demo-erp.sqlite"
@@ -168,7 +186,11 @@ def _knowledge(runtime: Runtime, settings: Settings) -> tuple[IndexedKnowledge, 
 
 
 async def _index(
-    settings: Settings, knowledge: IndexedKnowledge, retriever: Retriever, runtime: Runtime
+    settings: Settings,
+    knowledge: IndexedKnowledge,
+    retriever: Retriever,
+    runtime: Runtime,
+    index_as: str = INDEX_AS,
 ) -> None:
     """Knowledge first (small), then the ERP's records as fact cards — in a worker thread with
     its own event loop and connector, because embedding is CPU-bound and would stall requests."""
@@ -180,7 +202,7 @@ async def _index(
         )
         progress = runtime.index_progress
         entities = await asyncio.to_thread(
-            asyncio.run, _sync_records(settings, retriever, progress)
+            asyncio.run, _sync_records(settings, retriever, progress, index_as)
         )
         waiting = await asyncio.to_thread(retriever.keyword_only, "default")
         console.print(
@@ -191,22 +213,26 @@ async def _index(
         interval = settings.retrieval.sync_interval
         while True:
             await asyncio.sleep(interval)
-            await asyncio.to_thread(asyncio.run, _sync_records(settings, retriever, progress))
+            await asyncio.to_thread(
+                asyncio.run, _sync_records(settings, retriever, progress, index_as)
+            )
     except ErpAgentError as exc:
         console.print(f"[yellow]Background indexing stopped:[/] {exc}")
 
 
-async def _sync_records(settings: Settings, retriever: Retriever, progress: Progress) -> int:
+async def _sync_records(
+    settings: Settings, retriever: Retriever, progress: Progress, index_as: str
+) -> int:
     """Keyword-ready sync; the server's background job adds the vectors."""
-    from erp_agent.catalog import load_catalog
     from erp_agent.cli._common import connector_from
+    from erp_agent.connectors.profile import connector_catalog
     from erp_agent.retrieval.sync import RecordSync
 
     connector = connector_from(settings)
     try:
-        credential = await connector.login(INDEX_AS, DEMO_PASSWORD)
+        credential = await connector.login(index_as, DEMO_PASSWORD)
         sync = RecordSync(
-            connector, load_catalog(), retriever.index, retriever.embedder, credential,
+            connector, connector_catalog(connector), retriever.index, retriever.embedder, credential,
             status=progress,
         )  # fmt: skip
         return len((await sync.sync(embed=False)).entities)

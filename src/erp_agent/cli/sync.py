@@ -28,6 +28,7 @@ from erp_agent.catalog import load_catalog
 from erp_agent.cli._common import console, err_console, load_settings, run_async
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
+from erp_agent.connectors.profile import connector_catalog
 from erp_agent.errors import ErpAgentError
 from erp_agent.retrieval.backfill import Backfill, Phase
 from erp_agent.retrieval.backfill import Progress as JobProgress
@@ -85,14 +86,15 @@ def sync(
     password = rsettings.sync_password.get_secret_value()
 
     async def work(connector: Connector) -> SyncReport:
+        served = connector_catalog(connector, catalog)
         cred = await connector.login(rsettings.sync_user or "", password)
         tenant = rsettings.index_tenant
         runner = RecordSync(
-            connector, catalog, retriever.index, retriever.embedder, cred, tenant=tenant,
+            connector, served, retriever.index, retriever.embedder, cred, tenant=tenant,
         )  # fmt: skip
         report = SyncReport()
         with _bar() as bar:
-            for name in entities:
+            for name in [e for e in entities if e in served.entities]:
                 # The size of a first (or full) read is known up front: a bar with an ETA.
                 first = full or retriever.index.state(tenant, watermark_name(name)) is None
                 total = await _count(connector, cred, name) if first else None

@@ -8,11 +8,11 @@ workflow tools, a read-only mapping no write tools, an unmapped entity no tools 
 
 from __future__ import annotations
 
-from erp_agent.catalog import Catalog, Entity
+from erp_agent.catalog import Catalog, Entity, load_catalog
 from erp_agent.catalog.entities import Operation
 from erp_agent.catalog.maps import ConnectorMaps
 from erp_agent.catalog.metrics import Dimension, Metric
-from erp_agent.connectors.base import Capability, ConnectorProfile
+from erp_agent.connectors.base import Capability, Connector, ConnectorProfile
 
 _WORKFLOW_FIELD = "workflow_state"
 
@@ -78,6 +78,11 @@ def catalog_for(
             "connectors": connectors,
         }
     )
+
+
+def connector_catalog(connector: Connector, catalog: Catalog | None = None) -> Catalog:
+    """The (packaged) catalog as ``connector`` serves it."""
+    return catalog_for(catalog or load_catalog(), connector.profile, connector.native_maps())
 
 
 def _reaches(entities: dict[str, Entity], entity: Entity, path: str) -> bool:

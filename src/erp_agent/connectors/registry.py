@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from erp_agent.connectors.base import Connector
 from erp_agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from erp_agent.config import Settings
 
 Factory = Callable[..., Connector]
 _FACTORIES: dict[str, Factory] = {}
@@ -30,6 +34,22 @@ def create(name: str, **options: object) -> Connector:
             "Set ERP_AGENT_CONNECTOR to one of them."
         )
     return factory(**options)
+
+
+def from_settings(settings: Settings) -> Connector:
+    """The connector the settings name, with the options that connector takes."""
+    from erp_agent.connectors.credentials import Credential
+
+    options: dict[str, object] = {"base_url": settings.erp_url, "timeout": settings.erp_timeout}
+    if settings.connector == "sql":
+        options["mapping"] = settings.sql_mapping
+    elif settings.service_user and settings.service_api_key and settings.service_api_secret:
+        options["service"] = Credential.token(
+            settings.service_user,
+            settings.service_api_key.get_secret_value(),
+            settings.service_api_secret.get_secret_value(),
+        )
+    return create(settings.connector, **options)
 
 
 def _load_builtin() -> None:
