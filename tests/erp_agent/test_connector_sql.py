@@ -239,3 +239,22 @@ async def test_principal_without_scope_and_database_down(tmp_path: Path) -> None
     await c.aclose()
     with pytest.raises(ErpUnavailable, match="Cannot reach the database"):
         SQLConnector("postgresql+psycopg://nobody@127.0.0.1:1/none", mapping=MAPPING)
+
+
+async def test_principals_from_a_file(tmp_path: Path) -> None:
+    from erp_agent.connectors.sql.principals import hash_password
+
+    url = seeded(f"sqlite:///{tmp_path / 'shop.sqlite'}", per_branch=3)
+    (tmp_path / "people.yaml").write_text(yaml.safe_dump({"users": {
+        "auditor@savanna.test": {"password_hash": hash_password("s3cret"), "tenant_id": "SAVANNA",
+                                 "branches": "Mombasa", "roles": "Accounts User"},
+    }}))  # fmt: skip
+    mapping = _mapping_with(tmp_path, {"principals": {"file": "people.yaml"}})
+    c = SQLConnector(url, mapping=mapping)
+    cred = await c.login("auditor@savanna.test", "s3cret")
+    assert await c.roles(cred) == ["Accounts User"]
+    rows = (await c.list(cred, "sales_invoice", fields=["branch"], limit=0)).records
+    assert {r["branch"] for r in rows} == {"Mombasa"}
+    with pytest.raises(ErpAuthenticationError):
+        await c.login("owner@savanna.test", "demo")  # the users table is not the source now
+    await c.aclose()
