@@ -14,6 +14,9 @@ from erp_agent.catalog.templates import format_value
 from erp_agent.connectors.base import Connector
 from erp_agent.retrieval.documents import Document, Kind
 
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")  # fmt: skip
+
 
 def card_key(entity: str, record_id: str) -> str:
     return f"{entity}:{record_id}"
@@ -67,8 +70,10 @@ def render_card(
 ) -> Document:
     """The card of one canonical record, ready to embed and index."""
     record_id = str(record["id"])
-    text = " ".join([entity.render_fact_card(record), *derived(entity, record)])
     date = _date(record.get(entity.date_field)) if entity.date_field else None
+    # People name the month ("the invoice we sent them in August"); the template has the ISO date.
+    when = [f"Dated {_MONTHS[date.month - 1]} {date.year}."] if date else []
+    text = " ".join([entity.render_fact_card(record), *derived(entity, record), *when])
     modified = record.get("_modified")
     return Document(
         key=card_key(entity.name, record_id),

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from erp_agent.retrieval.documents import Batch, Document, Hit, Scope
 from erp_agent.retrieval.embeddings import Vectors
-from erp_agent.retrieval.hybrid import LEG_K, RRF_K, fuse
+from erp_agent.retrieval.hybrid import LEG_K, LOOSE_WEIGHT, RRF_K, fuse
 from erp_agent.retrieval.text import identifier_tokens
 
 Ranked = list[tuple[str, float]]  # (key, leg score), best first
@@ -25,10 +25,19 @@ class Pending(NamedTuple):
     text: str
 
 
+class KeywordHits(list[tuple[str, float]]):
+    """A keyword leg's ranking; the first ``strict`` hold every term of the query."""
+
+    def __init__(self, hits: Ranked, strict: int) -> None:
+        super().__init__(hits)
+        self.strict = strict
+
+
 def with_fallback(strict: Ranked, loose: Ranked, k: int) -> Ranked:
     """AND matches first (they hold every term), then OR matches not already listed, up to k."""
     seen = {key for key, _ in strict}
-    return (strict + [hit for hit in loose if hit[0] not in seen])[:k]
+    hits = (strict + [hit for hit in loose if hit[0] not in seen])[:k]
+    return KeywordHits(hits, min(len(strict), k))
 
 
 class Index(ABC):
@@ -114,10 +123,16 @@ class Index(ABC):
         first: someone who types ACC-SINV-2026-00123 wants that invoice, not its neighbours."""
         dense = self.dense(vector, scope, leg_k) if vector is not None else []
         keyword = self.keyword(query, scope, leg_k) if query.strip() else []
-        fused = fuse([dense, keyword], k=rrf_k)
+        strict = getattr(keyword, "strict", len(keyword))
+        kw_weights = [1.0] * strict + [LOOSE_WEIGHT] * (len(keyword) - strict)
+        fused = fuse([dense, keyword], k=rrf_k, weights=[None, kw_weights])
         if dense and keyword and self.pending_count(scope.tenant):
             fused = _credit_keyword_only(
-                fused, keyword, self.without_vectors(scope.tenant, [k for k, _ in keyword]), rrf_k
+                fused,
+                keyword,
+                kw_weights,
+                self.without_vectors(scope.tenant, [k for k, _ in keyword]),
+                rrf_k,
             )
         identifiers = identifier_tokens(query)
         pinned = self.exact(identifiers, scope) if identifiers else []
@@ -143,7 +158,7 @@ class Index(ABC):
 
 
 def _credit_keyword_only(
-    fused: Ranked, keyword: Ranked, unembedded: set[str], rrf_k: int
+    fused: Ranked, keyword: Ranked, weights: list[float], unembedded: set[str], rrf_k: int
 ) -> Ranked:
     """A card still waiting for its vector cannot be ranked by the dense leg; without this it
     would lose to every card both legs found. It is credited as if the dense leg ranked it
@@ -153,5 +168,5 @@ def _credit_keyword_only(
     scores = dict(fused)
     for rank, (key, _) in enumerate(keyword, 1):
         if key in unembedded:
-            scores[key] += 1.0 / (rrf_k + rank)
+            scores[key] += weights[rank - 1] / (rrf_k + rank)
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
