@@ -133,3 +133,34 @@ def users(
             row["api_secret"] or "",
         )
     console.print(table)
+
+
+@app.command("oauth-client")
+def oauth_client(
+    redirect_uri: Annotated[
+        list[str],
+        typer.Option(
+            "--redirect-uri",
+            help="Callback URL(s), e.g. http://127.0.0.1:8080/api/auth/sso/callback.",
+        ),
+    ],
+    path: PathOption = server.DEFAULT_DB,
+    skip_authorization: Annotated[
+        bool, typer.Option("--skip-authorization", help="No Confirm Access page (a trusted app).")
+    ] = False,
+    client_id: Annotated[str | None, typer.Option("--client-id", help="Keep this id.")] = None,
+) -> None:
+    """Register an OAuth Client (as ERPNext's desk form does) and print its id and secret."""
+    from demo_erp import oauth
+
+    if not path.exists():
+        raise typer.BadParameter(f"{path} does not exist; run `erp-agent demo-erp seed` first.")
+    conn = db.connect(path)
+    try:
+        client = oauth.register_client(
+            conn, redirect_uri, skip_authorization=skip_authorization, client_id=client_id
+        )
+    finally:
+        conn.close()
+    typer.echo(f"ERP_AGENT_OAUTH_CLIENT_ID={client.client_id}")
+    typer.echo(f"ERP_AGENT_OAUTH_CLIENT_SECRET={client.client_secret}")

@@ -25,6 +25,8 @@ class Settings:
     allow_consecutive_login_attempts: int = 10
     allow_login_after_fail: int = 60
     allow_error_traceback: bool = True
+    # System Settings' "Allow Login using User Name" (Frappe also accepts the email, as here).
+    allow_login_using_user_name: bool = True
     # A test hook: seconds every write waits after it is committed, before the reply is sent,
     # so a client can be killed while its write is done but unanswered (crash recovery tests).
     write_delay: float = 0.0

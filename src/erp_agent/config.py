@@ -232,6 +232,74 @@ class EngineSettings(Group):
     )
 
 
+class ServerSettings(Group):
+    """The HTTP server: who may sign in, how long a session lasts, the proxy in front."""
+
+    env_prefix = ""
+    title = "The HTTP server"
+
+    mode: Literal["development", "production"] = Field(
+        "development",
+        description="production refuses to start without session_key (sessions and stored "
+        "keys must survive a restart); development only warns.",
+    )
+    session_hours: float = Field(12.0, gt=0, description="Hours a web session lasts after sign-in.")
+    allowed_roles: list[str] = Field(
+        default_factory=list,
+        description="ERP roles allowed to use the agent, checked at sign-in and on every "
+        "request; empty, every ERP user may (JSON list or comma-separated).",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=lambda: ["127.0.0.1", "::1"],
+        description="Addresses or networks (CIDR) whose X-Forwarded-For/-Proto/-Host headers "
+        "are honoured; from anyone else they are ignored.",
+    )
+    root_path: str = Field(
+        "", description="Path prefix the proxy serves the agent under, e.g. /agent; empty: /."
+    )
+    hsts_seconds: int = Field(
+        31_536_000,
+        ge=0,
+        description="Strict-Transport-Security max-age sent on HTTPS responses; 0 sends none.",
+    )
+    password_sign_in: bool = Field(
+        True, description="Offer sign-in with ERP user (email or username) and password."
+    )
+    api_key_sign_in: bool = Field(
+        True, description="Offer sign-in with the user's ERP API key and secret."
+    )
+
+
+class OAuthSettings(Group):
+    """Single sign-on through the ERP's OAuth2 / OpenID Connect provider (Frappe's)."""
+
+    env_prefix = "OAUTH_"
+    title = "Single sign-on (OAuth2 / OpenID Connect)"
+
+    client_id: str | None = Field(
+        None,
+        description="Client ID of the OAuth Client registered in the ERP; unset, no SSO button.",
+    )
+    client_secret: SecretStr | None = Field(
+        None, description="That client's secret (a confidential client); unset, PKCE alone."
+    )
+    scopes: str = Field("openid all", description="Scopes asked for, space-separated.")
+    erp_public_url: str | None = Field(
+        None,
+        description="The ERP's URL as browsers reach it (the authorize page); unset, erp_url.",
+    )
+    redirect_url: str | None = Field(
+        None,
+        description="The callback URL registered with the client; unset, this server's own "
+        "/api/auth/oauth/callback as the browser reached it.",
+    )
+    refresh_margin_seconds: float = Field(
+        120.0,
+        ge=0,
+        description="An access token this close to expiry is refreshed before the request.",
+    )
+
+
 GROUPS: dict[str, type[Group]] = {}  # field name in Settings -> its group, filled below
 
 
@@ -294,8 +362,10 @@ class Settings(BaseSettings):
     # The HTTP server (erp_agent.server)
     session_key: SecretStr | None = Field(
         None,
-        description="Fernet key encrypting ERP credentials of web sessions at rest; unset, a "
-        "key is made per process (sessions end on restart).",
+        description="Fernet key(s) sealing ERP credentials of web sessions and stored model "
+        "keys at rest; several, comma-separated, rotate: the first seals, all open, and what "
+        "an older one sealed is re-sealed at start. Unset, a key is made per process "
+        "(sessions end on restart; refused when mode = production).",
     )
     # Many workers (docs/deployment.md):
     database_url: str | None = Field(
@@ -346,6 +416,8 @@ class Settings(BaseSettings):
     engine: EngineSettings = Field(
         default_factory=EngineSettings, description="Limits of one turn."
     )
+    server: ServerSettings = Field(default_factory=ServerSettings, description="The HTTP server.")
+    oauth: OAuthSettings = Field(default_factory=OAuthSettings, description="Single sign-on.")
 
     @model_validator(mode="before")
     @classmethod

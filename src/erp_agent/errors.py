@@ -251,6 +251,16 @@ class RelayProtocolError(ChannelError):
     replay, a reorder, another organisation's or user's turn, or an oversized result."""
 
 
+class SignInRefused(ErpAgentError):
+    """A sign-in that cannot go on, in words for the user: an SSO callback with a wrong or
+    missing state, a code the ERP no longer accepts, a user without an allowed role.
+    ``status`` is the HTTP status the server answers with."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        self.status = status
+        super().__init__(message)
+
+
 # The exception type Frappe refuses a write to a changed record with (check_if_latest).
 STALE_RECORD = "TimestampMismatchError"
 

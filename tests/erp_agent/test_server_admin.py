@@ -108,6 +108,8 @@ async def test_the_model_key_is_write_only(
         "base_url": None,
         "key_set": False,
         "switchable": True,
+        "source": "environment",
+        "problems": [],
     }
     choice = {
         "provider": "openai",

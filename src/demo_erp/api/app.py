@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from demo_erp import auth, db, documents, query
+from demo_erp import auth, db, documents, oauth, query
 from demo_erp.api import (
     desk,
     erpnext_methods,  # noqa: F401 - registers ERPNext's form helpers
@@ -106,7 +106,10 @@ def _authenticate(app: DemoERP, request: Request, args: dict[str, Any]) -> tuple
                 raise AuthenticationError("Invalid API key or secret")
             return user, None
         if scheme == "bearer":
-            raise AuthenticationError("Invalid bearer token")
+            user = oauth.bearer_user(conn, token)
+            if user is None:  # unknown, expired or revoked: Frappe's validate_auth gives 401
+                raise AuthenticationError("Invalid bearer token")
+            return user, None
         raise AuthenticationError("Invalid authorization header")
     sid = request.cookies.get("sid") or args.get("sid")
     if sid and sid != "Guest":
@@ -131,6 +134,13 @@ def _login(app: DemoERP, args: dict[str, Any]) -> Response:
     row = conn.execute(
         'select name, full_name, enabled from "tabUser" where name = ?', (user,)
     ).fetchone()
+    if row is None and app.settings.allow_login_using_user_name:
+        # Frappe's User.find_by_credentials: a username stands for its user.
+        row = conn.execute(
+            'select name, full_name, enabled from "tabUser" where username = ?', (user,)
+        ).fetchone()
+        if row is not None:
+            user = str(row["name"])
     if user != ADMINISTRATOR and (row is None or not row["enabled"]):
         return _login_failed(
             "User disabled or missing" if row is not None else "Invalid login credentials"
@@ -323,6 +333,14 @@ def _dispatch(
         if rest == "method/login" and request.method in ("POST", "GET"):
             return _login(state, args)
         user, sid = _authenticate(state, request, args)
+        if rest.startswith("method/" + oauth.PREFIX):
+            endpoint = rest[len("method/" + oauth.PREFIX) :].strip("/")
+            if endpoint in oauth.ENDPOINTS:
+                base = f"{request.url.scheme}://{request.url.netloc}"
+                return oauth.endpoint(
+                    state.conn(), endpoint, method=request.method, user=user, args=args,
+                    url=str(request.url), server_url=base,
+                )  # fmt: skip
         if rest.startswith("method/"):
             return _call_method(state, request, rest[len("method/") :].strip("/"), user, sid, args)
         if rest.startswith("resource/"):

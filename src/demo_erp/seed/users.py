@@ -120,6 +120,7 @@ def create_users(s: Seeder, seed: int, password: str) -> None:
         {
             "name": "Administrator",
             "email": "admin@example.com",
+            "username": "administrator",
             "first_name": "Administrator",
             "full_name": "Administrator",
             "user_type": "System User",
@@ -133,6 +134,7 @@ def create_users(s: Seeder, seed: int, password: str) -> None:
             "User",
             {
                 "email": user.email,
+                "username": user.email.split("@")[0],
                 "first_name": first,
                 "last_name": last,
                 "full_name": user.full_name,

@@ -139,7 +139,9 @@ async def _serve(
     erp = start_in_thread(ErpSettings(db_path=str(erp_file)), port=int(erp_url.rsplit(":", 1)[1]))
     switch = model_switch(runtime, model)
     app = create_app(runtime, switch, knowledge=knowledge)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False)
+    )
     serving = asyncio.create_task(server.serve())
     background = None
     try:

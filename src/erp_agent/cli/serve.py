@@ -46,7 +46,16 @@ async def _serve(host: str, port: int, model: str | None, settings: Settings) ->
         f"model {switch.describe()['model']}"
     )
     try:
-        await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info")).serve()
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="info",
+            # Forwarded headers are read by the app, from ERP_AGENT_TRUSTED_PROXIES only.
+            proxy_headers=False,
+            root_path=settings.server.root_path.rstrip("/"),
+        )
+        await uvicorn.Server(config).serve()
     finally:
         await switch.aclose()
         await runtime.aclose()

@@ -191,6 +191,10 @@ class Connector(ABC):
     @abstractmethod
     async def roles(self, cred: Credential) -> list[str]: ...
 
+    async def whoami(self, cred: Credential) -> str:
+        """The ERP user id a credential (an API key pair, a bearer token) signs in as."""
+        raise NotImplementedError(f"The {self.name} connector cannot say who a credential is.")
+
     @abstractmethod
     async def list(
         self,

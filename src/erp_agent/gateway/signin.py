@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 
 from erp_agent.connectors.base import Connector
+from erp_agent.connectors.credentials import Credential
 from erp_agent.gateway.policy import RolePolicy, resolve_allowed_tools
 from erp_agent.gateway.session import Session
 from erp_agent.tools.base import ToolRegistry
@@ -22,6 +23,20 @@ async def sign_in(
 ) -> Session:
     """Log in to the ERP as ``user`` and resolve the session's tools (policy ∩ ERP grants)."""
     cred = await connector.login(user, password)
+    return await session_for(connector, registry, policy, cred, org=org, read_only=read_only)
+
+
+async def session_for(
+    connector: Connector,
+    registry: ToolRegistry,
+    policy: RolePolicy,
+    cred: Credential,
+    *,
+    org: str = "default",
+    read_only: bool = False,
+) -> Session:
+    """The session of a credential the ERP already accepted (password, API key or SSO)."""
+    user = cred.user
     roles = frozenset(await connector.roles(cred))
     allowed = await resolve_allowed_tools(
         connector, cred, roles, registry, policy, read_only=read_only

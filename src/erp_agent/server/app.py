@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -16,11 +17,13 @@ from starlette.routing import Route
 from erp_agent.channels.http import mcp_over_http
 from erp_agent.channels.keys import KeyRing
 from erp_agent.connectors.base import Connector
+from erp_agent.errors import ConfigError
 from erp_agent.runtime import Runtime
 from erp_agent.server import recovery, settings_store
 from erp_agent.server.metrics import Metrics
 from erp_agent.server.middleware import CleanJSONBodies, MetricsMiddleware, SecurityHeaders
 from erp_agent.server.models import ModelProvider
+from erp_agent.server.proxy import ProxyHeaders
 from erp_agent.server.routes import (
     admin,
     api_keys,
@@ -41,6 +44,30 @@ from erp_agent.server.throttle import SignInThrottle
 
 STATIC = Path(str(resources.files("erp_agent.server").joinpath("static")))
 SHUTDOWN_GRACE_SECONDS = 10.0
+log = logging.getLogger(__name__)
+NO_KEY_WARNING = (
+    "ERP_AGENT_SESSION_KEY is not set: a key was made for this process only, so every web "
+    "session ends and any stored model key becomes unreadable at restart. Set it (see "
+    "docs/deployment.md); with ERP_AGENT_MODE=production the server refuses to start without it."
+)
+
+
+def configured_key(runtime: Runtime, given: str | None) -> str | None:
+    """The configured key(s); unset is refused in production mode and loudly warned about."""
+    if given is not None:
+        return given
+    configured = getattr(runtime.settings, "session_key", None)
+    if configured is not None:
+        return str(configured.get_secret_value())
+    server = getattr(runtime.settings, "server", None)
+    if server is not None and server.mode == "production":
+        raise ConfigError(
+            "ERP_AGENT_MODE=production needs ERP_AGENT_SESSION_KEY (a Fernet key): without "
+            "it sessions and stored model keys do not survive a restart. Generate one with "
+            '`python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"`.'
+        )
+    log.warning(NO_KEY_WARNING)
+    return None
 
 
 def erp_pinger(connector: Connector) -> Callable[[], Awaitable[None]]:
@@ -62,10 +89,7 @@ def create_app(
 ) -> FastAPI:
     """The app for one runtime. ``model_provider(session)`` is asked for the model on every
     turn; pass a ``ModelSwitch`` to let administrators change it while the server runs."""
-    key = session_key
-    if key is None:
-        configured = getattr(runtime.settings, "session_key", None)
-        key = configured.get_secret_value() if configured is not None else None
+    key = configured_key(runtime, session_key)
     vault = Vault(key)
     state = ServerState(
         runtime=runtime,
@@ -82,6 +106,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await settings_store.reseal(state)
         await settings_store.load(state)
         runtime.listeners.append(state.metrics.on_event)  # Prometheus reads the event stream
         recovering = asyncio.create_task(recovery.keep_recovering(state))
@@ -120,6 +145,11 @@ def create_app(
     app.add_middleware(CleanJSONBodies)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    server = runtime.settings.server
+    # Outermost: every layer below sees the scheme and client the trusted proxy saw.
+    app.add_middleware(
+        ProxyHeaders, trusted_proxies=server.trusted_proxies, hsts_seconds=server.hsts_seconds
+    )
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/", include_in_schema=False)
@@ -132,7 +162,7 @@ def create_app(
 
     @app.get("/favicon.ico", include_in_schema=False)
     async def favicon() -> RedirectResponse:
-        return RedirectResponse("/static/favicon.svg")
+        return RedirectResponse("static/favicon.svg")
 
     return app
 

@@ -56,6 +56,9 @@ class ModelSwitch:
         self._registry = registry
         configured = registry.settings(TASK) if registry is not None else None
         self.provider = configured.provider if configured is not None else OFFLINE
+        # What the environment or settings file chose, to go back to from the admin console.
+        self.configured = configured
+        self.source = "environment"  # or "admin console" once an administrator sets it
 
     @property
     def registry(self) -> ModelRegistry:
@@ -91,11 +94,21 @@ class ModelSwitch:
             "key_set": settings.api_key is not None or bool(settings.api_key_env),
         }
 
+    async def use_configured(self) -> None:
+        """Back to the environment's (or settings file's) model."""
+        if self.configured is None:
+            self.provider = OFFLINE
+        else:
+            await self.registry.configure(TASK, self.configured)
+            self.provider = self.configured.provider
+        self.source = "environment"
+
     async def switch(self, choice: ModelChoice, *, probe: bool = True) -> None:
         """Serve the next turns with ``choice``; with ``probe``, only once it has answered a
         one-token call (ConfigError, naming what failed, otherwise: nothing changes)."""
         if choice.provider == OFFLINE:
             self.provider = OFFLINE
+            self.source = "admin console"
             return
         if not choice.model:
             raise ConfigError(f"Name the model to use with provider {choice.provider}.")
@@ -118,6 +131,7 @@ class ModelSwitch:
             await _try(model, settings)
         await self.registry.configure(TASK, settings, model)
         self.provider = settings.provider
+        self.source = "admin console"
 
     def _settings(self) -> ModelSettings:
         settings = self.registry.settings(TASK)

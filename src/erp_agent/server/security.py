@@ -9,7 +9,7 @@ import hmac
 import json
 import secrets
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from erp_agent.connectors.credentials import Credential
 from erp_agent.errors import ConfigError
@@ -19,24 +19,36 @@ from erp_agent.store.models import WebSession
 SESSION_COOKIE = "erp_agent_session"
 CSRF_COOKIE = "erp_agent_csrf"
 CSRF_HEADER = "x-csrf-token"
-SESSION_TTL = dt.timedelta(hours=12)
+SESSION_TTL = dt.timedelta(hours=12)  # the default of the session_hours setting
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class Vault:
-    """Encrypts ERP credentials for the session table; the key comes from settings."""
+    """Encrypts ERP credentials and stored keys; the keys come from settings. Several keys
+    rotate: the first seals, every one opens, ``reseal`` moves a value to the first."""
 
     def __init__(self, key: str | None) -> None:
+        self.ephemeral = key is None
         if key is None:
             # Without a configured key, sessions last as long as this process: safe, not durable.
             key = Fernet.generate_key().decode()
+        keys = [part.strip() for part in key.split(",") if part.strip()]
         try:
-            self._fernet = Fernet(key.encode())
+            self._fernet = MultiFernet([Fernet(part.encode()) for part in keys])
         except ValueError as exc:
             raise ConfigError(
-                "ERP_AGENT_SESSION_KEY is not a Fernet key. Generate one with "
+                "ERP_AGENT_SESSION_KEY is not a Fernet key (or a comma-separated list of them). "
+                "Generate one with "
                 '`python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"`.'
             ) from exc
+        self.key_count = len(keys)
+
+    def reseal(self, sealed: bytes) -> bytes | None:
+        """``sealed`` under the first key; None when no configured key opens it."""
+        try:
+            return self._fernet.rotate(sealed)
+        except InvalidToken:
+            return None
 
     def seal(self, credential: Credential) -> bytes:
         raw = {
@@ -44,6 +56,9 @@ class Vault:
             "sid": credential.sid,
             "api_key": credential.api_key,
             "api_secret": credential.api_secret,
+            "access_token": credential.access_token,
+            "refresh_token": credential.refresh_token,
+            "expires_at": credential.expires_at,
         }
         return self._fernet.encrypt(json.dumps(raw).encode())
 
@@ -52,7 +67,15 @@ class Vault:
             raw = json.loads(self._fernet.decrypt(sealed))
         except (InvalidToken, ValueError):
             return None  # a rotated key ends old sessions instead of failing requests
-        return Credential(raw["user"], raw.get("sid"), raw.get("api_key"), raw.get("api_secret"))
+        return Credential(
+            raw["user"],
+            raw.get("sid"),
+            raw.get("api_key"),
+            raw.get("api_secret"),
+            raw.get("access_token"),
+            raw.get("refresh_token"),
+            raw.get("expires_at"),
+        )
 
     def seal_text(self, text: str) -> str:
         return self._fernet.encrypt(text.encode()).decode()
@@ -81,7 +104,12 @@ def csrf_ok(cookie: str | None, header: str | None, bound: str | None) -> bool:
 
 
 def web_session_row(
-    session: Session, token: str, csrf: str, vault: Vault, now: dt.datetime
+    session: Session,
+    token: str,
+    csrf: str,
+    vault: Vault,
+    now: dt.datetime,
+    ttl: dt.timedelta = SESSION_TTL,
 ) -> WebSession:
     return WebSession(
         token_hash=token_hash(token),
@@ -93,7 +121,7 @@ def web_session_row(
         csrf=csrf,
         credential=vault.seal(session.credential),
         created_at=now,
-        expires_at=now + SESSION_TTL,
+        expires_at=now + ttl,
     )
 
 

@@ -18,6 +18,54 @@ from erp_agent.server.state import ServerState
 
 log = logging.getLogger(__name__)
 REFRESH_SECONDS = 2.0
+ENVIRONMENT = {"use": "environment"}  # the stored "model" that means: the environment's
+UNREADABLE_MODEL_KEY = (
+    "The model key an administrator stored cannot be opened with ERP_AGENT_SESSION_KEY (the "
+    "key was changed without keeping the old one). The stored model choice is not applied; "
+    "put the old key after the new one (NEW,OLD) and restart, or set the model again."
+)
+
+
+async def reseal(state: ServerState) -> None:
+    """After a key rotation: what an older key sealed is sealed again with the first key.
+    A value no configured key opens is kept as it is (never dropped) and reported."""
+    if state.vault.key_count < 2:
+        return
+    lost = 0
+    for token_hash, sealed in await state.store.web_session_credentials():
+        fresh = state.vault.reseal(sealed)
+        if fresh is None:
+            lost += 1
+        else:
+            await state.store.update_web_session_credential(token_hash, fresh)
+    if lost:
+        log.warning(
+            "%d web session(s) were sealed with a key no longer configured; those users "
+            "sign in again.",
+            lost,
+        )
+    # The ERP credentials behind channel API keys (MCP, OpenAI-compatible): one per user.
+    resealed: set[str] = set()
+    for record in await state.store.list_api_keys():
+        if not record.credential or record.user in resealed or record.revoked_at is not None:
+            continue
+        fresh = state.vault.reseal(record.credential.encode())
+        if fresh is None:
+            message = (
+                f"The ERP credential behind {record.user}'s API keys cannot be opened with "
+                "ERP_AGENT_SESSION_KEY; put the old key back after the new one, or issue the "
+                "keys again."
+            )
+            log.error(message)
+            state.problems.append(message)
+        else:
+            await state.store.set_api_key_credentials(record.user, fresh.decode())
+        resealed.add(record.user)
+    model = (await state.store.admin_settings()).get("model")
+    if isinstance(model, dict) and model.get("api_key_sealed"):
+        fresh = state.vault.reseal(str(model["api_key_sealed"]).encode())
+        if fresh is not None:
+            await state.store.set_admin_setting("model", model | {"api_key_sealed": fresh.decode()})
 
 
 async def save(state: ServerState, key: str, value: Any) -> None:
@@ -74,9 +122,19 @@ async def _apply(state: ServerState, key: str, value: Any) -> None:
     elif key == "budgets" and isinstance(value, dict):
         state.runtime.budgets.limits = {str(k): int(v) for k, v in value.items()}
     elif key == "model" and isinstance(state.models, ModelSwitch) and isinstance(value, dict):
+        if value == ENVIRONMENT:
+            await state.models.use_configured()
+            return
         choice = dict(value)
         sealed = choice.pop("api_key_sealed", None)
         secret = state.vault.open_text(sealed) if sealed else None
+        if sealed and secret is None:
+            # Never applied without its key (that would silently drop it): the current model
+            # stays until the old session key is back in ERP_AGENT_SESSION_KEY.
+            log.error(UNREADABLE_MODEL_KEY)
+            if UNREADABLE_MODEL_KEY not in state.problems:
+                state.problems.append(UNREADABLE_MODEL_KEY)
+            return
         try:
             # Tried already by the worker where the administrator made the change.
             await state.models.switch(
@@ -84,3 +142,10 @@ async def _apply(state: ServerState, key: str, value: Any) -> None:
             )
         except (ConfigError, ValueError):
             log.warning("The stored model choice could not be applied; keeping the current one.")
+            return
+        log.warning(
+            "Using the model set in the admin console (%s %s) instead of the environment's; "
+            "the admin console's 'Use the environment's model' goes back.",
+            choice.get("provider"),
+            choice.get("model"),
+        )

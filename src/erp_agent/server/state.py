@@ -46,3 +46,6 @@ class ServerState:
     def store(self) -> Store:
         """The one persistence layer: conversations, turns, web sessions, settings, the log."""
         return self.runtime.store
+
+    # Configuration problems found at start, shown in the admin console and by `doctor`.
+    problems: list[str] = field(default_factory=list)

@@ -154,6 +154,14 @@ class Store(ABC):
     async def purge_web_sessions(self, now: dt.datetime) -> None:
         """Drop the sessions that expired before ``now``."""
 
+    @abstractmethod
+    async def update_web_session_credential(self, token_hash: str, credential: bytes) -> None:
+        """A renewed (OAuth refresh) or re-sealed (key rotation) credential of one session."""
+
+    @abstractmethod
+    async def web_session_credentials(self) -> list[tuple[str, bytes]]:
+        """(token hash, sealed credential) of every web session, for re-sealing at start."""
+
     # admin settings
     @abstractmethod
     async def admin_settings(self) -> dict[str, Any]:

@@ -210,6 +210,13 @@ class MemoryStore(Store):
     async def purge_web_sessions(self, now: dt.datetime) -> None:
         self._web_sessions = {k: w for k, w in self._web_sessions.items() if w.expires_at >= now}
 
+    async def update_web_session_credential(self, token_hash: str, credential: bytes) -> None:
+        if token_hash in self._web_sessions:
+            self._web_sessions[token_hash].credential = credential
+
+    async def web_session_credentials(self) -> list[tuple[str, bytes]]:
+        return [(k, w.credential) for k, w in self._web_sessions.items()]
+
     async def admin_settings(self) -> dict[str, Any]:
         return copy.deepcopy(self._settings)
 

@@ -74,6 +74,22 @@ class ServerTables:
         async with self._transaction("drop expired web sessions", write=True) as connection:
             await connection.execute(delete(web_sessions).where(web_sessions.c.expires_at < now))
 
+    async def update_web_session_credential(
+        self: _Transactional, token_hash: str, credential: bytes
+    ) -> None:
+        query = (
+            update(web_sessions)
+            .where(web_sessions.c.token_hash == token_hash)
+            .values(credential=credential)
+        )
+        async with self._transaction("update a web session", write=True) as connection:
+            await connection.execute(query)
+
+    async def web_session_credentials(self: _Transactional) -> list[tuple[str, bytes]]:
+        query = select(web_sessions.c.token_hash, web_sessions.c.credential)
+        async with self._transaction("read web sessions", write=False) as connection:
+            return [(str(r[0]), bytes(r[1])) for r in await connection.execute(query)]
+
     # ------------------------------------------------------------ admin settings
 
     async def admin_settings(self: _Transactional) -> dict[str, Any]:

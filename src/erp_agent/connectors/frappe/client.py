@@ -94,6 +94,8 @@ class FrappeClient:
     def _auth(self, cred: Credential) -> dict[str, str]:
         if cred.sid:
             return {"Cookie": f"sid={cred.sid}"}
+        if cred.access_token:
+            return {"Authorization": f"Bearer {cred.access_token}"}
         return {"Authorization": f"token {cred.api_key}:{cred.api_secret}"}
 
     async def request(
@@ -217,7 +219,10 @@ class FrappeClient:
         sid = response.cookies.get("sid")
         if not sid:
             raise ErpAuthenticationError(f"The ERP accepted {user} but set no session cookie")
-        return Credential.session(user, sid)
+        # A username (or Administrator typed in any case) signs in as the user id the ERP
+        # names in its user_id cookie: every later call and record is keyed by that id.
+        user_id = urllib.parse.unquote(response.cookies.get("user_id") or "") or user
+        return Credential.session(user_id, sid)
 
     async def ping(self) -> None:
         """Frappe's unauthenticated liveness method; ErpUnavailable unless it answers 200."""

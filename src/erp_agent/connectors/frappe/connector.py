@@ -159,6 +159,9 @@ class ERPNextConnector(Connector):
     async def roles(self, cred: Credential) -> list[str]:
         return await self.client.roles(self.service or cred, cred.user)
 
+    async def whoami(self, cred: Credential) -> str:
+        return await self.client.whoami(cred)
+
     # ------------------------------------------------------------ reads
 
     async def list(

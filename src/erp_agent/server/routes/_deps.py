@@ -8,8 +8,9 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
+from erp_agent.errors import ErpAgentError, SignInRefused
 from erp_agent.gateway.session import Session
-from erp_agent.server import settings_store
+from erp_agent.server import oauth, settings_store
 from erp_agent.server.security import (
     CSRF_COOKIE,
     CSRF_HEADER,
@@ -46,6 +47,36 @@ class Signed:
         return ADMIN_ROLE in self.session.roles
 
 
+def refuse_unless_allowed(state: ServerState, roles: frozenset[str] | list[str]) -> None:
+    """The allowed_roles setting: at sign-in and on every request (a changed setting applies
+    to sessions already open)."""
+    allowed = state.runtime.settings.server.allowed_roles
+    if allowed and not set(allowed) & set(roles):
+        raise HTTPException(
+            403,
+            "You may not use the agent: none of your ERP roles is allowed here ("
+            + ", ".join(sorted(allowed))
+            + "). Ask your ERP administrator for one of them.",
+        )
+
+
+async def _fresh(state: ServerState, row: WebSession, signed: Signed) -> Signed | None:
+    """A bearer token near its expiry renewed (and re-sealed) before the request uses it;
+    a revoked or expired refresh token ends the session."""
+    settings = state.runtime.settings
+    credential = signed.session.credential
+    if not oauth.needs_refresh(settings, credential):
+        return signed
+    try:
+        renewed = await oauth.refresh(settings, credential)
+    except (SignInRefused, ErpAgentError):
+        await state.store.delete_web_session(row.token_hash)
+        return None
+    row.credential = state.vault.seal(renewed)
+    await state.store.update_web_session_credential(row.token_hash, row.credential)
+    return Signed(session_from_row(row, renewed, read_only=state.read_only), row)
+
+
 async def _load(request: Request, state: ServerState) -> Signed | None:
     if getattr(request.state, "signed_loaded", False):
         found: Signed | None = request.state.signed
@@ -58,7 +89,7 @@ async def _load(request: Request, state: ServerState) -> Signed | None:
         credential = state.vault.open(row.credential)
         if credential is not None:
             session = session_from_row(row, credential, read_only=state.read_only)
-            signed = Signed(session, row)
+            signed = await _fresh(state, row, Signed(session, row))
     request.state.signed, request.state.signed_loaded = signed, True
     return signed
 
@@ -87,6 +118,7 @@ async def signed_in(request: Request, state: State) -> Signed:
     signed = await _load(request, state)
     if signed is None:
         raise HTTPException(401, "Sign in first.")
+    refuse_unless_allowed(state, signed.session.roles)
     return signed
 
 

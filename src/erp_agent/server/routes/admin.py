@@ -28,7 +28,26 @@ router = APIRouter(prefix="/api/admin", tags=["admin"])
 async def get_model(_: Admin, state: State) -> dict[str, Any]:
     if not isinstance(state.models, ModelSwitch):
         return {"provider": "fixed", "switchable": False}
-    return {**state.models.describe(), "switchable": True}
+    return _described(state.models, state)
+
+
+def _described(switch: ModelSwitch, state: State) -> dict[str, Any]:
+    """The model now, where its value comes from (environment or set here), and problems."""
+    return {
+        **switch.describe(),
+        "switchable": True,
+        "source": switch.source,
+        "problems": list(state.problems),
+    }
+
+
+@router.delete("/model", summary="Forget the model set here: back to the environment's")
+async def reset_model(_: Admin, state: State) -> dict[str, Any]:
+    if not isinstance(state.models, ModelSwitch):
+        raise HTTPException(409, "This server was started with a fixed model.")
+    await settings_store.save(state, "model", settings_store.ENVIRONMENT)
+    await state.models.use_configured()
+    return _described(state.models, state)
 
 
 @router.put("/model", summary="Switch the model provider from the next turn on")
@@ -44,7 +63,7 @@ async def put_model(choice: ModelChoice, _: Admin, state: State) -> dict[str, An
     except ConfigError as exc:
         raise HTTPException(422, str(exc)) from exc
     await settings_store.save_model(state, choice)
-    return {**state.models.describe(), "switchable": True}
+    return _described(state.models, state)
 
 
 # ------------------------------------------------------------------ role policy

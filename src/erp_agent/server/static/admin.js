@@ -13,15 +13,28 @@ function say(target, text, ok = true) {
 }
 
 async function loadModel() {
-  const model = await api('GET', '/api/admin/model');
+  const model = await api('GET', 'api/admin/model');
   const form = $('#model-form');
   form.elements.provider.value = model.provider;
   form.elements.model.value = model.provider === 'offline' ? '' : model.model || '';
   form.elements.base_url.value = model.base_url || '';
   form.elements.api_key.value = '';
   $('#model-current').textContent =
-    `Now: ${model.provider} · ${model.model || ''}${model.key_set ? ' · key set' : ''}`;
+    `Now: ${model.provider} · ${model.model || ''}${model.key_set ? ' · key set' : ''}` +
+    ` · ${model.source === 'environment' ? 'set by environment' : 'set here'}`;
+  $('#model-reset').hidden = model.source === 'environment';
+  $('#model-problems').textContent = (model.problems || []).join(' ');
 }
+
+$('#model-reset').addEventListener('click', async () => {
+  try {
+    await api('DELETE', 'api/admin/model');
+    say('#model-status', "Back to the environment's model from the next question on.");
+    await loadModel();
+  } catch (error) {
+    say('#model-status', error.message, false);
+  }
+});
 
 $('#model-form').addEventListener('submit', async (event) => {
   event.preventDefault();
@@ -29,7 +42,7 @@ $('#model-form').addEventListener('submit', async (event) => {
   const body = { provider: f.provider.value, model: f.model.value, base_url: f.base_url.value || null };
   if (f.api_key.value) body.api_key = f.api_key.value;
   try {
-    await api('PUT', '/api/admin/model', body);
+    await api('PUT', 'api/admin/model', body);
     say('#model-status', 'Applied from the next question on.');
     await loadModel();
   } catch (error) {
@@ -38,22 +51,22 @@ $('#model-form').addEventListener('submit', async (event) => {
 });
 
 async function loadTenant() {
-  $('#read-only').checked = (await api('GET', '/api/admin/tenant')).read_only;
+  $('#read-only').checked = (await api('GET', 'api/admin/tenant')).read_only;
 }
 
 $('#read-only').addEventListener('change', async (event) => {
-  const result = await api('PUT', '/api/admin/tenant', { read_only: event.target.checked });
+  const result = await api('PUT', 'api/admin/tenant', { read_only: event.target.checked });
   say('#tenant-status', result.read_only ? 'Read-only: writes are refused.' : 'Writable.');
 });
 
 async function loadPolicy() {
-  $('#policy-form').elements.yaml.value = (await api('GET', '/api/admin/policy')).yaml;
+  $('#policy-form').elements.yaml.value = (await api('GET', 'api/admin/policy')).yaml;
 }
 
 $('#policy-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   try {
-    await api('PUT', '/api/admin/policy', { yaml: event.target.elements.yaml.value });
+    await api('PUT', 'api/admin/policy', { yaml: event.target.elements.yaml.value });
     say('#policy-status', 'Saved; new sessions use it.');
   } catch (error) {
     say('#policy-status', error.message, false);
@@ -61,7 +74,7 @@ $('#policy-form').addEventListener('submit', async (event) => {
 });
 
 async function loadBudgets() {
-  const budgets = await api('GET', '/api/admin/budgets');
+  const budgets = await api('GET', 'api/admin/budgets');
   $('#budgets').replaceChildren(
     el('tr', {}, el('th', {}, 'Organisation'), el('th', {}, 'Budget / month'), el('th', {}, 'Used this month')),
     ...budgets.orgs.map((o) => el('tr', {},
@@ -69,7 +82,7 @@ async function loadBudgets() {
       el('td', {}, (o.tokens ?? budgets.default ?? 'no limit').toLocaleString()),
       el('td', {}, o.used_this_month.toLocaleString()))),
   );
-  const usage = await api('GET', '/api/admin/usage?days=30');
+  const usage = await api('GET', 'api/admin/usage?days=30');
   const days = [...new Set(usage.rows.map((r) => r.day))];
   const orgs = [...new Set(usage.rows.map((r) => r.org))];
   const datasets = orgs.map((org) => ({
@@ -91,13 +104,13 @@ async function loadBudgets() {
 $('#budget-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   const f = event.target.elements;
-  await api('PUT', '/api/admin/budgets', { org: f.org.value, tokens: f.tokens.value ? Number(f.tokens.value) : null });
+  await api('PUT', 'api/admin/budgets', { org: f.org.value, tokens: f.tokens.value ? Number(f.tokens.value) : null });
   await loadBudgets();
 });
 
 async function loadLog(filters = {}) {
   const params = new URLSearchParams(Object.entries(filters).filter(([, v]) => v));
-  const rows = await api('GET', `/api/admin/log?${params}`);
+  const rows = await api('GET', `api/admin/log?${params}`);
   $('#log').replaceChildren(
     el('tr', {}, ['When', 'User', 'Question', 'Tools', 'Outcome', 'Tokens', 'ms'].map((h) => el('th', {}, h))),
     ...rows.map((r) => el('tr', { class: 'clickable', onclick: () => showTurn(r.turn_id) },
@@ -112,7 +125,7 @@ async function loadLog(filters = {}) {
 }
 
 async function showTurn(turnId) {
-  const detail = await api('GET', `/api/admin/log/${encodeURIComponent(turnId)}`);
+  const detail = await api('GET', `api/admin/log/${encodeURIComponent(turnId)}`);
   const box = $('#log-detail');
   box.hidden = false;
   box.textContent = JSON.stringify({ log: detail.log, feedback: detail.feedback, events: detail.events }, null, 2);
@@ -166,7 +179,7 @@ $('#knowledge-form').addEventListener('submit', async (event) => {
   const file = event.target.elements.file.files[0];
   if (!file) return say('#knowledge-status', 'Choose a Markdown file first.', false);
   try {
-    const result = await api('POST', '/api/admin/knowledge', { name: file.name, text: await file.text() });
+    const result = await api('POST', 'api/admin/knowledge', { name: file.name, text: await file.text() });
     say('#knowledge-status', `Indexed: ${JSON.stringify(result)}`);
   } catch (error) {
     say('#knowledge-status', error.message, false);
@@ -175,7 +188,7 @@ $('#knowledge-form').addEventListener('submit', async (event) => {
 
 $('#reindex').addEventListener('click', async () => {
   try {
-    say('#knowledge-status', `Re-indexed: ${JSON.stringify(await api('POST', '/api/admin/knowledge/reindex'))}`);
+    say('#knowledge-status', `Re-indexed: ${JSON.stringify(await api('POST', 'api/admin/knowledge/reindex'))}`);
   } catch (error) {
     say('#knowledge-status', error.message, false);
   }
@@ -225,7 +238,7 @@ $('#org-key').addEventListener('click', async () => {
 
 (async () => {
   try {
-    const me = await api('GET', '/api/auth/me');
+    const me = await api('GET', 'api/auth/me');
     $('#who').textContent = me.user;
     if (!me.is_admin) throw new Error('Only a System Manager may use the admin console.');
   } catch (error) {

@@ -38,13 +38,13 @@ export async function api(method, path, body) {
 
 export async function ensureCsrf() {
   if (!cookie('erp_agent_csrf')) {
-    await api('GET', '/api/auth/csrf');
+    await api('GET', 'api/auth/csrf');
   }
 }
 
 // POST /api/chat and call on(event, data) for each Server-Sent Event as it arrives.
 export async function streamChat(body, on) {
-  const response = await fetch('/api/chat', {
+  const response = await fetch('api/chat', {
     method: 'POST',
     headers: {
       'Content-Type': 'application/json',
@@ -83,7 +83,7 @@ export async function streamChat(body, on) {
 export async function uploadScan(file, conversationId) {
   const query = new URLSearchParams({ filename: file.name || 'upload' });
   if (conversationId) query.set('conversation_id', conversationId);
-  const response = await fetch(`/api/documents/scan?${query}`, {
+  const response = await fetch(`api/documents/scan?${query}`, {
     method: 'POST',
     headers: {
       Accept: 'application/json',

@@ -8,6 +8,7 @@ let conversationId = null;
 
 function showSignedIn(me) {
   $('#sign-in').hidden = true;
+  $('#sign-in-key').hidden = true;
   $('#workspace').hidden = false;
   $('#sign-out').hidden = false;
   $('#toggle-history').hidden = false;
@@ -32,8 +33,18 @@ async function openLinkedProposal() {
   }
 }
 
-function showSignIn() {
+async function showSignIn() {
   $('#sign-in').hidden = false;
+  let options = { password: true, api_key: false, sso: false };
+  try {
+    options = await api('GET', 'api/auth/options');
+  } catch {
+    // an older server: password only
+  }
+  $('#sso').hidden = !options.sso;
+  $('#password-sign-in').hidden = !options.password;
+  for (const input of $('#password-sign-in').querySelectorAll('input')) input.required = options.password;
+  $('#sign-in-key').hidden = !options.api_key;
   $('#workspace').hidden = true;
   $('#sign-out').hidden = true;
   $('#admin-link').hidden = true;
@@ -41,7 +52,7 @@ function showSignIn() {
 }
 
 async function loadConversations() {
-  const list = await api('GET', '/api/conversations');
+  const list = await api('GET', 'api/conversations');
   $('#conversations').replaceChildren(...list.map((c) =>
     el('li', {}, el('button', {
       type: 'button',
@@ -51,7 +62,7 @@ async function loadConversations() {
 }
 
 async function openConversation(id) {
-  const conversation = await api('GET', `/api/conversations/${encodeURIComponent(id)}`);
+  const conversation = await api('GET', `api/conversations/${encodeURIComponent(id)}`);
   conversationId = conversation.id;
   $('#messages').replaceChildren();
   for (const turn of conversation.turns) {
@@ -82,7 +93,7 @@ function feedbackBar(turnId, given) {
   const bar = el('div', { class: 'feedback' });
   const comment = el('input', { type: 'text', placeholder: 'Comment (optional)', 'aria-label': 'Feedback comment' });
   const send = (rating) => async () => {
-    await api('POST', `/api/turns/${encodeURIComponent(turnId)}/feedback`, { rating, comment: comment.value });
+    await api('POST', `api/turns/${encodeURIComponent(turnId)}/feedback`, { rating, comment: comment.value });
     bar.replaceChildren(el('span', { class: 'thanks' }, icon(rating), rating === 'up' ? ' Thanks' : ' Thanks, noted'));
   };
   if (given) {
@@ -101,7 +112,7 @@ function feedbackBar(turnId, given) {
 async function editFromChoice(edit, choicesBox) {
   const card = [...document.querySelectorAll('.proposal-block')].find((c) => c.dataset.id === edit.proposal);
   const { proposal: _, ...body } = edit;
-  const outcome = await api('POST', `/api/proposals/${encodeURIComponent(edit.proposal)}/edit`, body);
+  const outcome = await api('POST', `api/proposals/${encodeURIComponent(edit.proposal)}/edit`, body);
   if (!outcome.proposal) {
     choicesBox.append(el('p', { class: 'error' }, outcome.message || 'The change was not applied.'));
     return;
@@ -164,7 +175,7 @@ function reviewProposal(block, statusBadge, notice = []) {
   };
   const decide = (action) => async () => {
     confirm.disabled = reject.disabled = true;
-    const path = `/api/proposals/${encodeURIComponent(block.id)}/${action}`;
+    const path = `api/proposals/${encodeURIComponent(block.id)}/${action}`;
     try {
       const outcome = await api('POST', path, action === 'confirm' ? { payload_hash: block.payload_hash } : {});
       if (outcome.proposal) {
@@ -198,7 +209,7 @@ function reviewProposal(block, statusBadge, notice = []) {
     if (!edits) return;
     apply.disabled = true;
     try {
-      const outcome = await api('POST', `/api/proposals/${encodeURIComponent(block.id)}/edit`, edits);
+      const outcome = await api('POST', `api/proposals/${encodeURIComponent(block.id)}/edit`, edits);
       if (!outcome.proposal) {
         result.replaceChildren(el('span', { class: 'error' }, outcome.message || 'The edit was not applied.'));
         return;
@@ -318,7 +329,7 @@ $('#sign-in').addEventListener('submit', async (event) => {
   $('#sign-in-error').textContent = '';
   try {
     await ensureCsrf();
-    const me = await api('POST', '/api/auth/sign-in', {
+    const me = await api('POST', 'api/auth/sign-in', {
       user: form.elements.user.value,
       password: form.elements.password.value,
     });
@@ -329,8 +340,25 @@ $('#sign-in').addEventListener('submit', async (event) => {
   }
 });
 
+$('#sign-in-key').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.target;
+  $('#sign-in-key-error').textContent = '';
+  try {
+    await ensureCsrf();
+    const me = await api('POST', 'api/auth/sign-in-key', {
+      api_key: form.elements.api_key.value.trim(),
+      api_secret: form.elements.api_secret.value.trim(),
+    });
+    form.reset();
+    showSignedIn(me);
+  } catch (error) {
+    $('#sign-in-key-error').textContent = error.message;
+  }
+});
+
 $('#sign-out').addEventListener('click', async () => {
-  await api('POST', '/api/auth/sign-out');
+  await api('POST', 'api/auth/sign-out');
   conversationId = null;
   $('#messages').replaceChildren();
   showSignIn();
@@ -347,7 +375,7 @@ $('#toggle-history').addEventListener('click', () => document.body.classList.tog
 
 (async () => {
   try {
-    showSignedIn(await api('GET', '/api/auth/me'));
+    showSignedIn(await api('GET', 'api/auth/me'));
   } catch {
     await ensureCsrf();
     showSignIn();

@@ -63,7 +63,7 @@ function tableBlock(block) {
       pager.append(prev, el('span', {}, `${start + 1}–${Math.min(start + limit, total)} of ${total}`), next);
     }
     if (block.result_id) {
-      const base = `/api/results/${encodeURIComponent(block.result_id)}/export?format=`;
+      const base = `api/results/${encodeURIComponent(block.result_id)}/export?format=`;
       pager.append(el('span', { class: 'export' }, 'Export ',
         ...['csv', 'xlsx', 'pdf'].flatMap((f, i) => [i ? ' · ' : '', el('a', { href: base + f, download: true }, f.toUpperCase())])));
     }
@@ -72,7 +72,7 @@ function tableBlock(block) {
   async function load(start) {
     const params = new URLSearchParams({ start, limit, columns: block.columns.join(',') });
     try {
-      draw(await api('GET', `/api/results/${encodeURIComponent(block.result_id)}?${params}`));
+      draw(await api('GET', `api/results/${encodeURIComponent(block.result_id)}?${params}`));
     } catch (error) {
       pager.append(el('span', { class: 'error' }, error.message));
     }
