@@ -318,6 +318,11 @@ class Settings(BaseSettings):
         description="The sql connector's mapping file (YAML); ERP_AGENT_ERP_URL is then the "
         "database URL (sqlite:///file, mysql+pymysql://…, postgresql+psycopg://…).",
     )
+    sql_session_key: SecretStr | None = Field(
+        None,
+        description="Key that signs the sql connector's sign-in sessions; give every worker the "
+        "same one (unset: a key per process, so sign-ins last until it restarts).",
+    )
     erp_timeout: float = Field(30.0, gt=0, description="Seconds to wait for one ERP call.")
     data_dir: str = Field("data", description="Where the embedded store, indexes and exports live.")
     read_only: bool = Field(

@@ -91,7 +91,7 @@ async def test_named_report_binds_scope_and_typed_params(shop: tuple[str, SQLCon
         await c.run_report(
             cred, "customer_balances", {"overdue_basis": "due_on; drop table invoices"}
         )
-    assert [col["fieldname"] for col in report.columns][:2] == ["customer", "customer_name"]
+    assert [col["fieldname"] for col in report.columns][:2] == ["party", "party_name"]
 
 
 async def test_writes_are_confirmed_proposals_with_optimistic_concurrency(
@@ -258,3 +258,24 @@ async def test_principals_from_a_file(tmp_path: Path) -> None:
     with pytest.raises(ErpAuthenticationError):
         await c.login("owner@savanna.test", "demo")  # the users table is not the source now
     await c.aclose()
+
+
+async def test_sessions_are_signed_tokens_any_worker_with_the_key_accepts(tmp_path: Path) -> None:
+    from erp_agent.connectors.credentials import Credential
+    from erp_agent.errors import ErpSessionExpired
+
+    url = seeded(f"sqlite:///{tmp_path / 'shop.sqlite'}", per_branch=2)
+    one = SQLConnector(url, mapping=MAPPING, session_key="k" * 32)
+    two = SQLConnector(url, mapping=MAPPING, session_key="k" * 32)
+    other = SQLConnector(url, mapping=MAPPING, session_key="x" * 32)
+    cred = await one.login("kisumu@savanna.test", "demo")
+    assert await two.count(cred, "sales_invoice") == await one.count(cred, "sales_invoice")
+    with pytest.raises(ErpSessionExpired):
+        await other.count(cred, "sales_invoice")
+    forged = Credential.session("owner@savanna.test", str(cred.sid))  # someone else's name
+    with pytest.raises(ErpSessionExpired):
+        await two.count(forged, "sales_invoice")
+    with pytest.raises(ErpSessionExpired):
+        await two.count(Credential.session("kisumu@savanna.test", "garbage.token"), "sales_invoice")
+    for c in (one, two, other):
+        await c.aclose()

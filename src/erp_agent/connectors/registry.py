@@ -43,6 +43,8 @@ def from_settings(settings: Settings) -> Connector:
     options: dict[str, object] = {"base_url": settings.erp_url, "timeout": settings.erp_timeout}
     if settings.connector == "sql":
         options["mapping"] = settings.sql_mapping
+        if settings.sql_session_key is not None:
+            options["session_key"] = settings.sql_session_key.get_secret_value()
     elif settings.service_user and settings.service_api_key and settings.service_api_secret:
         options["service"] = Credential.token(
             settings.service_user,
@@ -61,7 +63,13 @@ def _load_builtin() -> None:
         register("sql", _sql)
 
 
-def _sql(base_url: str, *, mapping: str | None = None, timeout: float = 30.0) -> Connector:
+def _sql(
+    base_url: str,
+    *,
+    mapping: str | None = None,
+    timeout: float = 30.0,
+    session_key: str | None = None,
+) -> Connector:
     """A bespoke database: ``base_url`` is its SQLAlchemy URL, ``mapping`` the mapping file."""
     from erp_agent.connectors.sql.connector import SQLConnector
 
@@ -70,4 +78,4 @@ def _sql(base_url: str, *, mapping: str | None = None, timeout: float = 30.0) ->
             "The sql connector needs its mapping file: set ERP_AGENT_SQL_MAPPING to the YAML "
             "that maps the database's tables to entities (see docs/connectors.md)."
         )
-    return SQLConnector(base_url, mapping=mapping, timeout=timeout)
+    return SQLConnector(base_url, mapping=mapping, timeout=timeout, session_key=session_key)

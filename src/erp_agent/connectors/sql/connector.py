@@ -8,8 +8,11 @@ binds every value, and carries the principal's scope; the model never writes SQL
 from __future__ import annotations
 
 import asyncio
+import base64
 import builtins
 import datetime as dt
+import hashlib
+import hmac
 import re
 import secrets
 import time
@@ -52,6 +55,7 @@ from erp_agent.errors import (
 
 _T = TypeVar("_T")
 _PRINCIPAL_TTL = 30.0  # seconds a looked-up principal is reused before asking the source again
+_SESSION_SECONDS = 12 * 3600  # how long a sign-in lasts
 
 
 def _refusal(message: str, exc_type: str, status: int) -> ErpRefusal:
@@ -69,6 +73,7 @@ class SQLConnector(Connector):
         catalog: Catalog | None = None,
         timeout: float = 30.0,
         engine: sa.Engine | None = None,
+        session_key: str | None = None,
     ) -> None:
         self.mapping = mapping if isinstance(mapping, SQLMapping) else load_mapping(mapping)
         self.name = self.mapping.name
@@ -80,7 +85,9 @@ class SQLConnector(Connector):
         self.reports = reports.parse(self.mapping, self.catalog)
         users = self.tables.get(self.mapping.principals.table or "")
         self.principals = PrincipalSource(self.mapping.principals, self.engine, users)
-        self._sessions: dict[str, tuple[str, float, Principal]] = {}
+        # Sessions are signed tokens, not server state: any worker sharing the key accepts them.
+        self._key = (session_key or secrets.token_hex(32)).encode()
+        self._principals: dict[str, tuple[float, Principal]] = {}
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.engine.dispose)
@@ -147,9 +154,26 @@ class SQLConnector(Connector):
 
     async def login(self, user: str, password: str) -> Credential:
         principal = await asyncio.to_thread(self._authenticate, user, password)
-        sid = secrets.token_urlsafe(24)
-        self._sessions[sid] = (user, time.monotonic(), principal)
-        return Credential.session(user, sid)
+        self._principals[user] = (time.monotonic(), principal)
+        return Credential.session(user, self._token(user))
+
+    def _token(self, user: str) -> str:
+        expires = int(time.time()) + _SESSION_SECONDS
+        body = f"{user}|{expires}"
+        mac = hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
+        return f"{base64.urlsafe_b64encode(body.encode()).decode()}.{mac}"
+
+    def _session_user(self, cred: Credential) -> str | None:
+        encoded, _, mac = (cred.sid or "").partition(".")
+        try:
+            body = base64.urlsafe_b64decode(encoded.encode()).decode()
+        except (ValueError, UnicodeDecodeError):
+            return None
+        expected = hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
+        user, _, expires = body.rpartition("|")
+        if not hmac.compare_digest(mac, expected) or user != cred.user:
+            return None
+        return user if expires.isdigit() and int(expires) > time.time() else None
 
     def _authenticate(self, user: str, password: str) -> Principal:
         try:
@@ -160,15 +184,16 @@ class SQLConnector(Connector):
             ) from exc
 
     async def principal(self, cred: Credential) -> Principal:
-        """The signed-in user's principal: from the session the connector issued, re-read from
-        the principal source every half minute so scope changes apply without a new sign-in."""
-        found = self._sessions.get(cred.sid or "")
-        if found is None or found[0] != cred.user:
+        """The signed-in user's principal: the session token is checked, and the principal is
+        re-read from the source every half minute so scope changes apply without a new sign-in."""
+        user = self._session_user(cred)
+        if user is None:
             raise ErpSessionExpired("Your session with the database has ended; sign in again.")
-        user, at, principal = found
-        if time.monotonic() - at > _PRINCIPAL_TTL:
-            principal = await asyncio.to_thread(self.principals.lookup, user)
-            self._sessions[cred.sid or ""] = (user, time.monotonic(), principal)
+        cached = self._principals.get(user)
+        if cached is not None and time.monotonic() - cached[0] <= _PRINCIPAL_TTL:
+            return cached[1]
+        principal = await asyncio.to_thread(self.principals.lookup, user)
+        self._principals[user] = (time.monotonic(), principal)
         return principal
 
     async def roles(self, cred: Credential) -> builtins.list[str]:

@@ -62,6 +62,9 @@ def plain(value: Any) -> Any:
     """A value read from the database in the shape canonical records carry."""
     if isinstance(value, Decimal):
         return float(value)
+    if isinstance(value, float):
+        # SQLite adds NUMERIC columns in binary floating point: 354161.33999999997 is 354161.34.
+        return round(value, 6)
     if isinstance(value, dt.datetime):
         return value.isoformat(sep=" ")
     if isinstance(value, dt.date):
