@@ -162,6 +162,8 @@ class Dimension(Frozen):
     description: str = ""
     entity: str | None = None
     paths: dict[str, str] = PydanticField(default_factory=dict)
+    # The metric "top customers", "our biggest suppliers" rank by when no figure is named.
+    ranked_by: str | None = None
     source: str = ""
 
     def path_for(self, entity: str, fields: Any) -> str | None:

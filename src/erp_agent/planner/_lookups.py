@@ -100,7 +100,8 @@ def _workflow_describe(
 
 _MINE = re.compile(
     r"\b(waiting for my|awaiting my|pending my|my approvals?|(?:do|must|should|can) i approve|"
-    r"for me to approve|need(?:s)? my approval)\b"
+    r"for me to approve|need(?:s)? my approval|(?:i|we) (?:need|have|must|should|got) to approve|"
+    r"approval queue|pending approval)\b"
 )
 
 

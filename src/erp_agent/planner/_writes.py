@@ -13,9 +13,9 @@ from erp_agent.planner._lookups import earlier_id as _earlier_id
 from erp_agent.planner._reports import company_step as _company_step
 from erp_agent.planner.answer import fmt, join
 from erp_agent.planner.parse_amounts import to_number
-from erp_agent.planner.plan import Ctx, Step, _call, _failed, _text
+from erp_agent.planner.plan import Ctx, Step, _call, _failed, _text, enable
 
-_CREATE = ("create", "raise", "draft", "prepare", "make", "add", "new")
+_CREATE = ("create", "raise", "draft", "prepare", "make", "add", "new", "quote")
 _UPDATE = ("mark", "set", "update", "change")
 
 
@@ -113,7 +113,7 @@ def _update(ctx: Ctx, e: Entity, doc_id: str) -> Step:
 def _create(ctx: Ctx, e: Entity) -> Step:
     tool = f"{e.name}.create"
     if not ctx.has(tool):
-        return _text(f"You can't create {e.plural.lower()} in this session.")
+        return enable(ctx, tool) or _text(f"You can't create {e.plural.lower()} in this session.")
     schema = ctx.tools[tool]
     props: dict[str, Any] = dict(schema.get("properties") or {})
     required = list(schema.get("required") or [])

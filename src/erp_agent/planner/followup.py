@@ -224,6 +224,7 @@ def read(
             alone = stands_alone(req, message, catalog) or not edit_words
             reading = Reading(req, orphan=current and not alone)
             continue
+        _swap_entity(reading.req, req, message)
         if not current:
             refine(reading.req, message, catalog, today)
             continue
@@ -231,6 +232,16 @@ def read(
         reading.follow_up = True
     assert reading is not None
     return reading
+
+
+def _swap_entity(base: Request, said: Request, text: str) -> None:
+    """'and suppliers?' after 'how many customers?': the same question of other records."""
+    new = said.entity
+    if new is None or base.entity is None or new.name == base.entity.name:
+        return
+    if new.kind == base.entity.kind and intents.explicit(new, norm(text)):
+        base.entity = new
+        base.statuses = []
 
 
 def _fill_slot(reading: Reading, slot: str, value: str) -> None:

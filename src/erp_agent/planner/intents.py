@@ -34,8 +34,13 @@ class Kind(StrEnum):
     UNKNOWN = "unknown"
 
 
-WRITE_VERBS = ("create", "raise", "draft", "prepare", "make", "add", "new", "approve", "reject",
+WRITE_VERBS = ("create", "raise", "draft", "prepare", "make", "add", "new", "quote", "approve", "reject",
                "submit", "cancel", "delete", "remove", "mark", "set", "update", "change")  # fmt: skip
+# What people say before the verb of a change: "please approve", "ok to approve", "go ahead and".
+_POLITE = (
+    r"(?:please\s+|can you\s+|could you\s+|ok(?:ay)?,?\s+(?:to\s+|please\s+)?|go ahead and\s+|"
+    r"i(?:'d| would) like to\s+|i want to\s+|let'?s\s+)+"
+)
 _COUNT = re.compile(r"\b(how many|number of|count of|count\b|headcount|how much of)")
 _TOTAL = re.compile(
     r"\b(total|sum|how much|worth|value|amount|revenue|sales|turnover|spend|spent|billed|bill(?:ed)?|"
@@ -67,6 +72,8 @@ _KNOWLEDGE = re.compile(
 )
 _WORKFLOW = re.compile(
     r"\b(why can'?t|why cannot|why can not|why is .* (?:blocked|stuck)|waiting for my approval|awaiting my approval|pending my approval|my approvals?|what can i do with|who (?:can|must|should) approve|next step)\b"
+    r"|\b(?:i|we) (?:need|have|must|should|got) to approve\b|\bfor me to approve\b"
+    r"|\b(?:my )?approval queue\b|\bpending approval\b"
 )
 _FIND = re.compile(
     r"\b(the (?:one|invoice|order|bill|quote|quotation) (?:for|with|where|that|we)|find the|look up the|that we sent|we sent|we bought|we received)\b"
@@ -256,6 +263,7 @@ def _status_words(entity: Entity, haystack: str) -> list[str]:
         "unpaid": ("Unpaid", "Overdue", "Partly Paid"),
         "outstanding": ("Unpaid", "Overdue", "Partly Paid"),
         "pending": ("Open", "Pending", "Draft", "Pending Approval", "To Approve"),
+        "waiting": ("Open", "Pending", "Pending Approval", "To Approve"),
         "approved": ("Approved",),
         "draft": ("Draft",),
         "settled": ("Paid",),
@@ -328,7 +336,8 @@ def _names(
             r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*", low
         ):
             continue
-        if f" {low} " in known or re.search(r"\d", value) or len(value) < 3:
+        plural_of_known = low.endswith("s") and f" {low[:-1]} " in known  # "SOs", "POs"
+        if f" {low} " in known or plural_of_known or re.search(r"\d", value) or len(value) < 3:
             continue
         after = norm(stripped[m.end() :]).split()[:1]
         before = norm(stripped[: m.start()]).split()[-1:]
@@ -368,7 +377,7 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
     req.top = parse_top(text)
     req.chart = bool(_CHART.search(low))
     req.items = item_codes(text, [d for _, d in req.doc_ids])
-    if named is not None and named.kind.value == "master" and req.items and not req.doc_ids:
+    if named is not None and named.name == "item" and req.items and not req.doc_ids:
         # A master named by its code ("item SKU-1266-BLU"): look that record up directly.
         req.doc_ids = [(named, code) for code in req.items]
     req.entity = req.doc_ids[0][0] if req.doc_ids else named
@@ -404,11 +413,7 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
             req.date_part = _DATE_PARTS[word.group(1).split()[-1]]
     req.names = _names(text, req.entity, catalog, [d for _, d in req.doc_ids])
     verb = next(
-        (
-            v
-            for v in WRITE_VERBS
-            if re.match(rf"\s*(?:please\s+|can you\s+|could you\s+)?{v}\b", low)
-        ),
+        (v for v in WRITE_VERBS if re.match(rf"\s*(?:{_POLITE})?{v}\b", low)),
         None,
     )
     if verb is not None:
@@ -432,9 +437,10 @@ def _compared_field(entity: Entity, low: str) -> str | None:
 
 
 def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> Kind:
-    if req.verb is not None and (req.entity is not None or req.doc_ids):
+    process = _KNOWLEDGE.search(low) and not _COUNT.search(low)
+    if req.verb is not None and (req.entity is not None or req.doc_ids) and not process:
         return Kind.WRITE
-    if _WORKFLOW.search(low):
+    if _WORKFLOW.search(low) and not (_COUNT.search(low) and "pending approval" in low):
         return Kind.WORKFLOW
     if _KNOWLEDGE.search(low) and not _COUNT.search(low):
         return Kind.KNOWLEDGE

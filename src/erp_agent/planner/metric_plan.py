@@ -101,7 +101,8 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
     if not scores:
         return []
     entity = req.entity.name if req.entity is not None else None
-    if req.entity is not None and explicit(req.entity, norm(req.text)):
+    transaction = req.entity is not None and req.entity.kind.value == "transaction"
+    if transaction and req.entity is not None and explicit(req.entity, norm(req.text)):
         # "Sum of purchase orders in the last 90 days": the records named decide the metric.
         scores = {n: v for n, v in scores.items() if metrics[n].entity == entity}
     order = list(metrics)
@@ -114,8 +115,23 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
 
 def pick(catalog: Catalog, req: Request) -> Any | None:
     """The metric the request names, or None (then the record plane answers)."""
-    found = ranked(catalog, req)
+    found = ranked(catalog, req) or ranking(catalog, req)
     return found[0] if found else None
+
+
+_RANKING = re.compile(r"\b(top|biggest|largest|best|most|highest|each|per|by)\b")
+
+
+def ranking(catalog: Catalog, req: Request) -> list[Any]:
+    """'Our 5 biggest customers', 'each supplier': parties ranked or cut by the metric their
+    dimension is ranked by in the catalog (customers by revenue, suppliers by purchases)."""
+    if req.top is None and not _RANKING.search(req.text.lower()):
+        return []
+    dims = getattr(catalog, "dimensions", None) or {}
+    metrics = getattr(catalog, "metrics", None) or {}
+    named = dimensions_named(catalog, req.text)
+    by = [dims[d].ranked_by for d in dims if d in named and getattr(dims[d], "ranked_by", None)]
+    return [metrics[m] for m in dict.fromkeys(by) if m in metrics]
 
 
 def names_a_figure(ctx: Ctx) -> bool:
@@ -285,7 +301,7 @@ def metric_step(ctx: Ctx) -> Step | None:
     if not ctx.has("metrics.query"):
         # Routing reads the words as typed; a figure named with a typo still gets its tool.
         return enable(ctx, "metrics.query") if pick(ctx.catalog, req) is not None else None
-    candidates = ranked(ctx.catalog, req)
+    candidates = ranked(ctx.catalog, req) or ranking(ctx.catalog, req)
     named = dimensions_named(ctx.catalog, req.text)
     metric = fitting(candidates, {d for d in named if d in _PARTY_DIMENSIONS})
     names = list(req.names) + [(None, code) for code in req.items]

@@ -164,7 +164,9 @@ def parse_period(text: str, today: dt.date) -> Period | None:
         return Period(
             dt.date(year, month, 1), month_end(year, month), f"{calendar.month_name[month]} {year}"
         )
-    m = re.search(r"\b(?:in|for|during|of|fy)\s*(20\d{2})\b", t)
+    m = re.search(r"\b(?:in|for|during|of|fy)\s*(20\d{2})\b", t) or re.search(
+        r"(?<![\w\-/.,])(20\d{2})(?![\w\-/.,])", t
+    )
     if m:
         year = int(m.group(1))
         return Period(dt.date(year, 1, 1), dt.date(year, 12, 31), str(year))
@@ -209,7 +211,7 @@ def parse_age_days(text: str) -> int | None:
         n = int(m.group(1)) if m.group(1).isdigit() else _COUNT_WORDS[m.group(1)]
         return n * _AGE_UNITS[m.group(2)]
     m = re.search(
-        r"(?:more than|over|above|at least|greater than|beyond|past)\s+(\d{1,4})\s+days?", t
+        r"(?:more than|over|above|at least|greater than|beyond|past|>=?)\s*(\d{1,4})\s*days?", t
     )
     if m:
         return int(m.group(1))
@@ -217,3 +219,15 @@ def parse_age_days(text: str) -> int | None:
     if m:
         return int(m.group(1))
     return None
+
+
+def age_words(text: str, days: int) -> str:
+    """An age as the user put it ("more than two months"), so the answer restates their words
+    and not a day count they never said; "more than N days" when they gave days."""
+    m = re.search(
+        r"(?:more than|over|above|at least|greater than|beyond|past)\s+(?:"
+        + "|".join(_COUNT_WORDS)
+        + r"|\d{1,3})\s+(?:week|month|year)s?\b",
+        text.lower(),
+    )
+    return m.group(0) if m else f"more than {days} days"

@@ -15,6 +15,7 @@ from erp_agent.catalog import Catalog, Entity, FieldType
 from erp_agent.planner.answer import capabilities, fmt, is_number, join, record_line
 from erp_agent.planner.context import Result, TurnView
 from erp_agent.planner.intents import Kind, Request, norm, trending, understand
+from erp_agent.planner.parse_dates import age_words
 
 Filter = dict[str, Any]
 _PARTIES = ("customer", "supplier", "employee", "lead")
@@ -134,7 +135,7 @@ def _desc(ctx: Ctx, names: Sequence[str] = ()) -> str:
     for value in names:
         parts.append(f"for {value}")
     if req.age_days is not None:
-        parts.append(f"more than {req.age_days} days overdue")
+        parts.append(f"{age_words(req.text, req.age_days)} overdue")
     if req.amount is not None:
         parts.append(f"{req.amount.op} {fmt(float(req.amount.value))}")
     if req.period is not None:

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import DamerauLevenshtein
 
 from erp_agent.catalog import Catalog
 
@@ -355,6 +356,25 @@ def _month_words() -> frozenset[str]:
 _MONTHS = _month_words()
 
 
+# Everyday phrasings of a status or a comparison, said the way the catalog says them.
+PHRASES = (
+    (r"\bnot (?:yet )?(?:completed|complete|finished|closed)\b", "open"),
+    (r"\b(?:incomplete|uncompleted|unfinished)\b", "open"),
+    (r"\b(?:unsubmitted|not (?:yet )?submitted|(?:have|has)n'?t been submitted(?: yet)?|"
+     r"(?:have|has) not been submitted(?: yet)?)\b", "draft"),
+    (r"\b(?:waiting|awaiting) (?:for )?(?:approval|sign[- ]?off)\b", "pending approval"),
+    (r"\bsign(?:ed)?[- ]off\b", "approve"),
+    (r"\b(more|less|greater|fewer|other) then\b", r"\1 than"),
+    (r"\b(what|how|who|where|that|it|there)['’]s\b", r"\1 is"),
+)  # fmt: skip
+
+
+def rephrase(text: str) -> str:
+    for pattern, said in PHRASES:
+        text = re.sub(pattern, said, text, flags=re.IGNORECASE)
+    return text
+
+
 def correct(text: str, catalog: Catalog) -> str:
     """The text with misspelt lowercase words replaced by the catalog word they are closest to.
 
@@ -370,10 +390,16 @@ def correct(text: str, catalog: Catalog) -> str:
             return ABBREVIATIONS[low]
         if word != low or low in vocab or low in GRAMMAR or low in _MONTHS or len(low) < 5:
             return word
+        if low.endswith("'s") and (low[:-2] in vocab or low[:-2] in GRAMMAR):
+            return word  # "this year's": a possessive, not a typo
         found = process.extractOne(low, choices, scorer=fuzz.ratio, score_cutoff=84)
-        return str(found[0]) if found else word
+        if found:
+            return str(found[0])
+        # Two letters swapped ("ordres", "recieved"): one edit away, however short the word.
+        near = process.extractOne(low, choices, scorer=DamerauLevenshtein.distance, score_cutoff=1)
+        return str(near[0]) if near and len(low) >= 6 else word
 
-    return _WORD.sub(fix, text)
+    return _WORD.sub(fix, rephrase(text))
 
 
 def loose_names(text: str, catalog: Catalog) -> list[str]:
@@ -383,7 +409,7 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
     vocab = known_words(catalog) | _MONTHS
     runs: list[list[str]] = [[]]
     for word in re.findall(r"[A-Za-z][A-Za-z'&\-]*|\S", text):
-        low = word.lower().strip("'")
+        low = word.lower().strip("'").removesuffix("'s")
         stem = low[:-1] if low.endswith("s") else low
         unknown = word == low and len(low) > 2 and low not in vocab and stem not in vocab
         if unknown and low not in ABBREVIATIONS:
