@@ -18,6 +18,7 @@ from erp_agent.channels.http import mcp_over_http
 from erp_agent.channels.keys import KeyRing
 from erp_agent.connectors.base import Connector
 from erp_agent.errors import ConfigError
+from erp_agent.relay.hub import RelayHub
 from erp_agent.runtime import Runtime
 from erp_agent.server import recovery, settings_store
 from erp_agent.server.metrics import Metrics
@@ -35,6 +36,7 @@ from erp_agent.server.routes import (
     openai,
     ops,
     proposals,
+    relay,
     results,
 )
 from erp_agent.server.routes._deps import csrf_guard
@@ -96,6 +98,7 @@ def create_app(
         models=model_provider,
         vault=vault,
         keys=KeyRing(runtime, vault, read_only=lambda: state.read_only),
+        relay=RelayHub(runtime, model_provider, read_only=lambda: state.read_only),
         metrics=Metrics(),
         erp_ping=erp_ping or erp_pinger(runtime.connector),
         throttle=SignInThrottle(runtime.store, runtime.settings.sign_in),
@@ -133,6 +136,7 @@ def create_app(
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))
     app.include_router(openai.router)
     app.include_router(api_keys.router)
+    app.include_router(relay.router)
 
     @app.exception_handler(openai.ApiError)
     async def api_error(_: Request, exc: openai.ApiError) -> JSONResponse:

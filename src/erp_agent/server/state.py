@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from erp_agent.channels.keys import KeyRing
+from erp_agent.relay.hub import RelayHub
 from erp_agent.runtime import Runtime
 from erp_agent.server.metrics import Metrics
 from erp_agent.server.models import ModelProvider
@@ -33,6 +34,7 @@ class ServerState:
     erp_ping: Callable[[], Awaitable[None]]
     throttle: SignInThrottle
     keys: KeyRing
+    relay: RelayHub
     knowledge: KnowledgeAdmin | None = None
     configured_read_only: bool = False  # ERP_AGENT_READ_ONLY: no admin can switch it off
     read_only: bool = False  # the tenant switch; applies to every session at once
