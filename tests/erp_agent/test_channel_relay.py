@@ -77,7 +77,9 @@ def test_a_branch_manager_is_refused_another_branch_through_the_plugin(
         "select name from `tabSales Invoice` where branch = 'Mombasa' and docstatus = 1 limit 1"
     ).fetchone()
     conn.close()
-    reply = run_turn(relay, RestApi(own_erp.url, KISUMU, "demo"), KISUMU, message=f"Show me {mombasa}")
+    reply = run_turn(
+        relay, RestApi(own_erp.url, KISUMU, "demo"), KISUMU, message=f"Show me {mombasa}"
+    )
     assert "does not have access to this document" in _markdown(reply)
 
 
@@ -102,9 +104,11 @@ def test_a_write_waits_for_the_users_confirmation_and_is_theirs(
     )  # fmt: skip
     assert done["outcome"]["ok"], done
     (lead,) = rest_names(own_erp.url, "Lead", [["lead_name", "=", name]])
-    owner = sqlite3.connect(own_erp.path).execute(
-        "select owner from `tabLead` where name = ?", (lead,)
-    ).fetchone()[0]
+    owner = (
+        sqlite3.connect(own_erp.path)
+        .execute("select owner from `tabLead` where name = ?", (lead,))
+        .fetchone()[0]
+    )
     assert owner == "sales@demo.local"
 
 
@@ -143,11 +147,16 @@ def test_the_protocol_refuses_strangers_replays_reorders_and_oversized_results(
     key = relay.org_key
     stranger = org_key(agent.url, org="another-org")
     with httpx.Client(base_url=agent.url, timeout=60) as http:
+
         def post(path: str, body: dict[str, Any], with_key: str = key) -> httpx.Response:
             return http.post(path, json=body, headers={"Authorization": f"Bearer {with_key}"})
 
-        assert post("/api/relay/turns", {"user": ADMIN, "message": "hi"}, "eak_bad").status_code == 401
-        first = post("/api/relay/turns", {"user": ADMIN, "message": "What was our revenue this year?"}).json()
+        assert (
+            post("/api/relay/turns", {"user": ADMIN, "message": "hi"}, "eak_bad").status_code == 401
+        )
+        first = post(
+            "/api/relay/turns", {"user": ADMIN, "message": "What was our revenue this year?"}
+        ).json()
         assert first["status"] == "calls"
         assert len(first["turn_id"]) > 30  # unguessable
         path = f"/api/relay/turns/{first['turn_id']}/results"

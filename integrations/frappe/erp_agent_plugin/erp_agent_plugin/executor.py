@@ -89,4 +89,8 @@ def run_turn(
 
 
 def _error(call_id: Any, message: str, exc_type: str, status: int) -> dict[str, Any]:
-    return {"id": call_id, "ok": False, "error": {"message": message, "exc_type": exc_type, "status": status}}
+    return {
+        "id": call_id,
+        "ok": False,
+        "error": {"message": message, "exc_type": exc_type, "status": status},
+    }

@@ -50,7 +50,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 WRITES = frozenset({"insert", "update", "run_doc_method", "delete", "apply_workflow"})
 DOC_ACTIONS = frozenset({"submit", "cancel"})
-PERM_TYPES = frozenset({"read", "write", "create", "delete", "submit", "cancel", "report", "export"})
+PERM_TYPES = frozenset(
+    {"read", "write", "create", "delete", "submit", "cancel", "report", "export"}
+)
 FILTER_OPS = frozenset({
     "=", "!=", "<", ">", "<=", ">=", "like", "not like", "in", "not in", "between", "is",
     "descendants of", "ancestors of", "not descendants of", "not ancestors of", "timespan",
@@ -63,7 +65,9 @@ _FIELD = re.compile(
     rf"^(?:{_COL}(?:\.{_COL})?|{_FUNC}\((?:\*|{_COL})\)(?: as {_COL})?|{_COL} as {_COL})$"
 )
 _ORDER = re.compile(rf"^{_COL}(?: (?:asc|desc))?$")
-_DICT_FIELD_KEYS = frozenset({"SUM", "COUNT", "AVG", "MIN", "MAX", "YEAR", "MONTH", "QUARTER", "DAY", "as"})
+_DICT_FIELD_KEYS = frozenset(
+    {"SUM", "COUNT", "AVG", "MIN", "MAX", "YEAR", "MONTH", "QUARTER", "DAY", "as"}
+)
 
 
 class SpecRefused(ValueError):
@@ -136,7 +140,9 @@ def _fields(fields: Any) -> None:
         if (
             isinstance(field, dict)
             and set(field) <= _DICT_FIELD_KEYS
-            and all(isinstance(v, str) and (v == "*" or re.fullmatch(_COL, v)) for v in field.values())
+            and all(
+                isinstance(v, str) and (v == "*" or re.fullmatch(_COL, v)) for v in field.values()
+            )
         ):
             continue
         raise SpecRefused(f"the field {field!r} is not a column or one aggregate of a column")
@@ -159,7 +165,10 @@ def _filters(key: str, filters: Any) -> None:
         except ValueError as exc:
             raise SpecRefused(f"{key} is not JSON") from exc
     if isinstance(filters, dict):
-        items = [[k, *(v if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) else ["=", v])] for k, v in filters.items()]
+        items = [
+            [k, *(v if isinstance(v, list) and len(v) == 2 and isinstance(v[0], str) else ["=", v])]
+            for k, v in filters.items()
+        ]
     elif isinstance(filters, list):
         items = filters
     else:

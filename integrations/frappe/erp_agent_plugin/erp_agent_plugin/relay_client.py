@@ -28,7 +28,7 @@ class HttpRelay:
             method="POST",
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 return dict(json.loads(response.read()))
         except urllib.error.HTTPError as exc:
             try:

@@ -59,7 +59,9 @@ class RestApi:
         if method == "delete":
             return self._send("DELETE", f"/api/resource/{doctype}/{name}", None).get("message")
         if method == "get_meta":
-            return self._send("GET", f"/api/method/frappe.desk.form.load.getdoctype?doctype={doctype}", None).get("docs")
+            return self._send(
+                "GET", f"/api/method/frappe.desk.form.load.getdoctype?doctype={doctype}", None
+            ).get("docs")
         raise ErpError(f"No such call: {method}", "SpecRefused", 400)
 
     def _send(self, verb: str, path: str, body: Any) -> dict[str, Any]:
@@ -86,5 +88,7 @@ def _refusal(exc: urllib.error.HTTPError) -> ErpError:
             messages.append(str(json.loads(raw).get("message", raw)))
         except (ValueError, AttributeError):
             messages.append(str(raw))
-    message = "\n".join(messages) or str(body.get("exception") or body.get("message") or f"HTTP {exc.code}")
+    message = "\n".join(messages) or str(
+        body.get("exception") or body.get("message") or f"HTTP {exc.code}"
+    )
     return ErpError(message, str(body.get("exc_type") or "HTTPError"), exc.code)
