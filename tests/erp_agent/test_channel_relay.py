@@ -10,7 +10,7 @@ import asyncio
 import datetime as dt
 import sqlite3
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,10 @@ from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "integrations" / "frappe" / "erp_agent_plugin"))
-from erp_agent_plugin.executor import execute, run_turn  # noqa: E402
-from erp_agent_plugin.protocol import SpecRefused, check  # noqa: E402
-from erp_agent_plugin.relay_client import HttpRelay  # noqa: E402
-from erp_agent_plugin.rest_api import RestApi  # noqa: E402
+from erp_agent_plugin.executor import execute, run_turn
+from erp_agent_plugin.protocol import SpecRefused, check
+from erp_agent_plugin.relay_client import HttpRelay
+from erp_agent_plugin.rest_api import RestApi
 
 __all__ = ["agent", "own_erp"]
 KISUMU = "kisumu.manager@demo.local"
@@ -47,8 +47,8 @@ def org_key(url: str, org: str = "default") -> str:
 
 
 @pytest.fixture(scope="module")
-def relay(agent: LiveServer) -> Iterator[HttpRelay]:
-    yield HttpRelay(agent.url, org_key(agent.url))
+def relay(agent: LiveServer) -> HttpRelay:
+    return HttpRelay(agent.url, org_key(agent.url))
 
 
 def _markdown(reply: Mapping[str, Any]) -> str:
