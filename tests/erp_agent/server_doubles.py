@@ -270,9 +270,12 @@ class LiveServer:
         self.thread.join(timeout=15)
 
 
-def serve_in_thread(erp_url: str, data_dir: Path, **kwargs: Any) -> LiveServer:
+def serve_in_thread(
+    erp_url: str, data_dir: Path, *, uvicorn_options: dict[str, Any] | None = None, **kwargs: Any
+) -> LiveServer:
     """The app under uvicorn on a free loopback port, in a thread whose event loop also owns
-    the runtime (its connections are opened and closed there)."""
+    the runtime (its connections are opened and closed there). ``uvicorn_options`` go to
+    uvicorn's Config (e.g. the root_path and proxy_headers `erp-agent serve` passes)."""
     import threading
     import time
 
@@ -287,7 +290,13 @@ def serve_in_thread(erp_url: str, data_dir: Path, **kwargs: Any) -> LiveServer:
     async def main() -> None:
         runtime = await make_runtime(erp_url, data_dir)
         harness = build_app(runtime, data_dir, **kwargs)
-        config = uvicorn.Config(harness.app, host="127.0.0.1", port=port, log_level="warning")
+        config = uvicorn.Config(
+            harness.app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            **(uvicorn_options or {}),
+        )
         ready["server"], ready["harness"] = uvicorn.Server(config), harness
         try:
             await ready["server"].serve(sockets=[sock])
