@@ -271,7 +271,12 @@ class LiveServer:
 
 
 def serve_in_thread(
-    erp_url: str, data_dir: Path, *, uvicorn_options: dict[str, Any] | None = None, **kwargs: Any
+    erp_url: str,
+    data_dir: Path,
+    *,
+    uvicorn_options: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+    **kwargs: Any,
 ) -> LiveServer:
     """The app under uvicorn on a free loopback port, in a thread whose event loop also owns
     the runtime (its connections are opened and closed there). ``uvicorn_options`` go to
@@ -288,7 +293,8 @@ def serve_in_thread(
     ready: dict[str, Any] = {}
 
     async def main() -> None:
-        runtime = await make_runtime(erp_url, data_dir)
+        configured = Settings(erp_url=erp_url, data_dir=str(data_dir), **(settings or {}))
+        runtime = await Runtime.create(configured, store=MemoryStore())
         harness = build_app(runtime, data_dir, **kwargs)
         config = uvicorn.Config(
             harness.app,
