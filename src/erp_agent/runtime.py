@@ -81,7 +81,9 @@ def build_registry(
     ]
     if can(Capability.WORKFLOWS):
         modules.extend(workflow_tools.tools(catalog))
-    if can(Capability.WRITES):
+    # A scan drafts a Purchase Invoice or a Sales Order: offered where one of them can be created.
+    drafts = [k for k in document_tools.KINDS if k != "auto"]
+    if profile is None or any("create" in profile.operations(k) for k in drafts):
         modules.extend(document_tools.tools(scan_limits or ScanLimits(), vision))
     if knowledge is not None:
         modules.extend(knowledge_tools.tools(knowledge, modules=list(catalog.modules)))

@@ -108,6 +108,13 @@ async def test_writes_are_confirmed_proposals_with_optimistic_concurrency(
     assert not any(
         n.endswith((".submit", ".cancel", ".delete", ".workflow")) for n in owner.allowed_tools
     )
+    # Generated from the profile: nothing this system cannot do is even registered.
+    names = registry.names()
+    assert not [n for n in names if n.startswith(("workflow.", "documents."))]
+    assert not [
+        n for n in names if n.startswith(("purchase_invoice.", "employee.", "report.accounts"))
+    ]
+    assert "report.customer_balances" in names
     proposed = await gateway.call(owner, "customer.create", {
         "name": "Kondele Fundis", "customer_type": "Company", "branch": "Kisumu", "credit_limit": 1000})  # fmt: skip
     assert proposed.status is Status.PROPOSAL, proposed.message
