@@ -176,3 +176,42 @@ async def test_over_stdio_as_the_user(own_erp: OwnERP, tmp_path: Path) -> None:
     assert "does not have access" in _text(probe)
     assert json.dumps(write.structured_content).count("proposal") >= 1
     assert rest_names(own_erp.url, "Lead", [["lead_name", "=", "Mcp Stdio Prospect"]]) == []
+
+
+async def test_a_large_result_is_a_resource_only_its_owner_reads(agent: LiveServer) -> None:
+    async with http_client(agent.url, issue_key(agent.url, ADMIN)) as client:
+        result = await client.call_tool("sales_invoice.list", {"limit": 200})
+        links = [c for c in result.content if isinstance(c, types.ResourceLink)]
+        assert links, _text(result)[:300]
+        page = result.structured_content
+        assert len(page["page"]) == 20  # one page and an exact summary; the rest stays here
+        assert page["summary"]["row_count"] == 200
+        whole = await client.read_resource(str(links[0].uri))
+        rows = json.loads(whole.contents[0].text)  # type: ignore[union-attr]
+        assert len(rows.get("records") or rows.get("rows") or rows) == 200
+        found = await client.call_tool("tools.search", {"query": "approve purchase order"})
+        assert not found.is_error
+    async with http_client(agent.url, issue_key(agent.url, KISUMU)) as other:
+        with pytest.raises(MCPError, match="no result"):
+            await other.read_resource(str(links[0].uri))
+
+
+async def test_over_stdio_before_2026_the_user_is_asked_too(
+    own_erp: OwnERP, tmp_path: Path
+) -> None:
+    env = {**os.environ, "ERP_AGENT_ERP_URL": own_erp.url, "ERP_AGENT_PASSWORD": "demo",
+           "ERP_AGENT_DATA_DIR": str(tmp_path)}  # fmt: skip
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "erp_agent", "mcp", "--as", ADMIN], env=env
+    )
+    asked: list[str] = []
+
+    async def decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="decline")
+
+    async with Client(params, mode="legacy", elicitation_callback=decline) as client:
+        result = await client.call_tool("lead.create", {"name": "Mcp Legacy Prospect"})
+    assert asked
+    assert "Not written" in _text(result)
+    assert rest_names(own_erp.url, "Lead", [["lead_name", "=", "Mcp Legacy Prospect"]]) == []

@@ -143,8 +143,11 @@ class McpChannel:
     ) -> types.CallToolResult | types.InputRequiredResult:
         block = {"type": "proposal", **proposal}
         caps = ctx.session.client_capabilities
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        # Asking needs the client's elicitation and, before 2026-07-28, a channel back to it
+        # (a stateless HTTP request has none): otherwise the link to the web app.
         can_ask = caps is not None and caps.elicitation is not None
-        if not can_ask:
+        if not can_ask or not (modern or ctx.session.can_send_request):
             confirm = (
                 f"{self.web_url.rstrip('/')}/?proposal={proposal['id']}" if self.web_url else None
             )
@@ -160,7 +163,7 @@ class McpChannel:
         )
         request = types.ElicitRequest(params=form)
         state = json.dumps({"proposal": proposal["id"], "hash": proposal["payload_hash"]})
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if modern:
             # The client asks the user and repeats this call with the answer (2026-07-28).
             return types.InputRequiredResult(input_requests={CONFIRM: request}, request_state=state)
         answer = await ctx.session.elicit_form(form.message, form.requested_schema, ctx.request_id)
