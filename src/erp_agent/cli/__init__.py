@@ -21,6 +21,7 @@ COMMANDS = [
     LazyCommand("serve", "erp_agent.cli.serve:serve", "Serve the web app and API for the ERP at ERP_AGENT_ERP_URL (see docs/configuration.md)."),
     LazyCommand("scan", "erp_agent.cli.scan:scan", "Scan FILE as USER into a draft Purchase Invoice or Sales Order, then confirm it."),
     LazyCommand("knowledge", "erp_agent.cli.knowledge:app", "The knowledge base: index Markdown documents, search passages."),
+    LazyCommand("doctor", "erp_agent.cli.doctor:doctor", "Check the configuration end to end: one line per check (ERP and version, service user, session key, model, store, index, proxy, SSO); exit 1 if any fails."),
     LazyCommand("sync", "erp_agent.cli.sync:sync", "Sync ERP records into the search index as fact cards, as the service user (ERP_AGENT_SYNC_USER / ERP_AGENT_SYNC_PASSWORD; demo: admin@demo.local / demo)."),
 ]  # fmt: skip
 
