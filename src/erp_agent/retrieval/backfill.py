@@ -110,17 +110,22 @@ class Backfill:
         self.batch_size = batch_size
         self.progress = progress or Progress()
 
-    def run(self) -> int:
-        """Embed until nothing is pending (blocking; call it in a worker thread). Returns how
-        many vectors were stored."""
+    def run(self, limit: int | None = None) -> int:
+        """Embed until nothing is pending, or ``limit`` documents were embedded (blocking;
+        call it in a worker thread). Returns how many vectors were stored."""
         total = self.index.pending_count(self.tenant)
+        if limit is not None:
+            total = min(total, limit)
         if total == 0:
             return 0
         phase = self.progress.start("embedding", total, "cards waiting for their vector")
         stored, after = 0, None
         try:
-            while True:
-                batch = self.index.pending(self.tenant, self.batch_size, after=after)
+            while phase.done < total or limit is None:
+                size = (
+                    self.batch_size if limit is None else min(self.batch_size, total - phase.done)
+                )
+                batch = self.index.pending(self.tenant, size, after=after)
                 if not batch:
                     break
                 vectors = self.embedder.embed([p.text for p in batch])
