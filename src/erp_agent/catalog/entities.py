@@ -140,8 +140,11 @@ class Entity(Frozen):
 
     def render_fact_card(self, record: Mapping[str, object]) -> str:
         """One self-contained sentence about a canonical record (absent values show ``n/a``)."""
+        # A connector that does not map a field the card names (catalog_for drops it) shows n/a.
         texts = {
             name: format_value(record.get(name), self.fields[name].type)
+            if name in self.fields
+            else "n/a"
             for name in placeholders(self.fact_card)
         }
         return render(self.fact_card, texts)

@@ -36,6 +36,8 @@ def card_fields(entity: Entity) -> list[str]:
     wanted |= set(placeholders(entity.fact_card))
     if entity.date_field:
         wanted.add(entity.date_field)
+    if entity.title_field is not None:
+        wanted.add(entity.title_field.name)
     return sorted(
         name for name in wanted if name in entity.fields and entity.fields[name].is_scalar
     )
@@ -74,6 +76,11 @@ def render_card(
     # People name the month ("the invoice we sent them in August"); the template has the ISO date.
     when = [f"Dated {_MONTHS[date.month - 1]} {date.year}."] if date else []
     text = " ".join([entity.render_fact_card(record), *derived(entity, record), *when])
+    # Where ids are codes, not names (a bespoke database), the card still says who it is.
+    title = entity.title_field
+    name = record.get(title.name) if title is not None else None
+    if name and str(name) not in text:
+        text = f"{text} Name: {name}."
     modified = record.get("_modified")
     return Document(
         key=card_key(entity.name, record_id),
