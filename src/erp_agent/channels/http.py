@@ -30,7 +30,9 @@ class BearerGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers") or []}
+        headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []
+        }
         scheme, _, key = headers.get("authorization", "").partition(" ")
         problem = "Send your erp-agent API key as 'Authorization: Bearer <key>'."
         if scheme.lower() == "bearer" and key.strip():

@@ -161,21 +161,33 @@ def print_blocks(console: Console, blocks: list[dict[str, Any]]) -> None:
             console.print(definition_view(block["definition"]))
 
 
+class StatusText:
+    """What the status line says after each event: the model's text as it streams (its last
+    line), else the progress label; a provenance correction withdraws the streamed text."""
+
+    def __init__(self) -> None:
+        self.streamed: list[str] = []
+
+    def after(self, event: Event) -> str | None:
+        if isinstance(event, TextDelta):
+            self.streamed.append(event.text)
+            return _tail("".join(self.streamed))
+        if isinstance(event, GuardTriggered) and event.guard == "provenance":
+            self.streamed.clear()
+            return "Checking the figures…"
+        return event.label or None
+
+
 @contextmanager
 def progress_line(console: Console, bus: EventBus) -> Iterator[None]:
-    """A live status line fed by the turn's progress events; the model's text shows there as
-    it streams (its last line), until the structured response is printed."""
+    """A live status line fed by the turn's events, until the structured response is printed."""
     with console.status("Thinking…") as status:
-        streamed: list[str] = []
+        text = StatusText()
 
         def show(event: Event) -> None:
-            if isinstance(event, TextDelta):
-                streamed.append(event.text)
-                status.update(_tail("".join(streamed)))
-            elif isinstance(event, GuardTriggered) and event.guard == "provenance":
-                streamed.clear()  # the answer is being corrected: what streamed is withdrawn
-            elif event.label:
-                status.update(event.label)
+            line = text.after(event)
+            if line:
+                status.update(line)
 
         unsubscribe = bus.subscribe(show)
         try:
