@@ -145,6 +145,10 @@ async def test_bad_keys_and_malformed_json_rpc_get_the_protocols_errors(agent: L
         )
         assert wrong.status_code == 401
         assert "not valid or was revoked" in wrong.json()["error"]["message"]
+        odd = await http.post(
+            "/mcp", content=b"{}", headers={"Authorization": "Bearer \xe9t\xe9".encode("latin-1")}
+        )
+        assert odd.status_code == 401  # any bytes in the header: a clear refusal, never a 500
         key = issue_key(agent.url, ADMIN)
         garbled = await http.post(
             "/mcp",
