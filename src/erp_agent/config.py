@@ -385,10 +385,17 @@ class Settings(BaseSettings):
         "cache, sign-in counters (e.g. redis://127.0.0.1:6379/0); unset, each process keeps "
         "its own.",
     )
+    redis_prefix: str = Field(
+        "erp-agent",
+        description="Prefix of every Redis key, so that deployments can share one Redis.",
+    )
     queue_url: str | None = Field(
         None,
         description="Broker of the background-turn queue (Celery), e.g. redis://127.0.0.1:6379/1 "
         "or amqp://guest:guest@127.0.0.1:5672//; unset, turns run in the web process.",
+    )
+    queue_name: str = Field(
+        "erp-agent-turns", description="The queue background turns are sent to and read from."
     )
     queue_max_attempts: int = Field(
         3, ge=1, description="Tries of a background turn whose worker died before it is stopped."

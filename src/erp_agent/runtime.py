@@ -37,6 +37,8 @@ from erp_agent.retrieval.backfill import Progress
 from erp_agent.retrieval.knowledge import KnowledgeBase
 from erp_agent.retrieval.retriever import Retriever
 from erp_agent.retrieval.settings import make_retriever
+from erp_agent.shared.rate_gate import RedisRateGate
+from erp_agent.shared.redis_link import RedisLink
 from erp_agent.store.base import Store
 from erp_agent.store.budgets import Budgets
 from erp_agent.store.sql_store import SQLStore, open_store
@@ -111,6 +113,7 @@ class Runtime:
     budgets: Budgets
     # What the record sync and the background embedding are doing (the admin console shows it).
     index_progress: Progress = field(default_factory=Progress)
+    redis: RedisLink | None = None  # shared by every worker (ERP_AGENT_REDIS_URL)
     # Subscribers of every turn's events (engine/events.py); channels and the server add theirs.
     listeners: list[Listener] = field(default_factory=list)
     async_listeners: list[AsyncListener] = field(default_factory=list)
@@ -153,6 +156,14 @@ class Runtime:
         # One budget: per organisation, counted in the store, asked before every model call.
         budgets = Budgets(store, settings.monthly_token_budget)
         models.budget = budgets
+        redis = (
+            RedisLink(settings.redis_url, prefix=settings.redis_prefix)
+            if settings.redis_url
+            else None
+        )
+        if redis is not None and settings.tokens_per_minute:
+            # One tokens-per-minute budget for all workers, not one per process.
+            models.gate = RedisRateGate(redis, settings.tokens_per_minute)
         results: ResultStore = (
             SQLResultStore(store.engine) if isinstance(store, SQLStore) else MemoryResultStore()
         )
@@ -177,6 +188,7 @@ class Runtime:
             retriever,
             knowledge,
             budgets,
+            redis=redis,
         )
 
     async def sign_in(self, user: str, password: str) -> Session:
@@ -227,6 +239,8 @@ class Runtime:
         return "Knowledge (cite the title in brackets when you use it):\n" + "\n\n".join(lines)
 
     async def aclose(self) -> None:
+        if self.redis is not None:
+            await self.redis.aclose()
         await self.models.aclose()
         await self.connector.aclose()
         await self.store.close()

@@ -19,6 +19,7 @@ COMMANDS = [
     LazyCommand("demo", "erp_agent.cli.demo:demo", "Start the demo: demo ERP + agent server + web app. Ctrl-C stops everything."),
     LazyCommand("mcp", "erp_agent.cli.mcp:mcp", "Serve MCP over stdio as USER (Claude Desktop and other MCP clients); ERP_AGENT_PASSWORD or ERP_AGENT_API_KEY."),
     LazyCommand("serve", "erp_agent.cli.serve:serve", "Serve the web app and API for the ERP at ERP_AGENT_ERP_URL (see docs/configuration.md)."),
+    LazyCommand("worker", "erp_agent.cli.worker:worker", "Run background turns from the queue at ERP_AGENT_QUEUE_URL (Celery); start as many as you need."),
     LazyCommand("scan", "erp_agent.cli.scan:scan", "Scan FILE as USER into a draft Purchase Invoice or Sales Order, then confirm it."),
     LazyCommand("knowledge", "erp_agent.cli.knowledge:app", "The knowledge base: index Markdown documents, search passages."),
     LazyCommand("doctor", "erp_agent.cli.doctor:doctor", "Check the configuration end to end: one line per check (ERP and version, service user, session key, model, store, index, proxy, SSO); exit 1 if any fails."),

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from erp_agent.gateway.session import Session
     from erp_agent.store.base import Store
 
+QUEUE = "queue"  # Turn.state["background"] of a turn the task queue runs (and recovers)
 # Turns an engine of this process is running now (engines are made per request).
 ACTIVE: set[str] = set()
 MARGIN = dt.timedelta(seconds=10)
@@ -40,6 +41,8 @@ def orphan_age(turn_deadline: float) -> dt.timedelta:
 
 
 def orphaned(turn: Turn, now: dt.datetime, age: dt.timedelta) -> bool:
+    if turn.state.get("background") == QUEUE:
+        return False  # the queue hands it to another worker; nobody else may run it too
     return turn.status == "running" and turn.id not in ACTIVE and now - turn.updated_at >= age
 
 

@@ -105,20 +105,27 @@ class Engine:
         *,
         conversation_id: str | None = None,
         bus: EventBus | None = None,
+        turn_id: str | None = None,
     ) -> TurnResponse:
+        """``turn_id``: a turn queued under that id (``queue.submit``) starts here."""
         bus = bus or EventBus()
         conversation = await self._conversation(session, conversation_id, message)
         self._attach(bus, conversation.id, session)
-        past = await self.store.turns(conversation.id)
+        past = [t for t in await self.store.turns(conversation.id) if t.id != turn_id]
         earlier = [m for t in past for m in history.from_state(t.state.get("messages", []))]
         rules_sent = {name for t in past for name in t.state.get("rules_sent", [])}
         trimmed = history.trim(earlier, self.settings.history_budget_tokens)
+        queued = await self.store.get_turn(turn_id) if turn_id else None
         turn = Turn(
-            id=f"turn_{secrets.token_urlsafe(10)}",
+            id=turn_id or f"turn_{secrets.token_urlsafe(10)}",
             conversation_id=conversation.id,
-            seq=len(past) + 1,
+            seq=queued.seq if queued else len(past) + 1,
             user_message=message,
         )
+        if queued is not None:  # its tries (poison turns) and who recovers it (the queue)
+            for key in ("attempts", "background"):
+                if key in queued.state:
+                    turn.state[key] = queued.state[key]
         state = await self.store.conversation_state(conversation.id)
         route = self.router.route(message, session, conv.route_extra(state))
         run = Run(turn, session, [*trimmed, Message("user", message)], route.offered, route.modules)
@@ -359,6 +366,9 @@ class Engine:
             )
             content = await self._after_call(run, call.name, arguments, outcome)
             self._answer(run, call, content)
+            # Saved at once: a worker that dies after this call resumes past it, never
+            # running it again.
+            await self._save(run)
             if outcome.status is Status.PROPOSAL and outcome.proposal:
                 proposal_id = str(outcome.proposal.get("id", ""))
                 bus.emit(ProposalMade(run.turn.id, proposal_id=proposal_id, tool=call.name))

@@ -18,6 +18,7 @@ from erp_agent.channels.http import mcp_over_http
 from erp_agent.channels.keys import KeyRing
 from erp_agent.connectors.base import Connector
 from erp_agent.errors import ConfigError
+from erp_agent.queue.submit import TurnQueue
 from erp_agent.relay.hub import RelayHub
 from erp_agent.runtime import Runtime
 from erp_agent.server import recovery, settings_store
@@ -38,11 +39,14 @@ from erp_agent.server.routes import (
     proposals,
     relay,
     results,
+    turns,
 )
 from erp_agent.server.routes._deps import csrf_guard
 from erp_agent.server.security import Vault
 from erp_agent.server.state import KnowledgeAdmin, ServerState
 from erp_agent.server.throttle import SignInThrottle
+from erp_agent.shared.sign_ins import RedisSignInCounts
+from erp_agent.shared.turn_events import TurnEvents
 
 STATIC = Path(str(resources.files("erp_agent.server").joinpath("static")))
 SHUTDOWN_GRACE_SECONDS = 10.0
@@ -81,6 +85,36 @@ def erp_pinger(connector: Connector) -> Callable[[], Awaitable[None]]:
     return ping
 
 
+def build_state(
+    runtime: Runtime,
+    model_provider: ModelProvider,
+    *,
+    knowledge: KnowledgeAdmin | None = None,
+    session_key: str | None = None,
+    erp_ping: Callable[[], Awaitable[None]] | None = None,
+) -> ServerState:
+    """What a web worker (or a queue worker) holds: the same for every process of a
+    deployment, apart from in-process fallbacks."""
+    vault = Vault(configured_key(runtime, session_key))
+    counts = RedisSignInCounts(runtime.redis, runtime.store) if runtime.redis else runtime.store
+    state = ServerState(
+        runtime=runtime,
+        models=model_provider,
+        vault=vault,
+        keys=KeyRing(runtime, vault, read_only=lambda: state.read_only),
+        relay=RelayHub(runtime, model_provider, read_only=lambda: state.read_only),
+        metrics=Metrics(),
+        erp_ping=erp_ping or erp_pinger(runtime.connector),
+        throttle=SignInThrottle(counts, runtime.settings.sign_in),
+        knowledge=knowledge,
+        configured_read_only=runtime.settings.read_only,
+        read_only=runtime.settings.read_only,
+        turn_events=TurnEvents(runtime.redis),
+        queue=TurnQueue.from_settings(runtime.settings),
+    )
+    return state
+
+
 def create_app(
     runtime: Runtime,
     model_provider: ModelProvider,
@@ -91,20 +125,8 @@ def create_app(
 ) -> FastAPI:
     """The app for one runtime. ``model_provider(session)`` is asked for the model on every
     turn; pass a ``ModelSwitch`` to let administrators change it while the server runs."""
-    key = configured_key(runtime, session_key)
-    vault = Vault(key)
-    state = ServerState(
-        runtime=runtime,
-        models=model_provider,
-        vault=vault,
-        keys=KeyRing(runtime, vault, read_only=lambda: state.read_only),
-        relay=RelayHub(runtime, model_provider, read_only=lambda: state.read_only),
-        metrics=Metrics(),
-        erp_ping=erp_ping or erp_pinger(runtime.connector),
-        throttle=SignInThrottle(runtime.store, runtime.settings.sign_in),
-        knowledge=knowledge,
-        configured_read_only=runtime.settings.read_only,
-        read_only=runtime.settings.read_only,
+    state = build_state(
+        runtime, model_provider, knowledge=knowledge, session_key=session_key, erp_ping=erp_ping
     )
 
     @asynccontextmanager
@@ -143,7 +165,7 @@ def create_app(
         return exc.response()
 
     for module in (
-        auth, chat, conversations, documents, proposals, results, feedback, admin, ops,
+        auth, chat, turns, conversations, documents, proposals, results, feedback, admin, ops,
     ):  # fmt: skip
         app.include_router(module.router)
     app.add_middleware(CleanJSONBodies)

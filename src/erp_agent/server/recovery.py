@@ -55,8 +55,8 @@ async def finish_turns(state: ServerState) -> int:
     now = dt.datetime.now(dt.UTC)
     finished = 0
     for turn in await runtime.store.running_turns(updated_before=now - engine_age):
-        if turn.id in interrupted.ACTIVE:
-            continue
+        if turn.id in interrupted.ACTIVE or turn.state.get("background") == interrupted.QUEUE:
+            continue  # running here, or the queue's to hand to another worker
         conversation = await runtime.store.get_conversation(turn.conversation_id)
         session = await session_of(state, user=conversation.user) if conversation else None
         if session is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from erp_agent.channels.keys import KeyRing
 from erp_agent.relay.hub import RelayHub
@@ -14,7 +14,11 @@ from erp_agent.server.metrics import Metrics
 from erp_agent.server.models import ModelProvider
 from erp_agent.server.security import Vault
 from erp_agent.server.throttle import SignInThrottle
+from erp_agent.shared.turn_events import TurnEvents
 from erp_agent.store.base import Store
+
+if TYPE_CHECKING:
+    from erp_agent.queue.submit import TurnQueue
 
 
 class KnowledgeAdmin(Protocol):
@@ -41,6 +45,9 @@ class ServerState:
     # Admin settings as last applied here, and when they were last read (settings_store.sync).
     applied: dict[str, Any] = field(default_factory=dict)
     settings_read_at: float = float("-inf")
+    # Every turn's SSE messages, readable from any worker (Redis streams; local fallback).
+    turn_events: TurnEvents = field(default_factory=lambda: TurnEvents(None))
+    queue: TurnQueue | None = None  # background turns on the queue (None: in this process)
     # Turns keep running when a client disconnects; holding the task keeps it alive.
     running: set[asyncio.Task[Any]] = field(default_factory=set)
 

@@ -14,7 +14,7 @@ from erp_agent.engine.events import Event, EventBus, TextDelta
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ErpAgentError, ErpAuthenticationError, ErpSessionExpired
 from erp_agent.gateway.session import Session
-from erp_agent.server.blocks import for_web
+from erp_agent.server.background import Relay, web_payload
 from erp_agent.server.state import ServerState
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,15 @@ async def stream_turn(
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     bus = EventBus()
     bus.subscribe(queue.put_nowait)
+    # The same messages for a browser on any other worker (GET /api/turns/{id}/events).
+    relays: dict[str, Relay] = {}
+
+    def fan_out(event: Event) -> None:
+        if event.turn_id not in relays:
+            relays[event.turn_id] = Relay(state, event.turn_id)
+        relays[event.turn_id](event)
+
+    bus.subscribe(fan_out)
     task = asyncio.create_task(run_and_record(state, session, message, conversation_id, bus))
     state.running.add(task)
     task.add_done_callback(state.running.discard)
@@ -75,8 +84,14 @@ async def stream_turn(
         response = task.result()
     except Exception as exc:
         log.exception("turn failed for %s", session.user)
+        for relay in relays.values():
+            relay.send("error", {"message": error_text(exc)})
+            await relay.close()
         yield sse("error", {"message": error_text(exc)})
         return
-    payload = response.as_dict()
-    payload["blocks"] = for_web(payload["blocks"])
+    payload = web_payload(response)
+    for relay in relays.values():
+        if relay.turn_id == response.turn_id:
+            relay.send("response", payload)
+        await relay.close()
     yield sse("response", payload)

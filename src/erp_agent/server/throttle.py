@@ -10,12 +10,23 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from erp_agent.config import SignInLimits
 from erp_agent.errors import SignInThrottled
-from erp_agent.store.base import Store
+
+
+class FailureCounts(Protocol):
+    """Where failures are counted: the store, or Redis in front of it (shared.sign_ins)."""
+
+    async def add_sign_in_failure(self, keys: Sequence[str], at: dt.datetime) -> None: ...
+
+    async def sign_in_failures(self, key: str, since: dt.datetime) -> list[dt.datetime]: ...
+
+    async def clear_sign_in_failures(self, key: str) -> None: ...
+
 
 Clock = Callable[[], dt.datetime]
 
@@ -32,7 +43,7 @@ def _utcnow() -> dt.datetime:
 
 
 class SignInThrottle:
-    def __init__(self, store: Store, limits: SignInLimits, clock: Clock = _utcnow) -> None:
+    def __init__(self, store: FailureCounts, limits: SignInLimits, clock: Clock = _utcnow) -> None:
         self.store = store
         self.limits = limits
         self.clock = clock

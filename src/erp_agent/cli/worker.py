@@ -1,0 +1,55 @@
+"""`erp-agent worker`: a queue worker running background turns (Celery, one turn at a time
+per process: start several for more)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Annotated
+
+import typer
+
+from erp_agent.cli._common import console, fail, load_settings
+from erp_agent.errors import ConfigError, ErpAgentError
+
+
+def worker(
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="offline, or provider:model (default: the configured one)."),
+    ] = None,
+    loglevel: Annotated[str, typer.Option("--loglevel", help="Celery's log level.")] = "INFO",
+) -> None:
+    """Run background turns from the queue at ERP_AGENT_QUEUE_URL (Celery); start as many as
+    you need."""
+    try:
+        settings = load_settings()
+        if not settings.queue_url:
+            raise ConfigError(
+                "No queue is configured. Set ERP_AGENT_QUEUE_URL, e.g. "
+                "amqp://guest:guest@127.0.0.1:5672// (RabbitMQ) or redis://127.0.0.1:6379/1."
+            )
+        from erp_agent.queue import tasks
+        from erp_agent.queue.celery_app import configure
+
+        app = configure(settings.queue_url, settings.queue_name)
+        tasks.MODEL_SPEC["model"] = model
+        queue = settings.queue_name
+        console.print(f"erp-agent worker on queue [bold]{queue}[/] — model {model or 'configured'}")
+        # The solo pool: one turn at a time on this process's one event loop; scale by
+        # starting more workers. A worker killed mid-turn leaves its turn to the others.
+        app.worker_main(
+            [
+                "worker",
+                "--pool=solo",
+                f"--loglevel={loglevel}",
+                "-Q",
+                queue,
+                "-n",
+                f"erp-agent-{os.getpid()}@{socket.gethostname()}",
+                "--without-gossip",
+                "--without-mingle",
+            ]
+        )
+    except ErpAgentError as exc:
+        raise fail(exc) from exc

@@ -1,0 +1,63 @@
+"""The queue worker's side: one runtime per worker process (built on its first task, on one
+event loop kept for the process's life), and the task that runs a stored turn."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from erp_agent.queue.celery_app import RUN_TURN, celery
+from erp_agent.server.state import ServerState
+
+log = logging.getLogger(__name__)
+MODEL_SPEC: dict[str, str | None] = {"model": None}  # `erp-agent worker --model`
+
+
+class WorkerContext:
+    def __init__(self, model: str | None) -> None:
+        self.runner = asyncio.Runner()
+        self.state: ServerState = self.runner.run(self._build(model))
+
+    @staticmethod
+    async def _build(model: str | None) -> ServerState:
+        from erp_agent.cli._model import configure, model_switch
+        from erp_agent.config import load_settings
+        from erp_agent.runtime import Runtime
+        from erp_agent.server import settings_store
+        from erp_agent.server.app import build_state
+        from erp_agent.server.knowledge import IndexedKnowledge
+
+        settings = configure(load_settings(), model)
+        runtime = await Runtime.create(settings)
+        knowledge = IndexedKnowledge(runtime.knowledge, Path(settings.data_dir) / "knowledge")
+        state = build_state(runtime, model_switch(runtime, model), knowledge=knowledge)
+        await settings_store.load(state)  # the model an administrator chose, and the rest
+        return state
+
+    def run(self, coro_factory: Any) -> Any:
+        return self.runner.run(coro_factory(self.state))
+
+
+_context: list[WorkerContext] = []
+
+
+def context() -> WorkerContext:
+    if not _context:
+        _context.append(WorkerContext(MODEL_SPEC["model"]))
+    return _context[0]
+
+
+@celery.task(name=RUN_TURN)  # type: ignore[untyped-decorator]
+def run_turn(turn_id: str, session_id: str, message: str, conversation_id: str) -> str:
+    from erp_agent.server import background, settings_store
+
+    async def go(state: ServerState) -> str:
+        await settings_store.sync(state)
+        response = await background.execute(state, turn_id, session_id, message, conversation_id)
+        return response.outcome if response is not None else "already finished"
+
+    outcome: str = context().run(go)
+    log.info("turn %s: %s", turn_id, outcome)
+    return outcome

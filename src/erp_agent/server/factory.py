@@ -1,0 +1,63 @@
+"""The app for ``erp-agent serve --workers N``: uvicorn starts N processes, each importing
+this factory; each worker builds its own runtime at start-up (connections cannot cross
+processes) and shares everything else through the store and Redis."""
+
+from __future__ import annotations
+
+import os
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+
+# `serve --model/--base-url`, handed to the worker processes.
+MODEL_VARIABLE, BASE_URL_VARIABLE = "ERP_AGENT_SERVE_MODEL", "ERP_AGENT_SERVE_BASE_URL"
+
+Scope = dict[str, Any]
+
+
+class WorkerApp:
+    """An ASGI app whose lifespan builds the real one (``create_app``) in this process."""
+
+    def __init__(self) -> None:
+        self.app: FastAPI | None = None
+        self._stack = AsyncExitStack()
+
+    async def _start(self) -> None:
+        from erp_agent.cli._model import configure, model_switch
+        from erp_agent.config import load_settings
+        from erp_agent.runtime import Runtime
+        from erp_agent.server import create_app
+        from erp_agent.server.knowledge import IndexedKnowledge
+
+        model = os.environ.get(MODEL_VARIABLE) or None
+        settings = configure(load_settings(), model, os.environ.get(BASE_URL_VARIABLE) or None)
+        runtime = await Runtime.create(settings)
+        self._stack.push_async_callback(runtime.aclose)
+        switch = model_switch(runtime, model)
+        self._stack.push_async_callback(switch.aclose)
+        knowledge = IndexedKnowledge(runtime.knowledge, Path(settings.data_dir) / "knowledge")
+        app = create_app(runtime, switch, knowledge=knowledge)
+        await self._stack.enter_async_context(app.router.lifespan_context(app))
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await receive()  # startup
+            try:
+                await self._start()
+            except Exception as exc:
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # shutdown
+            await self._stack.aclose()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        assert self.app is not None, "the app is built at start-up"
+        await self.app(scope, receive, send)
+
+
+def worker_app() -> WorkerApp:
+    return WorkerApp()
