@@ -13,6 +13,7 @@ from rich.table import Table
 from erp_agent.cli._common import console, run_as_user
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
+from erp_agent.connectors.profile import connector_catalog
 
 app = typer.Typer(help="Check the connection to the ERP.", no_args_is_help=True)
 _CONCURRENCY = 8
@@ -59,9 +60,7 @@ def check(
     """Sign in as USER and print which entities and reports that user can read and write."""
 
     async def work(connector: Connector, cred: Credential) -> AccessReport:
-        catalog = getattr(connector, "catalog", None)
-        if catalog is None:
-            raise typer.BadParameter("this connector has no catalog")
+        catalog = connector_catalog(connector)  # what this connector maps, reports included
         return await probe(connector, cred, sorted(catalog.entities), sorted(catalog.reports))
 
     report = run_as_user(user, work)

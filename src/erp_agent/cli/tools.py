@@ -11,6 +11,7 @@ from rich.table import Table
 from erp_agent.catalog import load_catalog
 from erp_agent.cli._common import console, load_settings, password_for, run_async
 from erp_agent.connectors.base import Connector
+from erp_agent.connectors.profile import connector_catalog
 from erp_agent.gateway.policy import load_policy
 from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
@@ -18,8 +19,10 @@ from erp_agent.tools.base import ToolRegistry
 from erp_agent.tools.factories import catalog_tools
 
 
-def build_registry() -> ToolRegistry:
-    return ToolRegistry(catalog_tools(load_catalog()))
+def build_registry(connector: Connector | None = None) -> ToolRegistry:
+    """The catalog's tools, as ``connector`` can serve them when one is given."""
+    catalog = load_catalog() if connector is None else connector_catalog(connector)
+    return ToolRegistry(catalog_tools(catalog))
 
 
 def tools(
@@ -34,9 +37,10 @@ def tools(
     """Sign in as USER and list the tools they are offered (role policy ∩ what the ERP grants)."""
     settings = load_settings()
     password = password_for(user, settings)
-    registry = build_registry()
+    registry = ToolRegistry()
 
     async def work(connector: Connector) -> Session:
+        registry.extend(build_registry(connector))
         return await sign_in(
             connector, registry, load_policy(), user, password, read_only=read_only
         )
