@@ -18,7 +18,7 @@ from rapidfuzz import fuzz, utils
 from erp_agent.planner.plan import Call, Ctx, Step, _call, _rows, _text
 
 ACCEPT = 80  # a weaker match is no match
-LOOSE_ACCEPT = 90
+LOOSE_ACCEPT = 84
 CLOSE = 4  # two records this close in score are both plausible
 _CODE = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
 
@@ -61,6 +61,21 @@ def _score(name: str, row: dict[str, Any], title: str | None) -> float:
             fuzz.WRatio(name, text, processor=clean),
             fuzz.token_set_ratio(_singular(name), _singular(text), processor=clean),
         )
+    return best
+
+
+def _word_score(name: str, row: dict[str, Any], title: str | None) -> float:
+    """Every word typed must fit a word of the record ("savana trading" is Savanna Trading
+    Ltd, not Liberty Trading): the mean of each word's best fit."""
+    words = _singular(name).split()
+    best = 0.0
+    for text in [str(row.get("id") or "")] + ([str(row.get(title) or "")] if title else []):
+        if text.lower() == name.lower():
+            return 101.0
+        theirs = re.findall(r"[\w&]+", _singular(text))
+        if words and theirs:
+            fits = [max(fuzz.ratio(w, t) for t in theirs) for w in words]
+            best = max(best, sum(fits) / len(fits))
     return best
 
 
@@ -111,14 +126,23 @@ def resolve(
             # Lowercase words that only might be a name must fit a record closely.
             floor = LOOSE_ACCEPT if name in optional else ACCEPT
             for row in _rows(r):
-                score = _score(name, row, title)
+                score = (
+                    _word_score(name, row, title) if name in optional else _score(name, row, title)
+                )
                 if score >= floor:
                     label = str(row.get(title) or row.get("id")) if title else str(row.get("id"))
                     candidates.append((score, order, dim_name, str(row.get("id")), label))
         if pending:
             continue
         if not candidates and name in optional:
-            continue
+            # A word neither the vocabulary nor the records know: say so rather than answer
+            # without it (it may be a condition, or the request may not be about the ERP).
+            return found, _text(
+                f"No records found for “{name}”: it is not a record you can see "
+                f"({', '.join(d.replace('_', ' ') for d in dims_for[:6])}), and I don't "
+                "understand it otherwise, so I won't guess. Check the spelling, give its code, "
+                "or ask about your ERP data."
+            )
         if not candidates:
             return found, _text(
                 f"No records found: I found no “{name}” among the records you can see "

@@ -259,6 +259,28 @@ def _name_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
     return out, (Step(calls=pending) if pending else None)
 
 
+_LOOSE_DIMENSIONS = ("customer", "supplier", "item", "warehouse", "branch", "territory")
+
+
+def _loose_names(ctx: Ctx) -> Step | None:
+    """Lowercase words no vocabulary holds ("mombasa invoices"): looked up in the master data
+    and kept as names when found there; otherwise the request is not answered without them."""
+    from erp_agent.planner import master_data, vocabulary
+
+    req = ctx.req
+    said = " ".join(v.lower() for _, v in req.names) + " " + " ".join(req.settled).lower()
+    loose = [n for n in vocabulary.loose_names(req.text, ctx.catalog) if n.lower() not in said]
+    if not loose:
+        return None
+    found, step = master_data.resolve(ctx, [(None, n) for n in loose], _LOOSE_DIMENSIONS, loose)
+    if step is not None:
+        return step
+    for name, (dim, _) in found.items():
+        req.names.append((dim if req.entity and dim in req.entity.fields else None, name))
+    req.settled += loose
+    return None
+
+
 def _all_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
     if ctx.req.compared_field:
         label = e.fields[ctx.req.compared_field].label.lower()
@@ -266,6 +288,9 @@ def _all_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
             f"I can't compare {e.plural.lower()} against their {label} with the tools available, "
             f"so I won't guess which ones qualify. {capabilities(e, ctx.tools)}"
         )
+    step = _loose_names(ctx)
+    if step is not None:
+        return [], step
     base, problem = _base_filters(ctx, e)
     if problem:
         return [], _text(

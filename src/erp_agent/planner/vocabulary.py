@@ -227,6 +227,62 @@ GRAMMAR = frozenset(
 # taken for a name typed in lower case ("set up" is not a screwdriver set).
 GRAMMAR |= frozenset(
     [
+        # numbers and units said in words ("top five", "the second quarter", "20 rolls")
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "fifteen",
+        "twenty",
+        "thirty",
+        "fifty",
+        "hundred",
+        "thousand",
+        "million",
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "half",
+        "dozen",
+        "units",
+        "unit",
+        "pcs",
+        "pieces",
+        "piece",
+        "rolls",
+        "roll",
+        "boxes",
+        "box",
+        "packs",
+        "pack",
+        "cartons",
+        "items",
+        "instead",
+        "again",
+        "also",
+        "though",
+        "anyway",
+        "times",
+        "were",
+        "is",
+        "am",
+        "should",
+        "would",
+        "might",
+        "must",
+        "shall",
+        "ever",
+        "usually",
         "set",
         "across",
         "near",
@@ -397,7 +453,7 @@ def correct(text: str, catalog: Catalog) -> str:
             return str(found[0])
         # Two letters swapped ("ordres", "recieved"): one edit away, however short the word.
         near = process.extractOne(low, choices, scorer=DamerauLevenshtein.distance, score_cutoff=1)
-        return str(near[0]) if near and len(low) >= 6 else word
+        return str(near[0]) if near and len(low) >= 5 else word
 
     return _WORD.sub(fix, rephrase(text))
 
