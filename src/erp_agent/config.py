@@ -300,6 +300,37 @@ class OAuthSettings(Group):
     )
 
 
+class RetentionSettings(Group):
+    """How long what users asked is kept, and who may read it. 0 days keeps forever."""
+
+    env_prefix = "RETENTION_"
+    title = "Retention and deletion"
+
+    conversations_days: int = Field(
+        90,
+        ge=0,
+        description="Days a conversation (its questions, answers, state) is kept after "
+        "its last turn.",
+    )
+    interaction_log_days: int = Field(
+        90, ge=0, description="Days a row of the interaction log (admin log, usage) is kept."
+    )
+    results_days: int = Field(
+        30, ge=0, description="Days a stored tool result (tables, charts, exports' data) is kept."
+    )
+    exports_days: int = Field(
+        7, ge=0, description="Days an exported file (CSV, XLSX, PDF) is kept in the data directory."
+    )
+    purge_interval_hours: float = Field(
+        24.0, gt=0, description="Hours between purges while the server runs (one at start)."
+    )
+    question_text_roles: list[str] = Field(
+        default_factory=lambda: ["System Manager"],
+        description="ERP roles that see users' question text in the admin console's log; others "
+        "see that a question was asked, not its words.",
+    )
+
+
 GROUPS: dict[str, type[Group]] = {}  # field name in Settings -> its group, filled below
 
 
@@ -430,6 +461,9 @@ class Settings(BaseSettings):
     )
     server: ServerSettings = Field(default_factory=ServerSettings, description="The HTTP server.")
     oauth: OAuthSettings = Field(default_factory=OAuthSettings, description="Single sign-on.")
+    retention: RetentionSettings = Field(
+        default_factory=RetentionSettings, description="Retention and deletion."
+    )
 
     @model_validator(mode="before")
     @classmethod

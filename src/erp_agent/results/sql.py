@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 
+from sqlalchemy import delete, insert, select
 from sqlalchemy import exc as sa_exc
-from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from erp_agent.errors import StoreError
@@ -61,3 +62,15 @@ class SQLResultStore(ResultStore):
             title=row["title"],
             created_at=row["created_at"],
         )
+
+    async def forget(self, *, user: str | None = None, before: dt.datetime | None = None) -> int:
+        query = delete(results)
+        if user is not None:
+            query = query.where(results.c.user == user)
+        if before is not None:
+            query = query.where(results.c.created_at < before)
+        try:
+            async with self._engine.begin() as connection:
+                return int((await connection.execute(query)).rowcount or 0)
+        except sa_exc.SQLAlchemyError as error:
+            raise StoreError(f"Could not delete results: {error}") from error

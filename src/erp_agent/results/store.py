@@ -167,6 +167,10 @@ class ResultStore(ABC):
     @abstractmethod
     async def load(self, result_id: str) -> ResultRecord | None: ...
 
+    @abstractmethod
+    async def forget(self, *, user: str | None = None, before: dt.datetime | None = None) -> int:
+        """Delete the results of ``user`` and/or made before ``before``; how many went."""
+
     async def put(self, user: str, tool: str, data: Any, entity: str | None = None) -> str:
         """Keep ``data`` for ``user``; its id. (The engine's ``MemoryResults`` interface.)"""
         record = ResultRecord(new_result_id(), user, tool, data, entity, title=tool)
@@ -265,3 +269,12 @@ class MemoryResultStore(ResultStore):
 
     async def load(self, result_id: str) -> ResultRecord | None:
         return self._records.get(result_id)
+
+    async def forget(self, *, user: str | None = None, before: dt.datetime | None = None) -> int:
+        gone = [
+            k for k, r in self._records.items()
+            if (user is None or r.user == user) and (before is None or r.created_at < before)
+        ]  # fmt: skip
+        for key in gone:
+            del self._records[key]
+        return len(gone)

@@ -21,7 +21,7 @@ from erp_agent.errors import ConfigError
 from erp_agent.queue.submit import TurnQueue
 from erp_agent.relay.hub import RelayHub
 from erp_agent.runtime import Runtime
-from erp_agent.server import recovery, settings_store
+from erp_agent.server import recovery, retention, settings_store
 from erp_agent.server.metrics import Metrics
 from erp_agent.server.middleware import CleanJSONBodies, MetricsMiddleware, SecurityHeaders
 from erp_agent.server.models import ModelProvider
@@ -36,6 +36,7 @@ from erp_agent.server.routes import (
     feedback,
     openai,
     ops,
+    privacy,
     proposals,
     relay,
     results,
@@ -135,10 +136,12 @@ def create_app(
         await settings_store.load(state)
         runtime.listeners.append(state.metrics.on_event)  # Prometheus reads the event stream
         recovering = asyncio.create_task(recovery.keep_recovering(state))
+        purging = asyncio.create_task(retention.keep_purging(state))
         embedding = _background_embedding(runtime)
         async with mcp_sessions.run():
             yield
         recovering.cancel()
+        purging.cancel()
         runtime.listeners.remove(state.metrics.on_event)
         if embedding is not None:
             embedding.cancel()
@@ -166,6 +169,7 @@ def create_app(
 
     for module in (
         auth, chat, turns, conversations, documents, proposals, results, feedback, admin, ops,
+        privacy,
     ):  # fmt: skip
         app.include_router(module.router)
     app.add_middleware(CleanJSONBodies)

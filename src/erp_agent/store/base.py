@@ -162,6 +162,24 @@ class Store(ABC):
     async def web_session_credentials(self) -> list[tuple[str, bytes]]:
         """(token hash, sealed credential) of every web session, for re-sealing at start."""
 
+    # retention and deletion (proposals and audit events are kept: the record of ERP changes)
+    @abstractmethod
+    async def delete_conversation(self, conversation_id: str) -> bool:
+        """The conversation, its turns and state; False when there was none."""
+
+    @abstractmethod
+    async def delete_user_data(self, user: str) -> dict[str, int]:
+        """Every conversation, interaction-log row and web session of ``user``; counts."""
+
+    @abstractmethod
+    async def purge_older_than(
+        self,
+        *,
+        conversations_before: dt.datetime | None,
+        interactions_before: dt.datetime | None,
+    ) -> dict[str, int]:
+        """Conversations last active, and log rows made, before the cutoffs; counts."""
+
     # admin settings
     @abstractmethod
     async def admin_settings(self) -> dict[str, Any]:

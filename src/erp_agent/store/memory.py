@@ -210,6 +210,55 @@ class MemoryStore(Store):
     async def purge_web_sessions(self, now: dt.datetime) -> None:
         self._web_sessions = {k: w for k, w in self._web_sessions.items() if w.expires_at >= now}
 
+    def _drop_conversations(self, ids: list[str]) -> int:
+        for cid in ids:
+            self._conversations.pop(cid, None)
+            self._states.pop(cid, None)
+        self._turns = {k: t for k, t in self._turns.items() if t.conversation_id not in ids}
+        for proposal in self._proposals.values():
+            if proposal.conversation_id in ids:
+                proposal.conversation_id = None
+        return len(ids)
+
+    async def delete_conversation(self, conversation_id: str) -> bool:
+        found = conversation_id in self._conversations
+        self._drop_conversations([conversation_id] if found else [])
+        return found
+
+    async def delete_user_data(self, user: str) -> dict[str, int]:
+        ids = [c.id for c in self._conversations.values() if c.user == user]
+        logged = [k for k, r in self._interactions.items() if r.user == user]
+        sessions = [k for k, w in self._web_sessions.items() if w.user == user]
+        for key in logged:
+            del self._interactions[key]
+        for key in sessions:
+            del self._web_sessions[key]
+        return {
+            "conversations": self._drop_conversations(ids),
+            "interactions": len(logged),
+            "sessions": len(sessions),
+        }
+
+    async def purge_older_than(
+        self,
+        *,
+        conversations_before: dt.datetime | None,
+        interactions_before: dt.datetime | None,
+    ) -> dict[str, int]:
+        ids = (
+            [c.id for c in self._conversations.values() if c.updated_at < conversations_before]
+            if conversations_before is not None
+            else []
+        )
+        logged = (
+            [k for k, r in self._interactions.items() if r.at < interactions_before]
+            if interactions_before is not None
+            else []
+        )
+        for key in logged:
+            del self._interactions[key]
+        return {"conversations": self._drop_conversations(ids), "interactions": len(logged)}
+
     async def update_web_session_credential(self, token_hash: str, credential: bytes) -> None:
         if token_hash in self._web_sessions:
             self._web_sessions[token_hash].credential = credential

@@ -36,6 +36,7 @@ from erp_agent.store.models import (
     utcnow,
 )
 from erp_agent.store.sql_errors import store_error
+from erp_agent.store.sql_retention import Retention
 from erp_agent.store.sql_server_tables import ServerTables
 from erp_agent.store.sqlite_setup import WRITE_OPTION, configure_sqlite, sqlite_directory
 from erp_agent.store.tables import (
@@ -78,7 +79,7 @@ def _parse_url(url: str) -> URL:
     return parsed
 
 
-class SQLStore(ServerTables, Store):
+class SQLStore(ServerTables, Retention, Store):
     """The store in a SQL database reached through an async SQLAlchemy engine.
 
     ``lock_timeout`` (SQLite only) is how long a write waits for another writer's lock before

@@ -15,7 +15,7 @@ from erp_agent.errors import ConfigError
 from erp_agent.gateway.policy import parse_policy
 from erp_agent.server import settings_store
 from erp_agent.server.models import ModelChoice, ModelSwitch
-from erp_agent.server.routes._deps import Admin, State
+from erp_agent.server.routes._deps import Admin, Signed, State
 from erp_agent.store.models import Decision
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
@@ -164,9 +164,19 @@ async def usage(_: Admin, state: State, days: int = Query(30, ge=1, le=366)) -> 
 # ------------------------------------------------------------------ interaction log
 
 
+HIDDEN = "(question hidden: shown only to {roles})"
+
+
+def _may_read_questions(admin: Signed, state: State) -> tuple[bool, str]:
+    roles = state.runtime.settings.retention.question_text_roles
+    return bool(set(roles) & set(admin.session.roles)), HIDDEN.format(
+        roles=", ".join(roles) or "nobody"
+    )
+
+
 @router.get("/log", summary="Turns, newest first, with filters")
 async def turn_log(
-    _: Admin,
+    admin: Admin,
     state: State,
     user: str | None = None,
     org: str | None = None,
@@ -180,11 +190,15 @@ async def turn_log(
     )
     if tool:  # tools is a JSON list: filtered here, so the query stays dialect-neutral
         rows = [r for r in rows if tool in r.tools][:limit]
-    return [{**r.__dict__, "at": r.at.isoformat()} for r in rows]
+    allowed, hidden = _may_read_questions(admin, state)
+    return [
+        {**r.__dict__, "at": r.at.isoformat(), **({} if allowed else {"message": hidden})}
+        for r in rows
+    ]
 
 
 @router.get("/log/{turn_id}", summary="One turn: its log, response, feedback and gateway events")
-async def turn_detail(turn_id: str, _: Admin, state: State) -> dict[str, Any]:
+async def turn_detail(turn_id: str, admin: Admin, state: State) -> dict[str, Any]:
     store = state.runtime.store
     turn = await store.get_turn(turn_id)
     if turn is None:
@@ -194,6 +208,12 @@ async def turn_detail(turn_id: str, _: Admin, state: State) -> dict[str, Any]:
     logged = await store.interactions(user=user, since=turn.created_at, limit=1000)
     row = next((r for r in logged if r.turn_id == turn.id), None)
     events = await store.events(turn_id=turn.id, limit=1000)
+    allowed, hidden = _may_read_questions(admin, state)
+    if not allowed:  # the answer and its log quote the question: none of it is shown
+        return {"id": turn.id, "conversation_id": turn.conversation_id, "user": user,
+                "message": hidden, "status": turn.status,
+                "outcome": row.outcome if row else None,
+                "events": [_event(e) for e in reversed(events)]}  # fmt: skip
     return {
         "id": turn.id,
         "conversation_id": turn.conversation_id,

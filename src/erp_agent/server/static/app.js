@@ -13,6 +13,7 @@ function showSignedIn(me) {
   $('#sign-out').hidden = false;
   $('#toggle-history').hidden = false;
   $('#admin-link').hidden = !me.is_admin;
+  $('#my-data').hidden = false;
   $('#who').textContent = me.user + (me.read_only ? ' · read-only' : '');
   loadConversations();
   openLinkedProposal();
@@ -48,6 +49,7 @@ async function showSignIn() {
   $('#workspace').hidden = true;
   $('#sign-out').hidden = true;
   $('#admin-link').hidden = true;
+  $('#my-data').hidden = true;
   $('#who').textContent = '';
 }
 
@@ -58,7 +60,23 @@ async function loadConversations() {
       type: 'button',
       class: c.id === conversationId ? 'current' : '',
       onclick: () => openConversation(c.id),
-    }, c.title || 'Untitled'))));
+    }, c.title || 'Untitled'), el('button', {
+      type: 'button',
+      class: 'delete-conversation',
+      title: 'Delete this conversation',
+      'aria-label': `Delete ${c.title || 'Untitled'}`,
+      onclick: () => deleteConversation(c.id),
+    }, '×'))));
+}
+
+async function deleteConversation(id) {
+  if (!window.confirm('Delete this conversation? It cannot be undone.')) return;
+  await api('DELETE', `api/conversations/${encodeURIComponent(id)}`);
+  if (id === conversationId) {
+    conversationId = null;
+    $('#messages').replaceChildren();
+  }
+  loadConversations();
 }
 
 async function openConversation(id) {

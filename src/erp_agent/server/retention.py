@@ -1,0 +1,102 @@
+"""Retention and deletion: the scheduled purge, a user's data exported (GDPR access) or deleted
+by an administrator. Proposals and audit events stay: they record what changed in the ERP."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from pathlib import Path
+from typing import Any
+
+from erp_agent.errors import ErpAgentError
+from erp_agent.server.state import ServerState
+
+log = logging.getLogger(__name__)
+
+
+def _cutoff(now: dt.datetime, days: int) -> dt.datetime | None:
+    return now - dt.timedelta(days=days) if days > 0 else None
+
+
+def _purge_exports(folder: Path, before: dt.datetime | None) -> int:
+    if before is None or not folder.is_dir():
+        return 0
+    gone = 0
+    for path in folder.iterdir():
+        modified = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
+        if path.is_file() and modified < before:
+            path.unlink(missing_ok=True)
+            gone += 1
+    return gone
+
+
+async def purge(state: ServerState, now: dt.datetime | None = None) -> dict[str, int]:
+    """Everything older than the retention settings; counts of what went."""
+    now = now or dt.datetime.now(dt.UTC)
+    settings = state.runtime.settings
+    keep = settings.retention
+    counts = await state.store.purge_older_than(
+        conversations_before=_cutoff(now, keep.conversations_days),
+        interactions_before=_cutoff(now, keep.interaction_log_days),
+    )
+    before = _cutoff(now, keep.results_days)
+    counts["results"] = await state.runtime.results.forget(before=before) if before else 0
+    exports = Path(settings.data_dir) / "exports"
+    counts["exports"] = await asyncio.to_thread(
+        _purge_exports, exports, _cutoff(now, keep.exports_days)
+    )
+    return counts
+
+
+async def keep_purging(state: ServerState) -> None:
+    """At start, then every ``purge_interval_hours``; a failing purge is logged and retried."""
+    while True:
+        try:
+            counts = await purge(state)
+            if any(counts.values()):
+                log.info("Retention purge: %s", counts)
+        except ErpAgentError as exc:
+            log.warning("The retention purge failed (%s); it runs again later.", exc)
+        await asyncio.sleep(state.runtime.settings.retention.purge_interval_hours * 3600)
+
+
+async def export_user(state: ServerState, user: str) -> dict[str, Any]:
+    """What the agent keeps about ``user``: conversations with every turn, log rows, sessions."""
+    store = state.store
+    conversations = []
+    for conversation in await store.list_conversations(user, limit=100_000):
+        conversations.append(
+            {
+                "id": conversation.id,
+                "title": conversation.title,
+                "created_at": conversation.created_at.isoformat(),
+                "updated_at": conversation.updated_at.isoformat(),
+                "turns": [
+                    {
+                        "id": t.id,
+                        "question": t.user_message,
+                        "status": t.status,
+                        "at": t.created_at.isoformat(),
+                        "response": t.state.get("response"),
+                        "feedback": t.state.get("feedback"),
+                    }
+                    for t in await store.turns(conversation.id)
+                ],
+            }
+        )
+    logged = await store.interactions(user=user, limit=100_000)
+    return {
+        "user": user,
+        "exported_at": dt.datetime.now(dt.UTC).isoformat(),
+        "conversations": conversations,
+        "interaction_log": [{**r.__dict__, "at": r.at.isoformat()} for r in logged],
+        "kept_elsewhere": "Proposals and audit events (what was changed in the ERP, by whom) "
+        "are kept as the record of those changes; ask an administrator for them.",
+    }
+
+
+async def delete_user(state: ServerState, user: str) -> dict[str, int]:
+    counts = await state.store.delete_user_data(user)
+    counts["results"] = await state.runtime.results.forget(user=user)
+    return counts
