@@ -8,13 +8,8 @@ binds every value, and carries the principal's scope; the model never writes SQL
 from __future__ import annotations
 
 import asyncio
-import base64
 import builtins
 import datetime as dt
-import hashlib
-import hmac
-import re
-import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -38,12 +33,20 @@ from erp_agent.connectors.base import (
 )
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter, Op
-from erp_agent.connectors.sql import reports
+from erp_agent.connectors.sql import reports, sync
 from erp_agent.connectors.sql.binding import bind, reflect, safe_url
 from erp_agent.connectors.sql.mapping import Mapping as SQLMapping
 from erp_agent.connectors.sql.mapping import load_mapping
 from erp_agent.connectors.sql.principals import Principal, PrincipalSource
-from erp_agent.connectors.sql.statements import Bound, aggregate_statement, coerce, plain
+from erp_agent.connectors.sql.sessions import SessionTokens
+from erp_agent.connectors.sql.statements import (
+    Bound,
+    aggregate_statement,
+    coerce,
+    next_id,
+    plain,
+    write_values,
+)
 from erp_agent.errors import (
     STALE_RECORD,
     CatalogError,
@@ -55,7 +58,6 @@ from erp_agent.errors import (
 
 _T = TypeVar("_T")
 _PRINCIPAL_TTL = 30.0  # seconds a looked-up principal is reused before asking the source again
-_SESSION_SECONDS = 12 * 3600  # how long a sign-in lasts
 
 
 def _refusal(message: str, exc_type: str, status: int) -> ErpRefusal:
@@ -85,8 +87,7 @@ class SQLConnector(Connector):
         self.reports = reports.parse(self.mapping, self.catalog)
         users = self.tables.get(self.mapping.principals.table or "")
         self.principals = PrincipalSource(self.mapping.principals, self.engine, users)
-        # Sessions are signed tokens, not server state: any worker sharing the key accepts them.
-        self._key = (session_key or secrets.token_hex(32)).encode()
+        self.tokens = SessionTokens(session_key)
         self._principals: dict[str, tuple[float, Principal]] = {}
 
     async def aclose(self) -> None:
@@ -155,25 +156,7 @@ class SQLConnector(Connector):
     async def login(self, user: str, password: str) -> Credential:
         principal = await asyncio.to_thread(self._authenticate, user, password)
         self._principals[user] = (time.monotonic(), principal)
-        return Credential.session(user, self._token(user))
-
-    def _token(self, user: str) -> str:
-        expires = int(time.time()) + _SESSION_SECONDS
-        body = f"{user}|{expires}"
-        mac = hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
-        return f"{base64.urlsafe_b64encode(body.encode()).decode()}.{mac}"
-
-    def _session_user(self, cred: Credential) -> str | None:
-        encoded, _, mac = (cred.sid or "").partition(".")
-        try:
-            body = base64.urlsafe_b64decode(encoded.encode()).decode()
-        except (ValueError, UnicodeDecodeError):
-            return None
-        expected = hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()
-        user, _, expires = body.rpartition("|")
-        if not hmac.compare_digest(mac, expected) or user != cred.user:
-            return None
-        return user if expires.isdigit() and int(expires) > time.time() else None
+        return Credential.session(user, self.tokens.issue(user))
 
     def _authenticate(self, user: str, password: str) -> Principal:
         try:
@@ -186,7 +169,7 @@ class SQLConnector(Connector):
     async def principal(self, cred: Credential) -> Principal:
         """The signed-in user's principal: the session token is checked, and the principal is
         re-read from the source every half minute so scope changes apply without a new sign-in."""
-        user = self._session_user(cred)
+        user = self.tokens.user_of(cred)
         if user is None:
             raise ErpSessionExpired("Your session with the database has ended; sign in again.")
         cached = self._principals.get(user)
@@ -374,23 +357,9 @@ class SQLConnector(Connector):
             raise _refusal(f"No permission to {op} {self._label(entity)}", "PermissionError", 403)
         return b, principal
 
-    def _columns(self, b: Bound, values: Mapping[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, value in values.items():
-            if name in ("id", "modified", "created") or name in b.spec.tables:
-                continue
-            spec = b.field(name)
-            if spec.link is not None:
-                continue  # read through the link; written on the linked record
-            col = b.table.c[spec.column]
-            if spec.column in b.spec.scope.values():
-                continue  # scope columns come from the principal, never from the caller
-            out[spec.column] = coerce(col, spec.stored(value), f"{b.entity}.{name}")
-        return out
-
     async def create(self, cred: Credential, entity: str, values: Mapping[str, Any]) -> Record:
         b, principal = await self._writable(cred, entity, "create")
-        row = self._columns(b, values)
+        row = write_values(b, values)
         scope = b.spec.scope
         row[scope["tenant"]] = principal.tenant
         if "branch" in scope:
@@ -411,21 +380,12 @@ class SQLConnector(Connector):
         def insert(conn: sa.Connection) -> str:
             record_id = values.get("id")
             if record_id is None:
-                record_id = self._next_id(conn, b)
+                record_id = next_id(conn, b)
             row[b.spec.id] = coerce(b.id_column(), record_id, "id")
             conn.execute(sa.insert(b.table).values(**row))
             return str(record_id)
 
         return await self.get(cred, entity, await self._run(insert, write=True))
-
-    def _next_id(self, conn: sa.Connection, b: Bound) -> str:
-        pattern = b.spec.naming or f"{b.entity.upper()}-{{n:05d}}"
-        prefix = pattern.split("{", 1)[0]
-        ids = conn.execute(
-            sa.select(b.id_column()).where(b.id_column().like(sa.bindparam("p", f"{prefix}%")))
-        ).scalars()
-        numbers = [int(m.group()) for i in ids if (m := re.search(r"\d+$", str(i)))]
-        return pattern.format(n=max(numbers, default=0) + 1)
 
     async def update(
         self,
@@ -437,7 +397,7 @@ class SQLConnector(Connector):
         modified: str | None = None,
     ) -> Record:
         b, principal = await self._writable(cred, entity, "update")
-        row = self._columns(b, values)
+        row = write_values(b, values)
         version = b.table.c[str(b.spec.modified)]
         row[version.name] = dt.datetime.now(dt.UTC).replace(tzinfo=None)
         where = [*b.scope(principal), b.id_column() == coerce(b.id_column(), record_id, "id")]
@@ -534,56 +494,14 @@ class SQLConnector(Connector):
         b, principal = await self._readable(cred, entity)
         if not b.spec.modified:
             raise CatalogError(f"the {self.name} mapping of {entity!r} names no modified column")
-        version = b.table.c[b.spec.modified]
         names = self._visible_fields(b, principal, b.scalar_fields())
-        where = b.scope(principal)
-        if watermark:
-            where.append(version >= coerce(version, watermark, "watermark"))
-        stmt = (
-            sa.select(*(b.column(n).label(n) for n in names), version.label("_modified"))
-            .where(*where).order_by(version, b.id_column()).limit(limit + 1)
-        )  # fmt: skip
-        gone_stmt = self._tombstones(b, principal, watermark)
+        stmt = sync.changed(b, principal, names, watermark, limit)
+        gone_stmt = sync.tombstones(b, self.tables, principal, watermark)
 
         def read(conn: sa.Connection) -> tuple[list[dict[str, Any]], list[tuple[str, Any]]]:
             rows = [dict(r) for r in conn.execute(stmt).mappings()]
-            gone = (
-                [(str(r[0]), r[1]) for r in conn.execute(gone_stmt)]
-                if gone_stmt is not None
-                else []
-            )
+            gone = [] if gone_stmt is None else [(str(r[0]), r[1]) for r in conn.execute(gone_stmt)]
             return rows, gone
 
         rows, gone = await self._run(read)
-        complete = len(rows) <= limit
-        rows = rows[:limit]
-        marks = [str(plain(r["_modified"])) for r in rows] + [str(plain(at)) for _, at in gone]
-        mark = max(marks) if marks else watermark
-        if not complete and rows:
-            mark = str(plain(rows[-1]["_modified"]))
-        records = [{**self._record(b, r), "_modified": plain(r["_modified"])} for r in rows]
-        return ChangeSet(records, [i for i, _ in gone], mark, complete)
-
-    def _tombstones(
-        self, b: Bound, principal: Principal, watermark: str | None
-    ) -> sa.Select[Any] | None:
-        """Ids deleted since the watermark, in the principal's scope: soft-deleted rows (a
-        deleted_at column) or rows of a tombstones table."""
-        if b.spec.deleted is not None:
-            at = b.table.c[b.spec.deleted]
-            where = [*b.scope(principal, live=False), at.is_not(None)]
-            if watermark:
-                where.append(at >= coerce(at, watermark, "watermark"))
-            return sa.select(b.id_column(), at).where(*where)
-        if b.spec.tombstones is not None:
-            spec = b.spec.tombstones
-            table = self.tables[spec.table]
-            at = table.c[spec.at]
-            where = [
-                table.c[spec.entity_column] == sa.bindparam("tomb_table", b.spec.table),
-                table.c[spec.tenant] == sa.bindparam("tomb_tenant", principal.tenant),
-            ]
-            if watermark:
-                where.append(at >= coerce(at, watermark, "watermark"))
-            return sa.select(table.c[spec.id], at).where(*where).order_by(at)
-        return None
+        return sync.change_set(rows, gone, watermark, limit, lambda r: self._record(b, r))

@@ -6,7 +6,8 @@ mapping, every value is a bound parameter, and every statement carries the princ
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -253,3 +254,32 @@ def aggregate_statement(
         ]
         stmt = stmt.group_by(*positions).order_by(*positions)
     return stmt
+
+
+# ------------------------------------------------------------------ writes
+
+
+def write_values(b: Bound, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Column values of a write: mapped, typed, and never a scope, link or version column."""
+    out: dict[str, Any] = {}
+    for name, value in values.items():
+        if name in ("id", "modified", "created") or name in b.spec.tables:
+            continue
+        spec = b.field(name)
+        if spec.link is not None:
+            continue  # read through the link; written on the linked record
+        if spec.column in b.spec.scope.values():
+            continue  # scope columns come from the principal, never from the caller
+        out[spec.column] = coerce(b.table.c[spec.column], spec.stored(value), f"{b.entity}.{name}")
+    return out
+
+
+def next_id(conn: sa.Connection, b: Bound) -> str:
+    """The next id of the entity's naming pattern ("CUS-{n:05d}"), inside the write's transaction."""
+    pattern = b.spec.naming or f"{b.entity.upper()}-{{n:05d}}"
+    prefix = pattern.split("{", 1)[0]
+    ids = conn.execute(
+        sa.select(b.id_column()).where(b.id_column().like(sa.bindparam("p", f"{prefix}%")))
+    ).scalars()
+    numbers = [int(m.group()) for i in ids if (m := re.search(r"\d+$", str(i)))]
+    return pattern.format(n=max(numbers, default=0) + 1)
