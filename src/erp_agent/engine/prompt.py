@@ -1,7 +1,9 @@
 """The layered system prompt, stable bytes first so providers can cache the prefix:
 
-core → write rules (if the user can write) → module sections (matched modules) → tool rules
-(once per conversation, when a tool is first offered) → the session block (date, user, roles).
+core → write rules (if the user can write) → module sections (matched modules, in the order
+they were matched) → tool rules (of every offered tool, in the order offered) → the session
+block (date, user, roles). Nothing in it changes between rounds or follow-up turns that keep
+their tools, so a server's prefix cache holds.
 """
 
 from __future__ import annotations
@@ -96,14 +98,16 @@ def build(
     parts = [prompt_file("core.md")]
     if can_write:
         parts.append(prompt_file("write_rules.md"))
-    for module in sorted(set(modules)):
+    for module in dict.fromkeys(modules):
         text = prompt_file(f"modules/{module}.md")
         if text:
             parts.append(text)
     sent_now: list[str] = []
     rules: list[str] = []
     for tool in offered:
-        if tool.prompt_rules and tool.name not in rules_already_sent:
+        # Every round: a rule sent only once would leave the next rounds' prompt without it
+        # and change the prompt's bytes between rounds.
+        if tool.prompt_rules:
             rules.append(f"- {tool.name}: {tool.prompt_rules}")
             sent_now.append(tool.name)
     tool_rules = ("Tool rules:\n" + "\n".join(rules)) if rules else ""

@@ -9,8 +9,9 @@ under a hard cap. ``tools.search`` lets the model enable any other permitted too
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.gateway.session import Session
@@ -159,6 +160,23 @@ class Router:
         if self._asks_for_a_figure(haystack, words):
             analyses.insert(0, METRICS_QUERY)
         route.offered = self._offer(route, session, [*analyses, *extra])
+        return route
+
+    def follow(self, route: Route, before: Mapping[str, Any], session: Session) -> Route:
+        """``route`` for a follow-up turn: the previous turn's modules and tools first, in their
+        order, then what this message adds. The system prompt and the tools array then stay
+        byte-identical from turn to turn, so a server's prefix cache (vLLM, llama.cpp) and a
+        provider's prompt cache reuse them. Write tools carry over only to a request to change
+        something."""
+        kept = [
+            name
+            for name in before.get("offered", [])
+            if name in session.allowed_tools
+            and (tool := self.registry.get(name)) is not None
+            and (route.wants_write or tool.effect is not Effect.WRITE)
+        ]
+        route.modules = list(dict.fromkeys([*before.get("modules", []), *route.modules]))
+        route.offered = list(dict.fromkeys([*kept, *route.offered]))[: self.cap + len(kept)]
         return route
 
     def _asks_for_a_figure(self, haystack: str, words: set[str]) -> bool:

@@ -128,6 +128,8 @@ class Engine:
                     turn.state[key] = queued.state[key]
         state = await self.store.conversation_state(conversation.id)
         route = self.router.route(message, session, conv.route_extra(state))
+        if past:  # a follow-up: the same prompt prefix, so the model's server can cache it
+            route = self.router.follow(route, past[-1].state, session)
         run = Run(turn, session, [*trimmed, Message("user", message)], route.offered, route.modules)
         run.conversation = state
         # The conversation-state tier: what the last few turns were about, so "it" and "that

@@ -54,3 +54,34 @@ def _close_objects(node: Any) -> None:
     elif isinstance(node, list):
         for item in node:
             _close_objects(item)
+
+
+def compact(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool definition for a small context window: the tool's description cut to its first
+    sentence, parameters without their descriptions, titles and examples (names, types, enums
+    and required fields stay, so calls remain valid)."""
+    out = copy.deepcopy(tool)
+    function = out.get("function", out)
+    description = str(function.get("description", ""))
+    function["description"] = description.split(". ")[0].rstrip(".") + "." if description else ""
+    _strip(function.get("parameters"))
+    return out
+
+
+def _strip(schema: Any) -> None:
+    """Drop the prose of one JSON schema node, then of its sub-schemas (never a property that
+    happens to be called "description")."""
+    if isinstance(schema, list):
+        for item in schema:
+            _strip(item)
+        return
+    if not isinstance(schema, dict):
+        return
+    for key in ("description", "title", "examples"):
+        schema.pop(key, None)
+    for key, value in schema.items():
+        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            for sub in value.values():
+                _strip(sub)
+        elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "not"):
+            _strip(value)

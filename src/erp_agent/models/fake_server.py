@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +38,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from erp_agent.models import _fake_rules as rules
+from erp_agent.models._names import encode
+from erp_agent.models.base import ChatModel, Message, ToolCall
+
+Responder = Callable[[dict[str, Any]], Awaitable["FakeReply"]]
 
 QUIRKS = {
     # The model's tool calls come back written in the content, not as tool_calls (a server
@@ -140,6 +144,7 @@ class FakeOpenAIServer:
         context_limit: int = 16_000,
         model: str = "fake-model",
         quirks: frozenset[str] | set[str] = frozenset(),
+        responder: Responder | None = None,
     ) -> None:
         unknown = set(quirks) - set(QUIRKS)
         if unknown:
@@ -148,6 +153,7 @@ class FakeOpenAIServer:
         self.context_limit = context_limit
         self.model = model
         self.quirks = frozenset(quirks)
+        self.responder = responder  # answers when the script is empty (see ``serving``)
         self.requests: list[FakeRequest] = []
         self._script: deque[FakeReply] = deque()
         self._lock = threading.Lock()  # the test thread scripts while the server thread answers
@@ -215,6 +221,8 @@ class FakeOpenAIServer:
         with self._lock:
             reply = self._script.popleft() if self._script else None
         limit = body.get("max_completion_tokens") or body.get("max_tokens")
+        if reply is None and self.responder is not None:
+            reply = await self.responder(body)
         if reply is None and limit == 1:
             # A connection test (one token): answered like a real server, script or not.
             reply = FakeReply.text("ok", completion_tokens=1)
@@ -401,3 +409,35 @@ def _start(app: Starlette, host: str = "127.0.0.1") -> _Running:
             raise RuntimeError(f"fake OpenAI server did not start on {host}:{port}")
         time.sleep(0.02)
     return _Running(f"http://{host}:{port}", server, thread)
+
+
+def serving(model: ChatModel) -> Responder:
+    """A responder that lets ``model`` answer each request, as if it were served behind an
+    OpenAI-compatible endpoint (used to check a qualification run end to end without weights)."""
+
+    async def respond(body: dict[str, Any]) -> FakeReply:
+        tools = [_ours(t) for t in body.get("tools") or ()]
+        completion = await model.complete([_message(m) for m in body["messages"]], tools)
+        calls = tuple(
+            FakeToolCall(encode(c.name), c.arguments, c.id) for c in completion.tool_calls
+        )
+        return FakeReply(content=completion.content, tool_calls=calls)
+
+    return respond
+
+
+def _ours(tool: dict[str, Any]) -> dict[str, Any]:
+    function = dict(tool.get("function") or {})
+    function["name"] = str(function.get("name", "")).replace("__", ".")
+    return {"type": "function", "function": function}
+
+
+def _message(wire: dict[str, Any]) -> Message:
+    content = wire.get("content")
+    if isinstance(content, list):
+        content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    calls = tuple(
+        ToolCall(c["id"], c["function"]["name"].replace("__", "."), c["function"]["arguments"])
+        for c in wire.get("tool_calls") or ()
+    )
+    return Message(wire["role"], content, calls, tool_call_id=wire.get("tool_call_id"))

@@ -26,6 +26,7 @@ from erp_agent.config import ModelSettings
 from erp_agent.errors import ConfigError, ModelError, ModelUnavailable
 from erp_agent.models import replies
 from erp_agent.models._errors import map_sdk_error
+from erp_agent.models._fit import fit
 from erp_agent.models._names import NameMap, encode
 from erp_agent.models._quirks import refuses_stream_options, refuses_tool_role, without_tool_role
 from erp_agent.models._schemas import tool_specs
@@ -69,6 +70,7 @@ class OpenAICompatibleModel(ChatModel):
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> Completion:
+        tools = fit(messages, tools, self.settings.context_window)
         names, wire_tools = self._tools(tools)
 
         async def once(request: Sequence[Message]) -> Completion:
@@ -85,6 +87,7 @@ class OpenAICompatibleModel(ChatModel):
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> AsyncIterator[StreamDelta]:
+        tools = fit(messages, tools, self.settings.context_window)
         names, wire_tools = self._tools(tools)
         assembler = _StreamAssembler(names, model=self.settings.model)
         # Text that may be a tool call written out is held back until the answer is complete.

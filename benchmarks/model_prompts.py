@@ -1,0 +1,237 @@
+"""What a self-hosted model is sent: the largest first request over the seed questions (does it
+fit an 8k context?), and how much of a follow-up turn's prompt is an unchanged prefix of the
+previous turn's (what vLLM/llama.cpp prefix caching and providers' prompt caching can reuse).
+
+The offline planner drives real turns against the demo ERP; every model request is recorded as
+the chat-completions body an OpenAI-compatible server receives, and rendered the way a
+Qwen2.5/Hermes chat template lays it out (system, then the tools, then the messages) for the
+prefix comparison. Tokens are estimated at 4 characters each (3 for the upper bound).
+
+uv run python benchmarks/model_prompts.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import math
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from demo_erp.context import Settings as ErpSettings
+from demo_erp.seed import seed
+from demo_erp.server import running
+from erp_agent.config import Settings
+from erp_agent.models._fit import fit
+from erp_agent.models.base import ChatModel, Completion, Message
+from erp_agent.models.openai_compatible import wire_messages
+from erp_agent.models.testing import ScriptedModel
+from erp_agent.planner import OfflinePlanner
+from erp_agent.runtime import Runtime
+from erp_agent.store.memory import MemoryStore
+
+TODAY = dt.date(2026, 11, 30)
+WINDOW = 8192
+args_debug = False
+# The example questions of each family users ask an ERP agent (counts, totals, top-N, trends,
+# ageing, statements, stock, concentration, workflow, process knowledge, records, writes, ...).
+SEED_QUESTIONS = [
+    "Which customer invoices are overdue by more than 30 days?",
+    "Who owes us more than $10,000 and is more than 60 days overdue?",
+    "Find Sales Invoice SI-00456 and tell me if it's been paid.",
+    "What's the status of PO PUR-ORD-2026-00087?",
+    "How many open sales orders do we have?",
+    "How many leave applications are pending?",
+    "What did we bill the Nakuru branch in Q2?",
+    "Revenue by month this year",
+    "Purchases by supplier last quarter",
+    "Show me the top 5 customers by revenue this quarter as a chart.",
+    "How are sales trending?",
+    "Compare this year's P&L with last year's",
+    "Projected revenue next month",
+    "What are our overdue receivables?",
+    "Accounts payable ageing",
+    "What's our P&L for this fiscal year, broken down monthly?",
+    "Balance sheet as of last month end",
+    "General ledger for account Debtors in March",
+    "What's the current stock balance across all warehouses?",
+    "Which items are below reorder level?",
+    "How dependent are we on our top 3 customers?",
+    "Any unusual invoices this month?",
+    "Why can't I submit this purchase order?",
+    "What is waiting for my approval?",
+    "How does a quotation become a sales order?",
+    "What happens when I cancel a submitted invoice?",
+    "the invoice for the blue widgets we sent to Gulf Traders in August",
+    "INV-2026-00873",
+    "Create a quotation for Acme Ltd for 20 units of SKU-4410-BLK",
+    "Approve PO PUR-ORD-2026-00087",
+    "Mark this lead as qualified",
+    "What is our headcount?",
+    "What will the weather be?",
+    "Show me Mombasa's invoices",
+]
+CONVERSATIONS = [
+    ("Revenue by month this year", "and last year?"),
+    ("How many open sales orders do we have?", "which customers are they for?"),
+    ("What are our overdue receivables?", "show the top 5 as a chart"),
+]
+
+
+class Recording(ChatModel):
+    """The offline planner, with every request kept as the server would receive it."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+        self.profile = inner.profile
+        self.requests: list[tuple[list[Message], list[dict[str, Any]]]] = []
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        self.requests.append((list(messages), list(tools)))
+        return await self.inner.complete(messages, tools)
+
+
+def body(request: tuple[list[Message], list[dict[str, Any]]]) -> dict[str, Any]:
+    from erp_agent.config import ModelSettings
+    from erp_agent.models.openai_compatible import OpenAICompatibleModel
+
+    messages, tools = request
+    adapter = OpenAICompatibleModel(ModelSettings(model="m", base_url="http://127.0.0.1:9/v1"))
+    _, wire_tools = adapter._tools(tools)
+    return {"messages": wire_messages(messages), "tools": wire_tools}
+
+
+def size(request: tuple[list[Message], list[dict[str, Any]]]) -> int:
+    payload = body(request)
+    return len(json.dumps(payload["messages"])) + len(json.dumps(payload["tools"]))
+
+
+def rendered(request: tuple[list[Message], list[dict[str, Any]]]) -> str:
+    """The prompt text a Qwen2.5 (Hermes) chat template makes of the request."""
+    payload = body(request)
+    out = []
+    messages = payload["messages"]
+    first = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    tools = "\n".join(json.dumps(t, ensure_ascii=False) for t in payload["tools"])
+    out.append(f"<|im_start|>system\n{first}\n\n# Tools\n<tools>\n{tools}\n</tools><|im_end|>")
+    for message in messages[1:] if first else messages:
+        text = message.get("content") or ""
+        for call in message.get("tool_calls") or ():
+            text += f"\n<tool_call>\n{json.dumps(call['function'])}\n</tool_call>"
+        role = "user" if message["role"] == "tool" else message["role"]
+        if message["role"] == "tool":
+            text = f"<tool_response>\n{text}\n</tool_response>"
+        out.append(f"<|im_start|>{role}\n{text}<|im_end|>")
+    return "\n".join(out) + "\n<|im_start|>assistant\n"
+
+
+def shared_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+async def run(url: str, user: str) -> None:
+    runtime = await Runtime.create(Settings(erp_url=url), store=MemoryStore())
+    session = await runtime.sign_in(user, "demo")
+    engine = runtime.engine
+    firsts: list[tuple[int, str]] = []
+    fitted: list[tuple[int, int, int, str]] = []
+    for question in SEED_QUESTIONS:
+        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
+        await engine(model).run_turn(session, question)
+        firsts.append((size(model.requests[0]), question))
+        messages, tools = model.requests[0]
+        kept = fit(messages, tools, WINDOW)
+        fitted.append((size((messages, kept)), len(kept), len(tools), question))
+    firsts.sort(reverse=True)
+    fitted.sort(reverse=True)
+    print(f"first request over {len(SEED_QUESTIONS)} seed questions, as {user}:")
+    for chars, question in firsts[:5]:
+        print(
+            f"  {chars:6d} chars  ~{math.ceil(chars / 4):5d} tokens (≤ {math.ceil(chars / 3):5d})"
+            f"  {question}"
+        )
+    median = sorted(c for c, _ in firsts)[len(firsts) // 2]
+    print(f"  median {median} chars ~{math.ceil(median / 4)} tokens")
+    print(f"the same, as sent to a model with a {WINDOW}-token context (compact tool schemas):")
+    for chars, kept, offered, question in fitted[:3]:
+        print(
+            f"  {chars:6d} chars  ~{math.ceil(chars / 4):5d} tokens  {kept}/{offered} tools  {question}"
+        )
+    print(
+        f"  tools left off in {sum(1 for _, k, o, _ in fitted if k < o)} of {len(fitted)} questions"
+    )
+    print("second turn: share of its first request that is an unchanged prefix of the first turn's")
+    for one, two in CONVERSATIONS:
+        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
+        first = await engine(model).run_turn(session, one)
+        turn_one = list(model.requests)
+        await engine(model).run_turn(session, two, conversation_id=first.conversation_id)
+        second = rendered(model.requests[len(turn_one)])
+        vs_first = shared_prefix(rendered(turn_one[0]), second) / len(second)
+        vs_last = shared_prefix(rendered(turn_one[-1]), second) / len(second)
+        if args_debug:
+            at = shared_prefix(rendered(turn_one[-1]), second)
+            print("   turn 1:", repr(rendered(turn_one[-1])[at - 80 : at + 120]))
+            print("   turn 2:", repr(second[at - 80 : at + 120]))
+        print(
+            f"  {vs_first:6.1%} of turn 1's first request, {vs_last:6.1%} of its last"
+            f"  ({len(second)} chars)  {one!r} → {two!r}"
+        )
+    await runtime.aclose()
+
+
+async def across_users(url: str, users: Sequence[str], question: str) -> None:
+    prompts = []
+    for user in users:
+        runtime = await Runtime.create(Settings(erp_url=url), store=MemoryStore())
+        session = await runtime.sign_in(user, "demo")
+        model = Recording(ScriptedModel(ScriptedModel.reply("ok")))
+        await runtime.engine(model).run_turn(session, question)
+        prompts.append(rendered(model.requests[0]))
+        await runtime.aclose()
+    common = shared_prefix(prompts[0], prompts[1]) / len(prompts[1])
+    print(
+        f"two users of one role, same question: {common:.1%} shared prefix ({users[0]}, {users[1]})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--user", default="accounts.manager@demo.local")
+    parser.add_argument("--scale", type=float, default=0.1)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-prompts-") as tmp:
+        path = Path(tmp) / "demo.sqlite"
+        seed(path, today=TODAY, scale=args.scale)
+        with running(ErpSettings(db_path=str(path), today=TODAY)) as erp:
+            url = erp.url
+            asyncio.run(run(url, args.user))
+            asyncio.run(
+                across_users(
+                    url,
+                    ["kisumu.manager@demo.local", "mombasa.manager@demo.local"],
+                    "Revenue by month",
+                )
+            )
+
+
+if __name__ == "__main__":
+    main()
