@@ -331,6 +331,25 @@ class RetentionSettings(Group):
     )
 
 
+class LogSettings(Group):
+    """The server's log: format, level, and whether question text may appear in it."""
+
+    env_prefix = "LOG_"
+    title = "Logs"
+
+    format: Literal["text", "json"] = Field(
+        "text", description="text (one readable line) or json (one object per line)."
+    )
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="The least severe level written."
+    )
+    questions: bool = Field(
+        False,
+        description="Write users' question text into turn log lines; off, only its length. "
+        "Secrets are masked either way.",
+    )
+
+
 GROUPS: dict[str, type[Group]] = {}  # field name in Settings -> its group, filled below
 
 
@@ -464,6 +483,7 @@ class Settings(BaseSettings):
     retention: RetentionSettings = Field(
         default_factory=RetentionSettings, description="Retention and deletion."
     )
+    log: LogSettings = Field(default_factory=LogSettings, description="The server's log.")
 
     @model_validator(mode="before")
     @classmethod

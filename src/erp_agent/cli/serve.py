@@ -33,6 +33,9 @@ def serve(
     try:
         ensure_port_free(host, port, "--port")
         settings = configure(load_settings(), model, base_url)
+        from erp_agent import logs
+
+        logs.configure(settings.log)  # JSON or text, at the configured level
         if workers > 1:
             _serve_many(host, port, model, base_url, workers, settings)
         else:
@@ -75,7 +78,8 @@ def _serve_many(
         host=host,
         port=port,
         workers=workers,
-        log_level="warning",
+        log_level=settings.log.level.lower(),
+        log_config=None,  # the workers' logs as configured by ERP_AGENT_LOG_*
         proxy_headers=False,
         root_path=settings.server.root_path.rstrip("/"),
     )
@@ -102,7 +106,8 @@ async def _serve(host: str, port: int, model: str | None, settings: Settings) ->
             app,
             host=host,
             port=port,
-            log_level="info",
+            log_level=settings.log.level.lower(),
+            log_config=None,  # our handler and format (ERP_AGENT_LOG_FORMAT), not uvicorn's
             # Forwarded headers are read by the app, from ERP_AGENT_TRUSTED_PROXIES only.
             proxy_headers=False,
             root_path=settings.server.root_path.rstrip("/"),

@@ -14,6 +14,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.routing import Route
 
+from erp_agent import logs
 from erp_agent.channels.http import mcp_over_http
 from erp_agent.channels.keys import KeyRing
 from erp_agent.connectors.base import Connector
@@ -135,6 +136,8 @@ def create_app(
         await settings_store.reseal(state)
         await settings_store.load(state)
         runtime.listeners.append(state.metrics.on_event)  # Prometheus reads the event stream
+        turn_log = logs.event_logger(runtime.settings.log)  # and the log, turn by turn
+        runtime.listeners.append(turn_log)
         recovering = asyncio.create_task(recovery.keep_recovering(state))
         purging = asyncio.create_task(retention.keep_purging(state))
         embedding = _background_embedding(runtime)
@@ -143,6 +146,7 @@ def create_app(
         recovering.cancel()
         purging.cancel()
         runtime.listeners.remove(state.metrics.on_event)
+        runtime.listeners.remove(turn_log)
         if embedding is not None:
             embedding.cancel()
         if state.running:  # let turns in flight finish and save their state

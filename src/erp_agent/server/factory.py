@@ -60,4 +60,8 @@ class WorkerApp:
 
 
 def worker_app() -> WorkerApp:
+    from erp_agent import logs
+    from erp_agent.config import load_settings
+
+    logs.configure(load_settings().log)  # each worker process writes the configured log
     return WorkerApp()
