@@ -17,12 +17,12 @@ COMMANDS = [
     LazyCommand("ask", "erp_agent.cli.ask:ask", "Ask one question as USER and print the answer."),
     LazyCommand("chat", "erp_agent.cli.chat:chat", "Chat with the agent as USER: live progress, tables, charts, proposals confirmed y/n; follow-ups refer to earlier answers, and a question with choices takes a number."),
     LazyCommand("demo", "erp_agent.cli.demo:demo", "Start the demo: demo ERP + agent server + web app. Ctrl-C stops everything."),
-    LazyCommand("mcp", "erp_agent.cli.mcp:mcp", "Serve MCP over stdio as USER (Claude Desktop and other MCP clients); ERP_AGENT_PASSWORD or ERP_AGENT_API_KEY."),
+    LazyCommand("mcp", "erp_agent.cli.mcp:mcp", "Serve MCP over stdio as USER: the user's tools, through the gateway; writes only as proposals the user confirms."),
     LazyCommand("serve", "erp_agent.cli.serve:serve", "Serve the web app and API for the ERP at ERP_AGENT_ERP_URL (see docs/configuration.md)."),
     LazyCommand("worker", "erp_agent.cli.worker:worker", "Run background turns from the queue at ERP_AGENT_QUEUE_URL (Celery); start as many as you need."),
     LazyCommand("scan", "erp_agent.cli.scan:scan", "Scan FILE as USER into a draft Purchase Invoice or Sales Order, then confirm it."),
     LazyCommand("knowledge", "erp_agent.cli.knowledge:app", "The knowledge base: index Markdown documents, search passages."),
-    LazyCommand("doctor", "erp_agent.cli.doctor:doctor", "Check the configuration end to end: one line per check (ERP and version, service user, session key, model, store, index, proxy, SSO); exit 1 if any fails."),
+    LazyCommand("doctor", "erp_agent.cli.doctor:doctor", "Check the configuration end to end (ERP, service user, key, model, store, index, proxy, single sign-on): one line per check; exit 1 if any fails."),
     LazyCommand("sync", "erp_agent.cli.sync:sync", "Sync ERP records into the search index as fact cards, as the service user (ERP_AGENT_SYNC_USER / ERP_AGENT_SYNC_PASSWORD; demo: admin@demo.local / demo)."),
 ]  # fmt: skip
 
