@@ -89,6 +89,11 @@ async def test_a_confirmed_quotation_is_a_linked_message_in_the_conversation(
     # The next turn knows it: "submit it" is about the created quotation.
     follow = await ask(runtime, sales, "submit it", first.conversation_id)
     assert quotation in follow.blocks[0]["markdown"]
+    # …and it becomes a proposal to submit that quotation (the tool found for the document,
+    # though the words "submit it" name no record for routing to offer one).
+    submit = proposal_of(follow)
+    assert submit["tool"] == "quotation.submit", submit
+    assert submit["payload"]["id"] == quotation
     # The link opens the document for this user (the desk page, signed in as them).
     async with httpx.AsyncClient(base_url=demo_erp.url) as erp:
         await erp.post("/api/method/login", json={"usr": SALES, "pwd": "demo"})

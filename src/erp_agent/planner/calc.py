@@ -39,11 +39,39 @@ def _number(raw: str, scale: str | None) -> str:
     return format(to_number(raw, scale or ""), "f")
 
 
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_WORD_NUMBER = re.compile(
+    r"\b(?:"
+    + "|".join([*_NUMBER_WORDS, "million"])
+    + r")(?:(?:\s+and)?[\s-]+(?:"
+    + "|".join([*_NUMBER_WORDS, "million"])
+    + r"))*\b",
+    re.IGNORECASE,
+)
+
+
+def _compound(words: list[str]) -> int:
+    """'three hundred and fifty' → 350, 'twenty five thousand' → 25000."""
+    total, part = 0, 0
+    for word in words:
+        if word in ("hundred",):
+            part = (part or 1) * 100
+        elif word in ("thousand", "million"):
+            total += (part or 1) * _SCALES[word]
+            part = 0
+        else:
+            part += _NUMBER_WORDS[word]
+    return total + part
+
+
 def _words_to_digits(text: str) -> str:
     def one(m: re.Match[str]) -> str:
-        return str(_NUMBER_WORDS[m.group(0).lower()])
+        words = [w for w in re.split(r"[\s-]+", m.group(0).lower()) if w and w != "and"]
+        if all(w in _SCALES for w in words):
+            return m.group(0)  # "1.2 million": a scale of the figure before it
+        return str(_compound(words))
 
-    return re.sub(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", one, text, flags=re.IGNORECASE)
+    return _WORD_NUMBER.sub(one, text)
 
 
 _PCT = r"(\d+(?:\.\d+)?)\s*(?:%|percent|per cent)"

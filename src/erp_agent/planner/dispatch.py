@@ -203,6 +203,11 @@ def _act_on_document(view: TurnView, tools: Mapping[str, Any], verb: str) -> Ste
     entity, doc_id = str(doc.get("entity")), str(doc.get("id"))
     tool = f"{entity}.workflow_action" if verb in ("approve", "reject") else f"{entity}.{verb}"
     if tool not in tools:
+        # "submit it" names no record, so routing offered no tool for the document: ask for it.
+        query = {"query": tool.replace(".", " ").replace("_", " ")}
+        searched = any(r.name == "tools.search" and r.args == query for r in view.results)
+        if "tools.search" in tools and not searched:
+            return _call("tools.search", query)
         return _text(f"You can't {verb} {doc_id} in this session.")
     done = next((r for r in view.results if r.name == tool), None)
     if done is None:

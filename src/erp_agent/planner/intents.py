@@ -58,6 +58,7 @@ _TREND = re.compile(
 )
 _FORECAST = re.compile(
     r"\b(forecast|projected|projection|predict|expected|next month's|outlook)\b|\bwill\b.*\bbe\b"
+    r"|\bwill (?:we|they|it)\b.*\bnext (?:week|month|quarter|year)\b"
 )
 _CONCENTRATION = re.compile(
     r"\b(dependent|dependence|depend|concentration|concentrated|reliant|reliance|share of)\b"
@@ -487,6 +488,11 @@ def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> 
     ):
         return Kind.TOTAL
     return Kind.LIST
+
+
+def forecasting(text: str) -> bool:
+    """Words that ask for a figure of the future ("what will we sell next month?")."""
+    return bool(_FORECAST.search(text.lower()))
 
 
 def trending(text: str) -> bool:

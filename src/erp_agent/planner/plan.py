@@ -14,7 +14,7 @@ from typing import Any
 from erp_agent.catalog import Catalog, Entity, FieldType
 from erp_agent.planner.answer import capabilities, fmt, is_number, join, record_line
 from erp_agent.planner.context import Result, TurnView
-from erp_agent.planner.intents import Kind, Request, norm, trending, understand
+from erp_agent.planner.intents import Kind, Request, forecasting, norm, trending, understand
 from erp_agent.planner.parse_dates import age_words
 
 Filter = dict[str, Any]
@@ -95,8 +95,14 @@ def plan(ctx: Ctx) -> Step:
         owing = _owing.owing(ctx)
         if owing is not None:
             return owing
+    if req.kind in (Kind.TOTAL, Kind.UNKNOWN) and req.entity is None and forecasting(req.text):
+        # "What will we sell next month?": the future of the figure the words name.
+        metric = metric_plan.pick(ctx.catalog, req)
+        if metric is not None and metric.entity in ctx.catalog.entities:
+            req.entity, req.kind = ctx.catalog.entities[metric.entity], Kind.FORECAST
     if req.kind is Kind.TREND or (
-        req.kind in (Kind.TOTAL, Kind.UNKNOWN, Kind.LIST, Kind.REPORT) and trending(req.text)
+        req.kind in (Kind.TOTAL, Kind.UNKNOWN, Kind.LIST, Kind.REPORT, Kind.KNOWLEDGE)
+        and trending(req.text)
     ):
         step = metric_plan.trend_step(ctx)
         if step is not None:
