@@ -9,7 +9,6 @@ The turn's state is saved in the store after every step, so another process can 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -22,6 +21,12 @@ from erp_agent.catalog import Catalog
 from erp_agent.config import EngineSettings
 from erp_agent.engine import conversation as conv
 from erp_agent.engine import guards, history, interrupted, prompt
+from erp_agent.engine._persist import (
+    finished_event,
+    open_conversation,
+    save_conversation_state,
+    save_turn,
+)
 from erp_agent.engine._run import Run
 from erp_agent.engine._steps import (
     context_text,
@@ -41,23 +46,20 @@ from erp_agent.engine.events import (
     TextDelta,
     Thinking,
     ToolFinished,
-    TurnFinished,
-    true_outcome,
 )
 from erp_agent.engine.render import materialise
 from erp_agent.engine.response import TurnResponse
-from erp_agent.engine.routing import SPINE, Router
+from erp_agent.engine.routing import Router
 from erp_agent.errors import ModelContextTooLong, ModelError, StoreError
 from erp_agent.gateway.gateway import TURN_ID, Gateway
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.session import Session
-from erp_agent.masking import mask_all, mask_secrets
 from erp_agent.models.base import ChatModel, Completion, Message, ToolCall
 from erp_agent.results.links import LinkBuilder
 from erp_agent.results.shaping import ResultShaper, citations_block
 from erp_agent.results.store import ResultStore
 from erp_agent.store.base import Store
-from erp_agent.store.models import Conversation, Turn
+from erp_agent.store.models import Turn
 from erp_agent.tools.base import Effect
 
 ContextProvider = Callable[[str, Session, int], Awaitable[str]]
@@ -109,7 +111,7 @@ class Engine:
     ) -> TurnResponse:
         """``turn_id``: a turn queued under that id (``queue.submit``) starts here."""
         bus = bus or EventBus()
-        conversation = await self._conversation(session, conversation_id, message)
+        conversation = await open_conversation(self.store, session, conversation_id, message)
         self._attach(bus, conversation.id, session)
         past = [t for t in await self.store.turns(conversation.id) if t.id != turn_id]
         earlier = [m for t in past for m in history.from_state(t.state.get("messages", []))]
@@ -142,7 +144,7 @@ class Engine:
             recent_documents=[d for d in dict.fromkeys(recent) if d not in route.document_ids],
             recent_entities=list(dict.fromkeys(e for t in past[-RECENT_TURNS:] for e in t.state.get("entities", []))),
         )  # fmt: skip
-        await self._save(run)
+        await save_turn(self.store, run)
         return await self._loop(run, bus, rules_sent)
 
     async def continue_turn(
@@ -264,7 +266,7 @@ class Engine:
             if completion.tool_calls:
                 run.messages.append(completion.as_message())
                 stop = await self._run_calls(run, bus, completion.tool_calls)
-                await self._save(run)
+                await save_turn(self.store, run)
                 if stop:
                     return await self._finish(run, bus, stop, "stopped")
                 continue
@@ -282,7 +284,7 @@ class Engine:
                     "Check your answer: these figures do not appear in any tool result: "
                     f"{', '.join(missing)}. Correct them using tool results (or the calculator), or remove them."
                 )))  # fmt: skip
-                await self._save(run)
+                await save_turn(self.store, run)
                 continue
             if missing:
                 answer += "\n\n⚠ Not verified against ERP data: " + ", ".join(missing)
@@ -370,7 +372,7 @@ class Engine:
             self._answer(run, call, content)
             # Saved at once: a worker that dies after this call resumes past it, never
             # running it again.
-            await self._save(run)
+            await save_turn(self.store, run)
             if outcome.status is Status.PROPOSAL and outcome.proposal:
                 proposal_id = str(outcome.proposal.get("id", ""))
                 bus.emit(ProposalMade(run.turn.id, proposal_id=proposal_id, tool=call.name))
@@ -471,79 +473,10 @@ class Engine:
             "tokens": response.as_dict()["usage"],
             "outcome": outcome,
         }
-        await self._save(run)
-        await self._save_conversation(run)
-        await bus.publish(self._finished(run, outcome))
+        await save_turn(self.store, run)
+        await save_conversation_state(self.store, run)
+        await bus.publish(finished_event(run, outcome))
         return response
-
-    def _finished(self, run: Run, outcome: str) -> TurnFinished:
-        """The turn's end for the event stream: the true outcome and the turn's usage."""
-        statuses = [str(s["status"]) for s in run.log_steps if s.get("step") == "tool"]
-        stopped = run.guard.consecutive_failures >= guards.MAX_CONSECUTIVE_FAILURES
-        return TurnFinished(
-            run.turn.id,
-            outcome=true_outcome(outcome, statuses, guard_stopped=stopped),
-            shown=outcome,
-            message=mask_secrets(run.turn.user_message)[:500],
-            model=run.model_name,
-            prompt_tokens=run.usage.prompt_tokens,
-            cached_tokens=run.usage.cached_tokens,
-            completion_tokens=run.usage.completion_tokens,
-            tools=tuple(str(c["name"]) for c in run.tools_called),
-            latency_ms=_ms(run.started),
-        )
-
-    async def _save(self, run: Run) -> None:
-        start = run.turn.state.get("history_len", 0)
-        run.turn.state["messages"] = history.to_state(run.messages[start:])
-        run.turn.state["offered"] = run.offered
-        run.turn.updated_at = dt.datetime.now(dt.UTC)
-        # What outlives the request never holds a password or key the user pasted.
-        await self.store.save_turn(
-            dataclasses.replace(
-                run.turn,
-                user_message=mask_secrets(run.turn.user_message),
-                state=mask_all(run.turn.state),
-            )
-        )
-
-    async def _save_conversation(self, run: Run) -> None:
-        """What the next turn's follow-up may refer to (see ``engine.conversation``)."""
-        called = [c["name"] for c in run.tools_called]
-        asked = any(b.get("type") == "choices" for b in run.blocks)
-        documents = [tuple(d) for d in run.turn.state.get("document_ids", [])]
-        documents += [
-            (q["tool"].split(".")[0], str(q["args"]["id"]))
-            for q in run.queries
-            if q["tool"].endswith(".get") and q["args"].get("id")
-        ]
-        state = conv.advance(
-            run.conversation,
-            run.turn.user_message,
-            queries=run.queries,
-            shown=run.shown,
-            blocks=run.blocks,
-            documents=documents,
-            # A question left open resumes the request it interrupted: keep what it was offered.
-            tools=[n for n in (run.offered if asked else called) if n not in SPINE],
-        )
-        await self.store.save_conversation_state(run.turn.conversation_id, state)
-
-    async def _conversation(
-        self, session: Session, conversation_id: str | None, message: str
-    ) -> Conversation:
-        if conversation_id:
-            found = await self.store.get_conversation(conversation_id)
-            if found is not None and found.user == session.user:
-                return found
-        conversation = Conversation(
-            id=f"conv_{secrets.token_urlsafe(10)}",
-            user=session.user,
-            org=session.org,
-            title=mask_secrets(message)[:80],
-        )
-        await self.store.create_conversation(conversation)
-        return conversation
 
 
 def _ms(started: float) -> float:
