@@ -21,7 +21,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,7 @@ from erp_agent.retrieval.embeddings import Vectors, default_embedder, normalise
 from erp_agent.retrieval.index import Index
 from erp_agent.retrieval.index_sqlite import SQLiteIndex
 
+CACHE = Path(os.environ.get("BENCH_CACHE", ".bench-cache"))  # real base vectors, kept corpora
 BRANCHES = ["Nairobi", "Mombasa", "Kisumu", "Nakuru", "Eldoret", "Thika"]
 STATUSES = ["Unpaid", "Overdue", "Paid", "Partly Paid"]
 FIRST = [
@@ -84,9 +85,15 @@ def synthetic(n: int, base: int, noise: float, seed: int = 7) -> Iterator[tuple[
     """n cards in two tenants; vectors derived from ``base`` real embeddings (see module doc)."""
     rng = random.Random(seed)
     texts = [card_text(i, random.Random(i))[0] for i in range(base)]
-    started = time.perf_counter()
-    real = default_embedder().embed(texts)
-    print(f"  embedded {base} base cards for real in {time.perf_counter() - started:.1f} s")
+    cached = CACHE / f"base-{base}.npy"
+    if cached.exists():
+        real = np.load(cached)
+    else:
+        started = time.perf_counter()
+        real = default_embedder().embed(texts)
+        print(f"  embedded {base} base cards for real in {time.perf_counter() - started:.1f} s")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        np.save(cached, real)
     nrng = np.random.default_rng(seed)
     for start in range(0, n, 10_000):
         count = min(10_000, n - start)
@@ -106,33 +113,74 @@ def synthetic(n: int, base: int, noise: float, seed: int = 7) -> Iterator[tuple[
             yield doc, vecs[j]
 
 
-def latency(index: Index, n_label: str) -> None:
+def latency(index: Index, n_label: str, knn: Callable[[Vectors], object] | None = None) -> None:
+    """Hybrid p50/p95 without and with scope, each leg alone, and (PostgreSQL) pgvector's own
+    plain KNN on the same data in the same run."""
     emb = default_embedder()
     qvecs = emb.embed(QUERIES)
     ids = [f"ACC-SINV-2025-{i:07d}" for i in range(50, 5000, 613)]
     scoped = Scope("acme", kinds=frozenset({Kind.RECORD}), branches=frozenset({"Mombasa", "Kisumu"}),
                    date_from=dt.date(2025, 6, 1), date_to=dt.date(2026, 5, 31))  # fmt: skip
-    for label, scope in (("tenant only", Scope("acme")), ("tenant+branches+dates", scoped)):
-        for _ in range(3):  # warm-up (vector cache load, plans)
-            index.search(QUERIES[0], qvecs[0], scope)
+    work = [*zip(QUERIES, qvecs, strict=True), *((rid, qvecs[0]) for rid in ids)]
+
+    def timed(fn: Callable[[str, Vectors], object]) -> list[float]:
+        for q, v in work[:3]:  # warm-up (vector cache load, plans)
+            fn(q, v)
         samples = []
-        for round_ in range(3):
-            for q, v in zip(QUERIES, qvecs, strict=True):
+        for _ in range(3):
+            for q, v in work:
                 t = time.perf_counter()
-                index.search(q, v, scope)
-                samples.append(time.perf_counter() - t)
-            for rid in ids:
-                t = time.perf_counter()
-                index.search(rid, qvecs[round_], scope)
-                samples.append(time.perf_counter() - t)
-        ms = [s * 1000 for s in samples]
-        print(f"  {n_label} hybrid search, {label:22s}: p50 {statistics.median(ms):7.1f} ms  "
-              f"p95 {percentile(ms, 95):7.1f} ms  (n={len(ms)}, query embedding excluded)")  # fmt: skip
-    t = [time.perf_counter()]
+                fn(q, v)
+                samples.append((time.perf_counter() - t) * 1000)
+        return samples
+
+    def show(label: str, ms: list[float]) -> None:
+        print(f"  {n_label} {label:34s}: p50 {statistics.median(ms):7.1f} ms  "
+              f"p95 {percentile(ms, 95):7.1f} ms  (n={len(ms)})")  # fmt: skip
+
+    for label, scope in (("tenant only", Scope("acme")), ("tenant+branches+dates", scoped)):
+        show(f"hybrid, {label}", timed(lambda q, v, s=scope: index.search(q, v, s)))
+        show(f"  dense leg, {label}", timed(lambda q, v, s=scope: index.dense(v, s, 60)))
+        show(f"  keyword leg, {label}", timed(lambda q, v, s=scope: index.keyword(q, s, 60)))
+    if knn is not None:
+        show("plain pgvector KNN top-10 (no scope)", timed(lambda q, v: knn(v)))
+    t = time.perf_counter()
     for q in QUERIES:
         emb.embed_one(q)
+    print(f"  query embedding alone: {(time.perf_counter() - t) / len(QUERIES) * 1000:.1f} ms/query"
+          " (not included above)")  # fmt: skip
+
+
+def pg_knn(dsn: str) -> Callable[[Vectors], object]:
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    conn = psycopg.connect(dsn, autocommit=True)
+    register_vector(conn)
+    conn.execute("SET hnsw.ef_search = 100")
+
+    def knn(vector: Vectors) -> object:
+        return conn.execute(
+            "SELECT key FROM bench_docs ORDER BY embedding <=> %s LIMIT 10", (vector,)
+        ).fetchall()
+
+    return knn
+
+
+def pg_size(dsn: str, n: int) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT pg_total_relation_size('bench_docs'), pg_relation_size('bench_hnsw'), "
+            "pg_relation_size('bench_tsv'), (SELECT count(*) FROM bench_docs)"
+        ).fetchone()
+    assert row is not None
+    total, hnsw, gin, rows = row
+    per = 100_000 / max(rows, 1) / 2**20
     print(
-        f"  query embedding alone: {(time.perf_counter() - t[0]) / len(QUERIES) * 1000:.1f} ms/query"
+        f"  size per 100k cards: {total * per:,.0f} MB in all (HNSW {hnsw * per:,.0f} MB, "
+        f"GIN {gin * per:,.0f} MB); {rows:,} rows"
     )
 
 
@@ -160,19 +208,29 @@ def bench_build(folder: Path) -> None:
 
 def bench_sqlite(folder: Path, n: int, base: int, noise: float) -> None:
     print(f"\n## SQLite, {n:,} cards (FTS5 + numpy vectors)")
-    index = SQLiteIndex(folder / "big.sqlite")
+    path = CACHE / f"sqlite-{n}-{base}-{noise}.sqlite"
+    fresh = not path.exists()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    index = SQLiteIndex(path)
     t = time.perf_counter()
-    batch: list[Document] = []
-    for doc, vec in synthetic(n, base, noise):
-        batch.append(doc.embedded(vec))
-        if len(batch) == 5000:
-            index.upsert(batch)
-            batch = []
-    index.upsert(batch)
-    print(f"  loaded in {time.perf_counter() - t:.1f} s (incl. generating cards)")
+    if fresh:
+        batch: list[Document] = []
+        for doc, vec in synthetic(n, base, noise):
+            batch.append(doc.embedded(vec))
+            if len(batch) == 5000:
+                index.upsert(batch)
+                batch = []
+        index.upsert(batch)
+        print(f"  loaded in {time.perf_counter() - t:.1f} s (incl. generating cards)")
     t = time.perf_counter()
     index.dense(np.ones(384, dtype=np.float32) / np.sqrt(384), Scope("acme"), 1)
     print(f"  first vector load into RAM: {time.perf_counter() - t:.2f} s")
+    size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    ram = index._dense.matrix.nbytes
+    print(
+        f"  per 100k cards: file {size * 1e5 / n / 2**20:,.0f} MB, vectors in RAM "
+        f"{ram * 1e5 / n / 2**20:,.0f} MB"
+    )
     latency(index, f"SQLite {n // 1000}k")
     index.close()
 
@@ -220,7 +278,8 @@ def bench_postgres(dsn: str, n: int, base: int, noise: float, *, keep: bool = Fa
                      "WITH (m = 16, ef_construction = 64)")  # fmt: skip
         print(f"  HNSW build: {time.perf_counter() - t:.0f} s")
         conn.execute("ANALYZE bench_docs")
-    latency(index, f"PostgreSQL {n // 1000}k")
+    latency(index, f"PostgreSQL {n // 1000}k", pg_knn(dsn))
+    pg_size(dsn, n)
     if not keep:
         index.drop()  # ~2 GB per million cards
     index.close()
@@ -329,7 +388,9 @@ def main() -> None:
             from erp_agent.retrieval.index_postgres import PostgresIndex
 
             with PostgresIndex(dsn, prefix="bench") as kept:
-                latency(kept, f"PostgreSQL {kept.count('acme') // 900}k")  # type: ignore[attr-defined]
+                n = kept.count("acme") * 10 // 9  # acme holds 9 in 10 cards
+                latency(kept, f"PostgreSQL {n // 1000}k", pg_knn(dsn))
+                pg_size(dsn, n)
         if args.only in (None, "pg") and not args.no_pg:
             bench_postgres(dsn, args.pg_n, args.base, args.noise, keep=args.keep_pg)
 

@@ -269,3 +269,20 @@ def test_bad_queries_are_fast_and_never_fail(index: Index, query: str) -> None:
         assert time.perf_counter() - started < 1.0
         if scope.tenant == "nobody" or scope.branches == frozenset():
             assert all(h.doc.branch is None for h in hits)
+
+
+def test_embedded_keyword_leg_forgives_slips_and_unknown_words(
+    tmp_path: Path, corpus: list[Document]
+) -> None:
+    index = SQLiteIndex(tmp_path / "spell.sqlite")
+    index.upsert(corpus)
+    gulf = {d.key for d in corpus if " to Gulf Traders " in d.text}
+    # A slip in the name: corrected to the word the index holds, so the AND still narrows.
+    both = {d.key for d in corpus if d.key in gulf and d.branch == "Kisumu"}
+    slipped = index.keyword("Gulf Tradres Kisumu", Scope("acme"), 60)
+    strict = getattr(slipped, "strict", len(slipped))  # the hits holding every word
+    assert {k for k, _ in slipped[:strict]} == both
+    # A word no card holds ("sent") is dropped instead of making the AND match nothing.
+    sent = index.keyword("the invoice we sent to Gulf Traders", Scope("acme"), 60)
+    assert {k for k, _ in sent[: getattr(sent, "strict", 0)]} == gulf
+    index.close()

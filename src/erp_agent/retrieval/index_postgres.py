@@ -60,7 +60,11 @@ CREATE TABLE IF NOT EXISTS {state} (
 _UPSERT_COLUMNS = (*_sql.COLUMNS, "ident", "ids", "checksum", "embedding")
 # What a document's vector is computed from (see Document.embedding_text), in SQL.
 _EMBED_TEXT = "CASE {t}.kind WHEN 'record' THEN {t}.body ELSE {t}.title || E'\\n' || {t}.body END"
-OR_CANDIDATES = 2_000  # rows an OR fallback ranks at most: its cost stays bounded at any size
+# Rows a keyword leg ranks at most, so its cost stays bounded at any size: every AND match holds
+# all the terms (any of them is a fair candidate), and the OR fill-up only follows rare terms.
+AND_CANDIDATES = 5_000
+OR_CANDIDATES = 2_000
+RARE = 0.02  # in a large table, the OR fill-up uses only terms in at most 2 % of the rows
 PENDING_TTL = 2.0  # seconds a pending count is reused (searches ask for it every time)
 
 
@@ -76,7 +80,7 @@ class PostgresIndex(Index):
         self._state = sql.Identifier(f"{prefix}_state")
         self._lock = threading.RLock()
         self._pending: dict[str, tuple[float, int]] = {}
-        self._frequent: dict[str, tuple[float, bool]] = {}
+        self._frequent: dict[str, tuple[float, float]] = {}
         try:
             self._db = psycopg.connect(dsn, autocommit=True, row_factory=dict_row)
         except psycopg.OperationalError as exc:
@@ -254,44 +258,62 @@ class PostgresIndex(Index):
         terms, ids = query_terms(query), identifier_tokens(query)
         if not terms and not ids:
             return []
-        hits = self._match(terms, ids, "&", scope, k)
+        # A word in most rows ("invoice" among invoice cards) neither narrows the AND nor ranks,
+        # but reading its posting list costs tens of ms at a million rows.
+        rows = self._frequencies(terms)
+        total = self._total()
+        strict = [t for t in terms if total < PRUNE_ABOVE or rows[t] <= total / 2] or terms[:1]
+        hits = self._match(strict, ids, "&", scope, k)
         # A named id that matched is the answer; OR over its parts ("acc", "2026") is noise.
         if len(hits) < k and len(terms) + len(ids) > 1 and not (ids and hits):
             words = self._selective([t for t in terms if t not in identifier_parts(query)])
-            if words or ids:
+            if words or (ids and terms):
                 hits = with_fallback(hits, self._match(words, ids, "|", scope, k), k)
         return hits
 
-    def _selective(self, terms: list[str]) -> list[str]:
-        """In a large table, the terms the planner expects in at most half the rows (ANALYZE
-        keeps tsvector element frequencies, so the estimate costs ~1 ms; it is kept a minute).
-        A term in most rows adds ~nothing to the rank but makes PostgreSQL rank every row
-        holding it."""
+    def _total(self) -> float:
         with self._lock:
             row = self._db.execute(
                 "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (f"{self.prefix}_docs",)
             ).fetchone()
-            total = float(row["reltuples"]) if row else 0.0
-            if total < PRUNE_ABOVE:
-                return terms
-            explain = sql.SQL(
-                "EXPLAIN (FORMAT JSON) SELECT 1 FROM {} WHERE tsv @@ to_tsquery('english', %s)"
-            ).format(self._docs)
-            kept = []
-            now = time.monotonic()
+        return float(row["reltuples"]) if row else 0.0
+
+    def _frequencies(self, terms: list[str]) -> dict[str, float]:
+        """Rows the planner expects to hold each term (ANALYZE keeps tsvector element
+        frequencies, so an estimate costs ~1 ms; each is kept a minute). Small tables: 0."""
+        if self._total() < PRUNE_ABOVE:
+            return dict.fromkeys(terms, 0.0)
+        explain = sql.SQL(
+            "EXPLAIN (FORMAT JSON) SELECT 1 FROM {} WHERE tsv @@ to_tsquery('english', %s)"
+        ).format(self._docs)
+        out: dict[str, float] = {}
+        now = time.monotonic()
+        with self._lock:
             for term in terms:
                 cached = self._frequent.get(term)
                 if cached is None or now - cached[0] > 60:
                     plan = self._db.execute(explain, (term,)).fetchone()
                     rows = float(next(iter(plan.values()))[0]["Plan"]["Plan Rows"]) if plan else 0
-                    cached = self._frequent[term] = (now, rows > total / 2)
-                if not cached[1]:
-                    kept.append(term)
-        return kept or terms
+                    cached = self._frequent[term] = (now, rows)
+                out[term] = cached[1]
+        return out
+
+    def _selective(self, terms: list[str]) -> list[str]:
+        """In a large table, the terms in at most ``RARE`` of the rows. An OR over a common term
+        makes PostgreSQL collect every row holding it before anything is ranked (a GIN bitmap
+        has no order): at a million cards that is the multi-second tail. With no rare term
+        there is no fill-up: the dense leg covers it."""
+        total = self._total()
+        if total < PRUNE_ABOVE:
+            return terms
+        rows = self._frequencies(terms)
+        return [t for t in terms if rows[t] <= total * RARE]
 
     def _match(self, terms: list[str], ids: list[str], op: str, scope: Scope, k: int) -> Ranked:
         parts: list[sql.Composable] = []
         values: list[Any] = []
+        if not terms and not ids:
+            return []
         if terms and op == "&":
             parts.append(sql.SQL("websearch_to_tsquery('english', %s)"))
             values.append(" ".join(terms))
@@ -310,10 +332,8 @@ class PostgresIndex(Index):
             + where
             + sql.SQL(" AND d.tsv @@ t.q")
         )
-        if op == "|":
-            # The fill-up ranks a bounded sample of the rows holding any term, never all of
-            # them: an OR over common words would otherwise rank a third of a million rows.
-            matching += sql.SQL(f" LIMIT {OR_CANDIDATES}")
+        # Rank a bounded sample of the matching rows, never all of them.
+        matching += sql.SQL(f" LIMIT {OR_CANDIDATES if op == '|' else AND_CANDIDATES}")
         query = sql.SQL(
             "SELECT m.key, ts_rank(m.tsv, m.q) AS score FROM ({}) m "
             "ORDER BY score DESC, m.key LIMIT %s"

@@ -22,6 +22,7 @@ import numpy as np
 from erp_agent.errors import ConfigError, StoreError
 from erp_agent.retrieval import _sql
 from erp_agent.retrieval._dense import DenseMatrix
+from erp_agent.retrieval._spelling import Speller
 from erp_agent.retrieval.documents import Batch, Document, Scope
 from erp_agent.retrieval.embeddings import MINILM_DIM, Vectors
 from erp_agent.retrieval.index import Index, Pending, Ranked, with_fallback
@@ -85,6 +86,7 @@ class SQLiteIndex(Index):
         self._upgrade()
         self._db.executescript(_SCHEMA)
         self._generation = 0  # this connection's commits; other processes: PRAGMA data_version
+        self._speller = Speller(self._db)
         self._dense = DenseMatrix(dim)
         self._dense_at: tuple[int, int] | None = None
         self._counts: dict[tuple[tuple[int, int], str], Any] = {}
@@ -335,8 +337,13 @@ class SQLiteIndex(Index):
         return [r["key"] for r in rows]
 
     def keyword(self, query: str, scope: Scope, k: int) -> Ranked:
-        terms = query_terms(query)
         ids = identifier_tokens(query)
+        with self._lock:
+            parts = identifier_parts(query)
+            words = query_terms(query)
+            fixed = self._speller.correct([t for t in words if t not in parts], self._version())
+            kept = [t if t in parts else fixed[t] for t in words]
+            terms = list(dict.fromkeys(t for t in kept if t))
         if not terms and not ids:
             return []
         quoted = [f'"{t}"' for t in terms] + [f'ids : "{i}"' for i in ids]
