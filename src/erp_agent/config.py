@@ -439,6 +439,13 @@ class Settings(BaseSettings):
         "erp-agent",
         description="Prefix of every Redis key, so that deployments can share one Redis.",
     )
+    response_cache_seconds: float = Field(
+        0.0,
+        ge=0,
+        description="How long the answer to a new conversation's question may be served again "
+        "to users with the same organisation and permissions (exact or reworded question; "
+        "dropped sooner when the delta sync sees its entities change); 0 turns the cache off.",
+    )
     queue_url: str | None = Field(
         None,
         description="Broker of the background-turn queue (Celery), e.g. redis://127.0.0.1:6379/1 "

@@ -7,7 +7,7 @@ by the server in the background (`erp-agent serve`, `erp-agent demo`), or right 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import (
@@ -26,6 +26,7 @@ from rich.text import Text
 
 from erp_agent.catalog import load_catalog
 from erp_agent.cli._common import console, err_console, load_settings, run_async
+from erp_agent.config import Settings
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.profile import connector_catalog
@@ -91,6 +92,7 @@ def sync(
         tenant = rsettings.index_tenant
         runner = RecordSync(
             connector, served, retriever.index, retriever.embedder, cred, tenant=tenant,
+            on_changed=shared_cache_invalidation(settings),
         )  # fmt: skip
         report = SyncReport()
         with _bar() as bar:
@@ -154,3 +156,14 @@ async def _embed_now(job: Backfill) -> None:
 
         job.progress = JobProgress(listeners=[show])
         await asyncio.to_thread(job.run)
+
+
+def shared_cache_invalidation(settings: Settings) -> Any:
+    """With a shared response cache (Redis), changed records drop the answers that read them."""
+    if not (settings.redis_url and settings.response_cache_seconds):
+        return None
+    from erp_agent.shared.redis_link import RedisLink
+    from erp_agent.shared.response_cache import ResponseCache
+
+    cache = ResponseCache(RedisLink(settings.redis_url, prefix=settings.redis_prefix))
+    return cache.invalidate

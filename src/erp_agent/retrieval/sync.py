@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from erp_agent.catalog import Catalog, EntityKind
@@ -86,6 +86,7 @@ class RecordSync:
         tenant: str = "default",
         batch_size: int = BATCH,
         status: Progress | None = None,
+        on_changed: Callable[[str, list[str]], Awaitable[object]] | None = None,
     ) -> None:
         self.connector = connector
         self.catalog = catalog
@@ -95,6 +96,9 @@ class RecordSync:
         self.tenant = tenant
         self.batch_size = batch_size
         self.status = status or Progress()
+        # Told (tenant, [entity]) when records of an entity changed: e.g. the response cache
+        # drops the answers that read it.
+        self.on_changed = on_changed
 
     async def _restricted(self, entity: str) -> frozenset[str]:
         """Canonical fields of ``entity`` the ERP's meta puts behind a permlevel above 0."""
@@ -190,6 +194,8 @@ class RecordSync:
                 batch.state[_at_mark_name(entity)] = json.dumps(sorted(at_mark))
             # One transaction: the cards, the deletions and the watermark that covers them.
             await asyncio.to_thread(self.index.commit, batch)
+            if self.on_changed is not None and (fresh or changes.deleted):
+                await self.on_changed(self.tenant, [entity])
             report.upserted += len(cards)
             report.deleted += len(gone)
             report.batches += 1

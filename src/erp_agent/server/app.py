@@ -47,6 +47,7 @@ from erp_agent.server.routes._deps import csrf_guard
 from erp_agent.server.security import Vault
 from erp_agent.server.state import KnowledgeAdmin, ServerState
 from erp_agent.server.throttle import SignInThrottle
+from erp_agent.shared.response_cache import ResponseCache
 from erp_agent.shared.sign_ins import RedisSignInCounts
 from erp_agent.shared.turn_events import TurnEvents
 
@@ -87,6 +88,15 @@ def erp_pinger(connector: Connector) -> Callable[[], Awaitable[None]]:
     return ping
 
 
+def response_cache(runtime: Runtime) -> ResponseCache | None:
+    seconds = runtime.settings.response_cache_seconds
+    if not seconds:
+        return None
+    embedder = runtime.retriever.embedder
+    embed = embedder.embed_one if embedder is not None else None
+    return ResponseCache(runtime.redis, ttl=seconds, embed=embed)
+
+
 def build_state(
     runtime: Runtime,
     model_provider: ModelProvider,
@@ -113,6 +123,7 @@ def build_state(
         read_only=runtime.settings.read_only,
         turn_events=TurnEvents(runtime.redis),
         queue=TurnQueue.from_settings(runtime.settings),
+        cache=response_cache(runtime),
     )
     return state
 

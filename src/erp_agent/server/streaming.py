@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
 from erp_agent.engine import interrupted
@@ -14,6 +14,7 @@ from erp_agent.engine.events import Event, EventBus, TextDelta
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ErpAgentError, ErpAuthenticationError, ErpSessionExpired
 from erp_agent.gateway.session import Session
+from erp_agent.server import cached
 from erp_agent.server.background import Relay, web_payload
 from erp_agent.server.state import ServerState
 
@@ -52,6 +53,11 @@ async def run_and_record(
 async def stream_turn(
     state: ServerState, session: Session, message: str, conversation_id: str | None
 ) -> AsyncIterator[str]:
+    if conversation_id is None and state.cache is not None:
+        cached_payload = await cached.answer(state, session, message)
+        if cached_payload is not None:
+            yield sse("response", cached_payload)
+            return
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     bus = EventBus()
     bus.subscribe(queue.put_nowait)
@@ -68,6 +74,8 @@ async def stream_turn(
     state.running.add(task)
     task.add_done_callback(state.running.discard)
     task.add_done_callback(lambda _: queue.put_nowait(None))
+    # The relays end with the turn, whether or not this browser is still reading.
+    task.add_done_callback(lambda done: _keep(state, _end_relays(done, relays)))
     while True:
         try:
             event = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
@@ -84,14 +92,24 @@ async def stream_turn(
         response = task.result()
     except Exception as exc:
         log.exception("turn failed for %s", session.user)
-        for relay in relays.values():
-            relay.send("error", {"message": error_text(exc)})
-            await relay.close()
         yield sse("error", {"message": error_text(exc)})
         return
-    payload = web_payload(response)
+    if conversation_id is None and state.cache is not None:
+        await cached.remember(state, session, message, response)
+    yield sse("response", web_payload(response))
+
+
+def _keep(state: ServerState, work: Coroutine[Any, Any, None]) -> None:
+    task = asyncio.ensure_future(work)
+    state.running.add(task)
+    task.add_done_callback(state.running.discard)
+
+
+async def _end_relays(done: asyncio.Task[TurnResponse], relays: dict[str, Relay]) -> None:
+    failure = done.exception() if not done.cancelled() else None
     for relay in relays.values():
-        if relay.turn_id == response.turn_id:
-            relay.send("response", payload)
+        if failure is not None or done.cancelled():
+            relay.send("error", {"message": error_text(failure or Exception())})
+        elif relay.turn_id == done.result().turn_id:
+            relay.send("response", web_payload(done.result()))
         await relay.close()
-    yield sse("response", payload)

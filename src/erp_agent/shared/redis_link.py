@@ -9,11 +9,12 @@ import time
 from typing import Any
 
 from redis import exceptions as redis_errors
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 
 log = logging.getLogger("erp_agent.shared")
 ERRORS = (redis_errors.RedisError, OSError)
 _WARN_EVERY_SECONDS = 60.0
+MAX_CONNECTIONS = 50
 
 
 class RedisLink:
@@ -22,9 +23,17 @@ class RedisLink:
     def __init__(self, url: str, *, prefix: str = "erp-agent") -> None:
         self.url = url
         self.prefix = prefix
-        self.client: Redis = Redis.from_url(
-            url, socket_connect_timeout=2.0, socket_timeout=5.0, health_check_interval=15
+        # A bounded pool: hundreds of concurrent turns wait briefly for a connection instead
+        # of opening one each.
+        pool = BlockingConnectionPool.from_url(
+            url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=5.0,
+            socket_connect_timeout=2.0,
+            socket_timeout=5.0,
+            health_check_interval=15,
         )
+        self.client: Redis = Redis(connection_pool=pool)
         self._warned_at = float("-inf")
 
     def key(self, *parts: str) -> str:
@@ -57,6 +66,7 @@ class RedisLink:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        await self.client.connection_pool.disconnect()  # a pool we made is ours to close
 
 
 def as_text(value: Any) -> str:
