@@ -378,6 +378,12 @@ class Settings(BaseSettings):
     read_only: bool = Field(
         False, description="A read-only workspace: write tools are never offered or executed."
     )
+    site_dir: str | None = Field(
+        None,
+        description="A deployment's own folder: catalog/ entries (custom fields, doctypes, "
+        "metrics, reports) merged over the packaged catalog and validated at start; see "
+        "docs/extending.md.",
+    )
     password: SecretStr | None = Field(
         None, description="Password for `--as USER` commands (else they ask)."
     )

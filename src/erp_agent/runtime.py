@@ -123,7 +123,7 @@ class Runtime:
 
     @classmethod
     async def create(cls, settings: Settings, *, store: Store | None = None) -> Runtime:
-        catalog = load_catalog()
+        catalog = load_catalog(site=settings.site_dir)  # with the site's overlay, if any
         connector = connectors.from_settings(settings)
         # Tools, routing and the planner see only what this connector can do.
         catalog = catalog_for(catalog, connector.profile, connector.native_maps())

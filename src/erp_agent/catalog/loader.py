@@ -14,6 +14,7 @@ Layout (relative to the catalog root; the packaged one is this package's folder)
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,11 +36,14 @@ PACKAGED_ROOT = Path(__file__).parent
 _M = TypeVar("_M", bound=BaseModel)
 
 
-def load_catalog(path: Path | None = None) -> Catalog:
-    """Load and validate the catalog under ``path`` (default: the packaged one, loaded once).
+def load_catalog(path: Path | None = None, *, site: str | Path | None = None) -> Catalog:
+    """Load and validate the catalog under ``path`` (default: the packaged one, loaded once),
+    with a site's overlay (``<site>/catalog``, the same layout) merged in when given.
 
     Raises ``CatalogError`` listing every problem found, each naming file, item and cause.
     """
+    if site is not None:
+        return _with_overlay(path or PACKAGED_ROOT, Path(site).resolve() / "catalog")
     if path is None:
         return _packaged()
     return _Loader(path).load()
@@ -48,6 +52,28 @@ def load_catalog(path: Path | None = None) -> Catalog:
 @functools.cache
 def _packaged() -> Catalog:
     return _Loader(PACKAGED_ROOT).load()
+
+
+@functools.cache
+def _with_overlay(root: Path, overlay: Path) -> Catalog:
+    if not overlay.is_dir():
+        raise CatalogError(
+            f"ERP_AGENT_SITE_DIR has no 'catalog' folder ({overlay}); create it, or unset the "
+            "setting (docs/extending.md)."
+        )
+    return _Loader(root, overlay).load()
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``extra`` deep-merged over ``base``: mappings merge, anything else is replaced."""
+    out = dict(base)
+    for key, value in extra.items():
+        current = out.get(key)
+        if isinstance(current, dict) and isinstance(value, Mapping):
+            out[key] = _merge(current, value)
+        else:
+            out[key] = value
+    return out
 
 
 def _format(exc: ValidationError) -> str:
@@ -63,8 +89,9 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Loader:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, overlay: Path | None = None) -> None:
         self.root = root
+        self.overlay = overlay
         self.problems: list[str] = []
 
     def load(self) -> Catalog:
@@ -112,7 +139,23 @@ class _Loader:
         return catalog
 
     def _read(self, rel: str) -> dict[str, Any]:
-        path = self.root / rel
+        """The packaged file, with the site overlay's file of the same name merged over it."""
+        base = self._read_file(self.root / rel, rel) if (self.root / rel).exists() else None
+        extra = None
+        if self.overlay is not None and (self.overlay / rel).exists():
+            extra = self._read_file(self.overlay / rel, f"site overlay {rel}")
+        if base is None and extra is None:
+            self.problems.append(f"{rel}: file is missing")
+            return {}
+        return _merge(base or {}, extra or {})
+
+    def _files(self, folder: str) -> list[str]:
+        """The YAML files of ``folder`` in the catalog or its overlay (by name, sorted)."""
+        roots = [self.root] + ([self.overlay] if self.overlay is not None else [])
+        names = {p.name for root in roots for p in (root / folder).glob("*.yaml")}
+        return sorted(names)
+
+    def _read_file(self, path: Path, rel: str) -> dict[str, Any]:
         try:
             # libyaml's parser when PyYAML has it: the same safe loading, several times faster.
             data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
@@ -128,6 +171,22 @@ class _Loader:
             self.problems.append(f"{rel}: must be a mapping of names to declarations")
             return {}
         return data
+
+    def _packaged_names(self, rel: str) -> set[str]:
+        path = self.root / rel
+        if not path.exists():
+            return set()
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_SAFE_LOADER)
+        return set(data) if isinstance(data, dict) else set()
+
+    def _unknown(self, rel: str, kind: str, name: str, known: set[str]) -> None:
+        """An overlay entry that extends nothing: most likely a typo of a name."""
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        self.problems.append(
+            f"site overlay {rel}: {kind} {name!r} is not in the catalog.{hint} To add a new "
+            f"{kind}, declare it whole (label, plural, kind, fields); see docs/extending.md."
+        )
 
     def _mapping(self, rel: str, key: str, parent: Mapping[str, Any]) -> dict[str, Any]:
         """``parent[key]`` when it is a mapping (or absent: empty); else a problem."""
@@ -164,12 +223,20 @@ class _Loader:
         self, modules: set[str], common: dict[str, Any], per_kind: Mapping[str, dict[str, Any]]
     ) -> dict[str, Entity]:
         entities: dict[str, Entity] = {}
-        for path in sorted((self.root / "data/entities").glob("*.yaml")):
-            rel = f"data/entities/{path.name}"
+        known = {
+            name for file in self._files("data/entities")
+            for name in self._packaged_names(f"data/entities/{file}")
+        }  # fmt: skip
+        for file in self._files("data/entities"):
+            path = Path(file)
+            rel = f"data/entities/{file}"
             if path.stem not in modules:
                 self.problems.append(f"{rel}: unknown module {path.stem!r} (file name = module)")
                 continue
             for name, raw in self._read(rel).items():
+                if name not in known and isinstance(raw, dict) and "kind" not in raw:
+                    self._unknown(rel, "entity", name, known)
+                    continue
                 if name in entities:
                     first = entities[name].source
                     self.problems.append(f"{rel}: entity {name!r}: duplicate (also in {first})")
@@ -202,8 +269,9 @@ class _Loader:
         of_transactions = self._mapping(f"{base}/_common.yaml", "transaction_fields", common_file)
         entity_maps: dict[str, EntityMap] = {}
         report_maps: dict[str, ReportMap] = {}
-        for path in sorted(folder.glob("*.yaml")):
-            rel = f"{base}/{path.name}"
+        for file in self._files(base):
+            path = Path(file)
+            rel = f"{base}/{file}"
             if path.stem == "_common":
                 continue
             if path.stem not in modules:

@@ -22,6 +22,7 @@ COMMANDS = [
     LazyCommand("worker", "erp_agent.cli.worker:worker", "Run background turns from the queue at ERP_AGENT_QUEUE_URL (Celery); start as many as you need."),
     LazyCommand("scan", "erp_agent.cli.scan:scan", "Scan FILE as USER into a draft Purchase Invoice or Sales Order, then confirm it."),
     LazyCommand("knowledge", "erp_agent.cli.knowledge:app", "The knowledge base: index Markdown documents, search passages."),
+    LazyCommand("catalog", "erp_agent.cli.catalog:app", "The catalog: `catalog suggest --as USER` proposes overlay entries for the ERP's custom fields."),
     LazyCommand("doctor", "erp_agent.cli.doctor:doctor", "Check the configuration end to end (ERP, service user, key, model, store, index, proxy, single sign-on): one line per check; exit 1 if any fails."),
     LazyCommand("sync", "erp_agent.cli.sync:sync", "Sync ERP records into the search index as fact cards, as the service user (ERP_AGENT_SYNC_USER / ERP_AGENT_SYNC_PASSWORD; demo: admin@demo.local / demo)."),
 ]  # fmt: skip

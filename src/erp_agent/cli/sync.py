@@ -77,7 +77,7 @@ def sync(
             "(for the demo ERP: admin@demo.local and demo)."
         )
         raise typer.Exit(1)
-    catalog = load_catalog()
+    catalog = load_catalog(site=settings.site_dir)
     entities = entity or syncable(catalog)
     unknown = [e for e in entities if e not in catalog.entities]
     if unknown:

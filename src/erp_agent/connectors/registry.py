@@ -41,6 +41,10 @@ def from_settings(settings: Settings) -> Connector:
     from erp_agent.connectors.credentials import Credential
 
     options: dict[str, object] = {"base_url": settings.erp_url, "timeout": settings.erp_timeout}
+    if settings.site_dir and settings.connector == "erpnext":
+        from erp_agent.catalog import load_catalog
+
+        options["catalog"] = load_catalog(site=settings.site_dir)  # the site's field maps too
     if settings.connector == "sql":
         options["mapping"] = settings.sql_mapping
         if settings.sql_session_key is not None:
