@@ -82,3 +82,26 @@ def test_an_overlay_typo_is_refused_with_the_name_it_meant(tmp_path: Path) -> No
 def test_a_site_folder_without_a_catalog_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(CatalogError, match="has no 'catalog' folder"):
         load_catalog(site=tmp_path)
+
+
+async def test_site_knowledge_documents_are_indexed_with_the_rest(tmp_path: Path) -> None:
+    from erp_agent.config import RetrievalSettings
+    from erp_agent.retrieval.knowledge import KnowledgeBase
+    from erp_agent.retrieval.settings import make_retriever
+    from erp_agent.server.knowledge import IndexedKnowledge
+
+    root = site(tmp_path)
+    (root / "knowledge").mkdir()
+    (root / "knowledge/returns-policy.md").write_text(
+        "---\ntitle: Returns policy of Savanna Trading\nmodule: selling\n---\n# Returns\n\n"
+        "Goods may be returned within 14 days with the original delivery note; the credit note "
+        "is raised by the accounts team.\n",
+        encoding="utf-8",
+    )
+    settings = Settings(data_dir=str(tmp_path), retrieval=RetrievalSettings(embeddings="none"))
+    kb = KnowledgeBase(make_retriever(settings), "default")
+    indexed = await IndexedKnowledge(kb, tmp_path / "uploads", root).reindex()
+    assert "returns-policy" in indexed["indexed"]
+    found = kb.search("returned within 14 days delivery note")
+    assert found
+    assert found[0].doc_id == "returns-policy"

@@ -95,7 +95,9 @@ async def _serve(host: str, port: int, model: str | None, settings: Settings) ->
 
     runtime = await Runtime.create(settings)
     switch = model_switch(runtime, model)
-    knowledge = IndexedKnowledge(runtime.knowledge, Path(settings.data_dir) / "knowledge")
+    knowledge = IndexedKnowledge(
+        runtime.knowledge, Path(settings.data_dir) / "knowledge", settings.site_dir
+    )
     app = create_app(runtime, switch, knowledge=knowledge)
     console.print(
         f"erp-agent on [bold]http://{host}:{port}/[/] — ERP {settings.erp_url} — "

@@ -31,7 +31,9 @@ class WorkerContext:
 
         settings = configure(load_settings(), model)
         runtime = await Runtime.create(settings)
-        knowledge = IndexedKnowledge(runtime.knowledge, Path(settings.data_dir) / "knowledge")
+        knowledge = IndexedKnowledge(
+            runtime.knowledge, Path(settings.data_dir) / "knowledge", settings.site_dir
+        )
         state = build_state(runtime, model_switch(runtime, model), knowledge=knowledge)
         await settings_store.load(state)  # the model an administrator chose, and the rest
         return state

@@ -37,7 +37,9 @@ class WorkerApp:
         self._stack.push_async_callback(runtime.aclose)
         switch = model_switch(runtime, model)
         self._stack.push_async_callback(switch.aclose)
-        knowledge = IndexedKnowledge(runtime.knowledge, Path(settings.data_dir) / "knowledge")
+        knowledge = IndexedKnowledge(
+            runtime.knowledge, Path(settings.data_dir) / "knowledge", settings.site_dir
+        )
         app = create_app(runtime, switch, knowledge=knowledge)
         await self._stack.enter_async_context(app.router.lifespan_context(app))
         self.app = app

@@ -17,9 +17,13 @@ from erp_agent.retrieval.knowledge import IndexReport, KnowledgeBase, packaged_r
 
 
 class IndexedKnowledge:
-    def __init__(self, kb: KnowledgeBase, upload_dir: Path) -> None:
+    def __init__(
+        self, kb: KnowledgeBase, upload_dir: Path, site_dir: str | Path | None = None
+    ) -> None:
         self.kb = kb
         self.upload_dir = upload_dir
+        # A deployment's own documents (ERP_AGENT_SITE_DIR/knowledge), indexed with the rest.
+        self.site_knowledge = Path(site_dir) / "knowledge" if site_dir else None
 
     async def upload(self, name: str, text: str) -> dict[str, Any]:
         path = self.upload_dir / Path(name).name  # the name is validated; never leave the folder
@@ -43,6 +47,8 @@ class IndexedKnowledge:
             reports = [self.kb.index_path(packaged_root(), prune=False)]
             if self.upload_dir.is_dir():
                 reports.append(self.kb.index_path(self.upload_dir, prune=False))
+            if self.site_knowledge is not None and self.site_knowledge.is_dir():
+                reports.append(self.kb.index_path(self.site_knowledge, prune=False))
             return reports
 
         reports = await asyncio.to_thread(run)
