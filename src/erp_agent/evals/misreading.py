@@ -61,6 +61,8 @@ async def misreading_agent(
             continue
         stated = []
         for q in case.expect.figures:
+            if not isinstance(q, Query):
+                continue  # the misreadings are stated in the ERP's terms
             wrong = misread(q)
             user = admin if wrong.as_ == "admin" else case.user
             stated += [_stated(v) for v in await truth.figures(user, wrong, None)]

@@ -1,9 +1,10 @@
 """Run suites through the real engine with any ChatModel, and score them.
 
 Each case: pick a real document (if the case needs one), apply its edit (stale-record cases),
-ask the question as the case's user, compute the expected figures straight from the ERP's REST
-API (``evals.truth``: never through the agent's own catalog, connector or tools), score, and
-restore the edit."""
+ask the question as the case's user, compute the expected figures straight from the system of
+record (``evals.truth``: the ERP's REST API; ``evals.sql_truth``: hand-written SQL on a bespoke
+database; never through the agent's own catalog, connector or tools), score, and restore the
+edit."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from erp_agent.errors import ConfigError
 from erp_agent.evals import score
-from erp_agent.evals.spec import Case, Expect, Suite, Turn
+from erp_agent.evals.spec import Case, Edit, Expect, Query, SqlEdit, SqlQuery, Suite, Turn
+from erp_agent.evals.sql_truth import SqlTruth
 from erp_agent.evals.truth import ErpTruth, resolve
 from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
@@ -22,6 +25,7 @@ from erp_agent.models.base import ChatModel
 from erp_agent.runtime import Runtime
 
 ADMIN = "admin@demo.local"
+Truth = ErpTruth | SqlTruth
 # Gates named max_<metric> are ceilings; every other gate is a floor.
 MAX_PREFIX = "max_"
 
@@ -101,8 +105,18 @@ async def run_suites(
     admin: str = ADMIN,
 ) -> EvalRun:
     today = today or dt.date.today()
+    system = "sql" if runtime.connector.name == "sql" else "erpnext"
+    wrong = [s.name for s in suites if s.system != system]
+    if wrong:
+        raise ConfigError(
+            f"eval suite {', '.join(wrong)} is not written for the {system} system in use"
+        )
     sessions = _Sessions(runtime, password)
-    truth = ErpTruth(runtime.settings.erp_url, password, today)
+    truth: Truth = (
+        SqlTruth(runtime.settings.erp_url, today)
+        if system == "sql"
+        else ErpTruth(runtime.settings.erp_url, password, today)
+    )
     engine = runtime.engine(model, runtime.settings.engine.model_copy(update={"today": today}))
     results = []
     try:
@@ -113,7 +127,7 @@ async def run_suites(
 
 
 async def _run_all(
-    runtime: Runtime, engine: Any, truth: ErpTruth, sessions: _Sessions, suites: list[Suite],
+    runtime: Runtime, engine: Any, truth: Truth, sessions: _Sessions, suites: list[Suite],
     admin: str,
 ) -> list[SuiteResult]:  # fmt: skip
     results = []
@@ -148,7 +162,7 @@ async def _route_case(
 async def _turn_case(
     runtime: Runtime,
     engine: Any,
-    truth: ErpTruth,
+    truth: Truth,
     sessions: _Sessions,
     suite: Suite,
     case: Case,
@@ -160,8 +174,14 @@ async def _turn_case(
         return CaseResult(suite.name, case.id, case.question, case.user, False, False,
                           error="the pick found no document in this ERP", family=case.family)  # fmt: skip
     restore: tuple[str, str, str, Any] | None = None
-    if case.edit and case.pick and picked:
-        doctype, name, field_name = case.pick.doctype, str(picked["name"]), case.edit.field
+    if isinstance(case.edit, SqlEdit) and isinstance(truth, SqlTruth):
+        await truth.edit(case.edit, picked)
+    elif isinstance(case.edit, Edit) and case.pick and picked and isinstance(truth, ErpTruth):
+        doctype, name, field_name = (
+            getattr(case.pick, "doctype", ""),
+            str(picked["name"]),
+            case.edit.field,
+        )
         old = (await truth.document(admin, doctype, name)).get(field_name) or 0
         new = round(float(old) + case.edit.add, 2)
         await truth.set_value(admin, doctype, name, field_name, new)
@@ -169,12 +189,14 @@ async def _turn_case(
     try:
         return await _conversation(runtime, engine, truth, session, suite, case, admin, picked)
     finally:
-        if restore is not None:
+        if isinstance(case.edit, SqlEdit) and isinstance(truth, SqlTruth):
+            await truth.restore(case.edit, picked)
+        elif restore is not None and isinstance(truth, ErpTruth):
             await truth.set_value(admin, *restore)
 
 
 async def _conversation(
-    runtime: Runtime, engine: Any, truth: ErpTruth, session: Session, suite: Suite, case: Case,
+    runtime: Runtime, engine: Any, truth: Truth, session: Session, suite: Suite, case: Case,
     admin: str, picked: dict[str, Any] | None,
 ) -> CaseResult:  # fmt: skip
     """The case's question, then each follow-up in the same conversation. Checks of a later
@@ -249,17 +271,17 @@ class _Attr:
 
 
 async def _checks(
-    exp: Expect, user: str, truth: ErpTruth, admin: str, picked: dict[str, Any] | None,
+    exp: Expect, user: str, truth: Truth, admin: str, picked: dict[str, Any] | None,
     answer: str, tools: list[str], blocks: list[dict[str, Any]],
 ) -> dict[str, bool]:  # fmt: skip
     checks: dict[str, bool] = {}
     if exp.tools:
         checks["plane"] = any(t in tools for t in exp.tools)
     for i, q in enumerate(exp.figures):
-        values = await truth.figures(admin if q.as_ == "admin" else user, q, picked)
+        values = await truth.figures(_asker(q, admin, user), q, picked)
         checks[f"figure{i}"] = bool(values) and all(score.figure_present(answer, v) for v in values)
     for i, q in enumerate(exp.forbid):
-        values = await truth.figures(admin if q.as_ == "admin" else user, q, picked)
+        values = await truth.figures(_asker(q, admin, user), q, picked)
         leaked = [v for v in values if (isinstance(v, str) and v in answer) or
                   (not isinstance(v, str) and abs(float(v or 0)) > 12 and score.figure_present(answer, v))]  # fmt: skip
         checks[f"forbid{i}"] = not leaked
@@ -278,6 +300,11 @@ async def _checks(
     if exp.choices:
         checks["choices"] = "choices" in shown
     return checks
+
+
+def _asker(q: Query | SqlQuery, admin: str, user: str) -> str:
+    # An SQL statement states its own scope; a REST query runs as the admin or the asker.
+    return admin if isinstance(q, Query) and q.as_ == "admin" else user
 
 
 def _summarise(suite: Suite, cases: list[CaseResult]) -> SuiteResult:

@@ -57,6 +57,19 @@ class Query(_Strict):
         return self
 
 
+class SqlQuery(_Strict):
+    """An expected figure on a bespoke SQL database: a hand-written SELECT run straight on the
+    database at eval time (its own SQLAlchemy engine; never the connector, its mapping or the
+    planner). Every value of every row is expected in the answer (numbers as figures, text as
+    text); a ``forbid`` query's values must not appear. The statement states its own scope
+    (``tenant_id = 'SAVANNA' and branch_id = 'Kisumu'``) and meaning (``stage = 'posted'``,
+    ``deleted_at is null``). Named parameters ``:year_start``, ``:today``, ``:prev_month_end`` …
+    bind the date tokens; ``:pick_FIELD`` binds a column of the picked row."""
+
+    sql: str
+    top: int | None = None  # only the first N rows
+
+
 class Pick(_Strict):
     """A document chosen at eval time (over REST, as the admin), so questions name real
     documents without typing them. ``fields`` are native; ``{pick.name}`` is the document name."""
@@ -66,6 +79,21 @@ class Pick(_Strict):
     order_by: str = "name desc"
     offset: int = 0
     fields: list[str] = Field(default_factory=lambda: ["name"])
+
+
+class SqlPick(_Strict):
+    """A row chosen at eval time by a hand-written SELECT (the first row); its columns fill
+    ``{pick.COLUMN}`` in questions and ``:pick_COLUMN`` in statements."""
+
+    sql: str
+
+
+class SqlEdit(_Strict):
+    """A hand-written UPDATE run before asking (the stale-record failure mode) and its
+    ``restore`` statement run afterwards; both bind ``:pick_COLUMN`` and ``:now``."""
+
+    sql: str
+    restore: str
 
 
 class Edit(_Strict):
@@ -79,8 +107,8 @@ class Edit(_Strict):
 class Expect(_Strict):
     tools: list[str] = Field(default_factory=list)  # any one of these must be called (the plane)
     offered: list[str] = Field(default_factory=list)  # routing: each must be offered
-    figures: list[Query] = Field(default_factory=list)  # each figure must appear in the answer
-    forbid: list[Query] = Field(default_factory=list)  # none of these ids/figures may appear
+    figures: list[Query | SqlQuery] = Field(default_factory=list)  # each must appear in the answer
+    forbid: list[Query | SqlQuery] = Field(default_factory=list)  # none of these may appear
     text: list[str] = Field(default_factory=list)  # any one phrase must appear (case-insensitive)
     mention: list[str] = Field(default_factory=list)  # every one must appear (after templating)
     no_figures: bool = False  # the answer states no figure at all (out of scope)
@@ -111,8 +139,8 @@ class Case(_Strict):
     question: str
     family: str = ""  # the question family (per-family accuracy in the results)
     user: str = "admin@demo.local"
-    pick: Pick | None = None
-    edit: Edit | None = None
+    pick: Pick | SqlPick | None = None
+    edit: Edit | SqlEdit | None = None
     expect: Expect = Field(default_factory=Expect)
     then: list[Turn] = Field(default_factory=list)  # follow-ups in the same conversation
 
@@ -121,6 +149,9 @@ class Suite(_Strict):
     name: str
     description: str = ""
     mode: Literal["turn", "route"] = "turn"  # route: only the router runs (no model, no ERP data)
+    # The system of record the suite is written for: its truth is REST in ERPNext terms
+    # (erpnext) or hand-written SQL on the bespoke database (sql).
+    system: Literal["erpnext", "sql"] = "erpnext"
     gates: dict[str, float] = Field(default_factory=dict)  # metric → minimum
     recall_k: int = 5
     cases: list[Case]
@@ -144,6 +175,22 @@ class Suite(_Strict):
                 cases.append({**shared, "id": f"{raw.get('id')}-{n}", "question": wording})
         return {**data, "cases": cases}
 
+    @model_validator(mode="after")
+    def _truth_of_its_system(self) -> Suite:
+        """A suite's truth speaks its system's language: REST queries for erpnext, SQL for sql."""
+        sql = self.system == "sql"
+        for case in self.cases:
+            expects = [case.expect, *(turn.expect for turn in case.then)]
+            parts: list[object] = [q for e in expects for q in (*e.figures, *e.forbid)]
+            parts += [p for p in (case.pick, case.edit) if p is not None]
+            for part in parts:
+                if isinstance(part, SqlQuery | SqlPick | SqlEdit) != sql:
+                    raise ValueError(
+                        f"case {case.id}: a {self.system} suite states its truth "
+                        + ("as hand-written SQL (sql: ...)" if sql else "in the ERP's terms")
+                    )
+        return self
+
 
 def _parse(path_name: str, text: str) -> Suite:
     try:
@@ -152,15 +199,24 @@ def _parse(path_name: str, text: str) -> Suite:
         raise ConfigError(f"eval suite {path_name}: {exc}") from exc
 
 
-def builtin_names() -> list[str]:
+System = Literal["erpnext", "sql"]
+
+
+def _root(system: System) -> Any:
+    # ERPNext suites sit at the top of suites/; another system's suites in suites/<system>/.
     root = resources.files("erp_agent.evals") / "suites"
+    return root if system == "erpnext" else root / system
+
+
+def builtin_names(system: System = "erpnext") -> list[str]:
+    root = _root(system)
     return sorted(p.name.removesuffix(".yaml") for p in root.iterdir() if p.name.endswith(".yaml"))
 
 
-def load_suites(names: list[str] | None = None) -> list[Suite]:
-    """Built-in suites by name (all when none given), or suite files by path."""
-    root = resources.files("erp_agent.evals") / "suites"
-    chosen = names or builtin_names()
+def load_suites(names: list[str] | None = None, system: System = "erpnext") -> list[Suite]:
+    """Built-in suites of ``system`` by name (all when none given), or suite files by path."""
+    root = _root(system)
+    chosen = names or builtin_names(system)
     suites = []
     for name in chosen:
         path = Path(name)
@@ -170,8 +226,15 @@ def load_suites(names: list[str] | None = None) -> list[Suite]:
         file = root / f"{name}.yaml"
         if not file.is_file():
             raise ConfigError(
-                f"No eval suite {name!r}. Built-in suites: {', '.join(builtin_names())}; "
+                f"No {system} eval suite {name!r}. Built-in suites: "
+                f"{', '.join(builtin_names(system))}; "
                 "or give the path of a suite YAML file."
             )
         suites.append(_parse(name, file.read_text(encoding="utf-8")))
+    wrong = [s.name for s in suites if s.system != system]
+    if wrong:
+        raise ConfigError(
+            f"eval suite {', '.join(wrong)} is written for another system than {system}: "
+            "run it with --system set to the suite's system"
+        )
     return suites

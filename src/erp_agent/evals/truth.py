@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from erp_agent.errors import ConfigError
-from erp_agent.evals.spec import Pick, Query
+from erp_agent.evals.spec import Pick, Query, SqlPick, SqlQuery
 
 
 def _month_end(day: dt.date) -> dt.date:
@@ -156,7 +156,9 @@ class ErpTruth:
             return rows
         raise ConfigError(f"eval truth: the ERP accepts no aggregate over {doctype}")
 
-    async def pick(self, spec: Pick, user: str) -> dict[str, Any] | None:
+    async def pick(self, spec: Pick | SqlPick, user: str) -> dict[str, Any] | None:
+        if not isinstance(spec, Pick):
+            raise ConfigError("eval truth: an erpnext suite picks its document over REST")
         fields = list(dict.fromkeys(["name", *spec.fields]))
         filters = [[f, op, resolve(v, self.today)] for f, op, v in spec.filters]
         rows = await self.get_list(user, spec.doctype, fields, filters, order_by=spec.order_by,
@@ -175,8 +177,12 @@ class ErpTruth:
         await self._method(user, "frappe.client.set_value",
                            {"doctype": doctype, "name": name, "fieldname": field, "value": value})  # fmt: skip
 
-    async def figures(self, user: str, q: Query, pick: dict[str, Any] | None) -> list[Any]:
+    async def figures(
+        self, user: str, q: Query | SqlQuery, pick: dict[str, Any] | None
+    ) -> list[Any]:
         """The expected values: numbers for count/sum/value, document names for names."""
+        if not isinstance(q, Query):
+            raise ConfigError("eval truth: an erpnext suite states its figures in ERP terms")
         if q.op == "value":
             name = str(resolve(q.name or "{pick.name}", self.today, pick))
             return [(await self.document(user, q.doctype, name)).get(q.field or "name")]
