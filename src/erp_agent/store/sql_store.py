@@ -49,6 +49,9 @@ from erp_agent.store.tables import (
     turns,
 )
 
+# Per process: N workers hold up to N × 10 connections (PostgreSQL's default limit is 100).
+SERVER_POOL = {"pool_size": 5, "max_overflow": 5, "pool_timeout": 30}
+
 # Strict JSON: NaN/Infinity are not JSON and PostgreSQL would refuse them.
 _json_dumps = functools.partial(json.dumps, ensure_ascii=False, allow_nan=False)
 
@@ -96,11 +99,7 @@ class SQLStore(ServerTables, Retention, Store):
                 connect_args={"timeout": lock_timeout} if is_sqlite else {},
                 # A server database: connections checked before use, so a restart of the
                 # database costs a reconnect rather than a failed turn.
-                **(
-                    {}
-                    if is_sqlite
-                    else {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 20}
-                ),
+                **({} if is_sqlite else {"pool_pre_ping": True, **SERVER_POOL}),
             )
         except (sa_exc.ArgumentError, sa_exc.InvalidRequestError, ImportError) as error:
             raise ConfigError(
