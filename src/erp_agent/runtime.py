@@ -19,6 +19,7 @@ from erp_agent.documents.extract import ScanLimits, Transcriber
 from erp_agent.documents.vision import vision_transcriber
 from erp_agent.engine.events import AsyncListener, Listener
 from erp_agent.engine.outcomes import OutcomeRecorder
+from erp_agent.engine.prompt import site_sections
 from erp_agent.engine.routing import Router
 from erp_agent.engine.subscribers import InteractionLog
 from erp_agent.engine.turn import Engine
@@ -117,6 +118,7 @@ class Runtime:
     # Subscribers of every turn's events (engine/events.py); channels and the server add theirs.
     listeners: list[Listener] = field(default_factory=list)
     async_listeners: list[AsyncListener] = field(default_factory=list)
+    site_prompt: str = ""  # ERP_AGENT_SITE_DIR/prompts, read and checked at start
 
     def __post_init__(self) -> None:
         self.async_listeners.append(InteractionLog(self.store))
@@ -124,6 +126,7 @@ class Runtime:
     @classmethod
     async def create(cls, settings: Settings, *, store: Store | None = None) -> Runtime:
         catalog = load_catalog(site=settings.site_dir)  # with the site's overlay, if any
+        site_prompt = site_sections(settings.site_dir)  # checked before anything is opened
         connector = connectors.from_settings(settings)
         # Tools, routing and the planner see only what this connector can do.
         catalog = catalog_for(catalog, connector.profile, connector.native_maps())
@@ -189,6 +192,7 @@ class Runtime:
             knowledge,
             budgets,
             redis=redis,
+            site_prompt=site_prompt,
         )
 
     async def sign_in(self, user: str, password: str) -> Session:
@@ -228,6 +232,7 @@ class Runtime:
             store=self.store, links=self.links, results=self.results, settings=settings,
             context_providers=[self.knowledge_context],
             listeners=self.listeners, async_listeners=self.async_listeners,
+            site_prompt=self.site_prompt,
         )  # fmt: skip
 
     async def knowledge_context(self, query: str, session: Session, budget_tokens: int) -> str:

@@ -105,3 +105,29 @@ async def test_site_knowledge_documents_are_indexed_with_the_rest(tmp_path: Path
     found = kb.search("returned within 14 days delivery note")
     assert found
     assert found[0].doc_id == "returns-policy"
+
+
+async def test_site_prompt_sections_reach_the_model_and_an_empty_one_is_refused(
+    demo_erp: DemoERP, tmp_path: Path
+) -> None:
+    from erp_agent.errors import ConfigError
+    from erp_agent.models.testing import ScriptedModel
+
+    root = site(tmp_path)
+    (root / "prompts").mkdir()
+    (root / "prompts/10-house-style.md").write_text(
+        "Savanna Trading calls customers 'accounts'.", encoding="utf-8"
+    )
+    settings = Settings(erp_url=demo_erp.url, data_dir=str(tmp_path), site_dir=str(root))
+    runtime = await Runtime.create(settings, store=MemoryStore())
+    try:
+        model = ScriptedModel(ScriptedModel.reply("Noted."))
+        session = await runtime.sign_in("sales@demo.local", "demo")
+        await runtime.engine(model).run_turn(session, "hello")
+        system = model.requests[0].messages[0].content or ""
+        assert "Savanna Trading calls customers 'accounts'." in system
+    finally:
+        await runtime.aclose()
+    (root / "prompts/20-empty.md").write_text("  \n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"20-empty\.md is empty"):
+        await Runtime.create(settings, store=MemoryStore())

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
+from erp_agent.errors import ConfigError
 from erp_agent.gateway.session import Session
 from erp_agent.models.base import Message
 from erp_agent.tools.base import Tool
@@ -93,8 +95,11 @@ def build(
     rules_already_sent: set[str],
     today: dt.date,
     can_write: bool,
+    site: str = "",
 ) -> tuple[PromptParts, list[str]]:
-    """The prompt, and the tools whose rules were sent now (remember them for the conversation)."""
+    """The prompt, and the tools whose rules were sent now (remember them for the conversation).
+    ``site`` is the deployment's own sections (ERP_AGENT_SITE_DIR/prompts), after the packaged
+    ones: they add to the rules, and cannot lift the gateway's checks, which are not prompts."""
     parts = [prompt_file("core.md")]
     if can_write:
         parts.append(prompt_file("write_rules.md"))
@@ -102,6 +107,8 @@ def build(
         text = prompt_file(f"modules/{module}.md")
         if text:
             parts.append(text)
+    if site:
+        parts.append(site)
     sent_now: list[str] = []
     rules: list[str] = []
     for tool in offered:
@@ -114,3 +121,31 @@ def build(
     return PromptParts(
         "\n\n".join(p for p in parts if p), tool_rules, session_block(session, today)
     ), sent_now
+
+
+MAX_SITE_PROMPT_CHARS = 8000  # the site's sections are sent with every model call
+
+
+def site_sections(site_dir: str | Path | None) -> str:
+    """``<site>/prompts/*.md`` in name order, checked at start (ConfigError naming the file)."""
+    if not site_dir:
+        return ""
+    folder = Path(site_dir) / "prompts"
+    if not folder.is_dir():
+        return ""
+    texts = []
+    for path in sorted(folder.glob("*.md")):
+        try:
+            text = path.read_text(encoding="utf-8").strip()
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"Site prompt section {path.name} is not UTF-8 text.") from exc
+        if not text:
+            raise ConfigError(f"Site prompt section {path.name} is empty; remove it or fill it.")
+        texts.append(text)
+    joined = "\n\n".join(texts)
+    if len(joined) > MAX_SITE_PROMPT_CHARS:
+        raise ConfigError(
+            f"The site prompt sections in {folder} have {len(joined)} characters; at most "
+            f"{MAX_SITE_PROMPT_CHARS} are sent with every question. Shorten them."
+        )
+    return joined

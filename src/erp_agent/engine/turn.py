@@ -79,6 +79,7 @@ class Engine:
         results: ResultStore,
         settings: EngineSettings | None = None,
         context_providers: Sequence[ContextProvider] = (),
+        site_prompt: str = "",
         listeners: Sequence[Listener] = (),
         async_listeners: Sequence[AsyncListener] = (),
     ) -> None:
@@ -92,6 +93,7 @@ class Engine:
         self.shaper = ResultShaper(gateway.registry, results)
         self.settings = settings or EngineSettings()
         self.context_providers = list(context_providers)
+        self.site_prompt = site_prompt  # the deployment's own prompt sections
         # Subscribers of every turn's events, whichever channel runs it (the interaction log,
         # usage, metrics); the channel adds its own (progress) to the bus it passes.
         self.listeners = list(listeners)
@@ -224,6 +226,7 @@ class Engine:
             parts, sent_now = prompt.build(
                 run.session, run.modules, offered_tools, rules_sent, self.settings.today or dt.date.today(),
                 can_write=not run.session.read_only and any(t.effect is Effect.WRITE for t in offered_tools),
+                site=self.site_prompt,
             )  # fmt: skip
             rules_sent.update(sent_now)
             run.turn.state["rules_sent"] = sorted(rules_sent)
