@@ -104,7 +104,7 @@ def test_a_choice_is_clicked_by_its_label_or_typed_when_none_was_offered() -> No
 # against; the offline planner does not reach it yet (measured 0.62 / 0.977 when the suite
 # landed). Until it does, this test holds the floor it has reached, so a regression fails CI;
 # raise the floor with every improvement, and drop it for `run.ok` once the gate is met.
-FLOOR = {"accuracy": 0.87, "groundedness": 0.98}
+FLOOR = {"accuracy": 0.9, "groundedness": 0.98}
 
 
 @pytest.mark.anyio
@@ -150,3 +150,22 @@ async def test_real_figures_of_the_wrong_meaning_fail(runtime: Runtime, demo_erp
     assert rows
     assert run.metrics["accuracy"] == 0.0
     assert not run.ok
+
+
+# Wordings the planner was never tuned on (written before the tuning, never used for it): the
+# figure that shows whether it generalises beyond the suite's sentences.
+HELDOUT = Path(__file__).parent / "data" / "heldout_paraphrases.yaml"
+HELDOUT_FLOOR = {"accuracy": 0.55, "groundedness": 1.0}
+
+
+@pytest.mark.anyio
+async def test_offline_planner_generalises_to_held_out_wordings(runtime: Runtime) -> None:
+    (suite,) = load_suites([str(HELDOUT)])
+    (run,) = (
+        await run_suites(
+            runtime, OfflinePlanner(runtime.catalog), [suite], password="demo", today=TEST_TODAY
+        )
+    ).suites
+    failing = [(c.case, c.answer[:120]) for c in run.cases if not c.passed or not c.grounded]
+    reached = {k: run.metrics[k] for k in HELDOUT_FLOOR}
+    assert all(reached[k] >= f for k, f in HELDOUT_FLOOR.items()), (reached, failing)

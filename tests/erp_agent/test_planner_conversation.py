@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from rest_truth import RestERP, cents, sums
 
-from conftest import TEST_TODAY, DemoERP
+from conftest import TEST_TODAY, DemoERP, raw
 from erp_agent.config import EngineSettings, Settings
 from erp_agent.engine.response import TurnResponse
 from erp_agent.evals.score import figure_present, plain
@@ -266,6 +266,24 @@ async def test_a_write_by_names_resolves_party_and_items_and_asks_only_the_compa
     assert args["items"] == [{"item": item["name"], "qty": 3.0}]
     assert block(done, "proposal")
     assert len(rest.rows("Quotation", [])) == before  # a proposal: nothing written yet
+
+
+async def test_the_users_default_company_is_used_and_said(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    """A user of both companies whose ERP User Default is Savanna Trading Ltd is not asked which
+    company: the quotation is for the default one, and the answer says so."""
+    rt = runtime
+    [(default,)] = raw(demo_erp, "select defvalue from tabDefaultValue where parent = ? and "
+                       "defkey = 'company'", "sales@demo.local")  # fmt: skip
+    sales = await sign_in(rt.connector, rt.registry, rt.policy, "sales@demo.local", "demo")
+    admin = await sign_in(rt.connector, rt.registry, rt.policy, ADMIN, "demo")
+    assert (sales.default_company, admin.default_company) == (default, None)
+    done = await Chat(rt, sales).say("raise a quotation for Acme Ltd for 3 x grey hammer")
+    create = next(c for c in done.tools_called if c["name"] == "quotation.create")
+    assert create["arguments"]["company"] == default
+    assert block(done, "proposal")
+    assert f"{default}, your default company" in text_of(done)
 
 
 async def test_two_conditions_are_both_kept(chat: Chat, rest: RestERP) -> None:

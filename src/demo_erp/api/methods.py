@@ -86,6 +86,23 @@ def get_user_permissions(ctx: Ctx, args: Args) -> dict[str, list[dict[str, Any]]
     }
 
 
+@whitelist(
+    "frappe.core.doctype.session_default_settings.session_default_settings.get_session_default_values"
+)
+def get_session_default_values(ctx: Ctx, args: Args) -> str:
+    """The desk's session defaults for the signed-in user, as Frappe returns them (a JSON list):
+    the user's DefaultValue, else the only Company their User Permissions allow."""
+    row = ctx.conn.execute(
+        'select defvalue from "tabDefaultValue" where parent = ? and defkey = ?',
+        (ctx.user, "company"),
+    ).fetchone()
+    allowed = sorted(ctx.user_permissions().get("Company", ()))
+    company = row["defvalue"] if row else (allowed[0] if len(allowed) == 1 else None)
+    field = {"fieldname": "company", "fieldtype": "Link", "options": "Company",
+             "label": "Default Company", "default": company}  # fmt: skip
+    return json.dumps([field])
+
+
 @whitelist("frappe.utils.change_log.get_versions")
 def get_versions(ctx: Ctx, args: Args) -> dict[str, Any]:
     frappe_version = "16.4.1" if ctx.settings.version >= 16 else "15.54.1"

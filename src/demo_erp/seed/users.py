@@ -106,6 +106,10 @@ USER_PERMISSIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "mombasa.manager@demo.local": (("Branch", "Mombasa"), ("Company", "Savanna Trading Ltd")),
 }
 DEMO_EMPLOYEE_USER = "employee@demo.local"
+# User Defaults (Frappe's DefaultValue rows whose parent is the user): what the desk pre-fills.
+USER_DEFAULTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "sales@demo.local": (("company", "Savanna Trading Ltd"),),
+}
 
 
 def api_credentials(seed: int, user: str) -> tuple[str, str]:
@@ -145,6 +149,12 @@ def create_users(s: Seeder, seed: int, password: str) -> None:
         users.append(user.email)
         for allow, value in USER_PERMISSIONS.get(user.email, ()):
             add_user_permission(s, user.email, allow, value)
+        for idx, (key, value) in enumerate(USER_DEFAULTS.get(user.email, ()), start=1):
+            s.conn.execute(
+                'insert into "tabDefaultValue" (name, parent, parenttype, parentfield, idx, '
+                "defkey, defvalue) values (?, ?, 'User', 'defaults', ?, ?, ?)",
+                (f"{user.email}-{key}", user.email, idx, key, value),
+            )
     for name in users:
         auth.set_password(s.conn, name, password)
         auth.set_api_key(s.conn, name, *api_credentials(seed, name))

@@ -191,6 +191,10 @@ class Connector(ABC):
     @abstractmethod
     async def roles(self, cred: Credential) -> list[str]: ...
 
+    async def user_default(self, cred: Credential, key: str) -> str | None:
+        """The user's own default for ``key`` (e.g. their default company), or None."""
+        return None
+
     async def whoami(self, cred: Credential) -> str:
         """The ERP user id a credential (an API key pair, a bearer token) signs in as."""
         raise NotImplementedError(f"The {self.name} connector cannot say who a credential is.")

@@ -80,6 +80,8 @@ def session_block(session: Session, today: dt.date) -> str:
     ]
     if session.company:
         lines.append(f"- Company: {session.company}")
+    elif session.default_company:
+        lines.append(f"- Default company: {session.default_company}")
     if session.currency:
         lines.append(f"- Currency: {session.currency}")
     lines.append(f"- Timezone: {session.timezone}")

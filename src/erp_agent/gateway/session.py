@@ -27,5 +27,8 @@ class Session:
     allowed_tools: frozenset[str] = frozenset()
     read_only: bool = False
     company: str | None = None
+    # The user's own default company in the ERP (a User Default): used where one company must
+    # be chosen (a report, a new document) instead of asking; never a filter on reads.
+    default_company: str | None = None
     currency: str | None = None
     timezone: str = "UTC"

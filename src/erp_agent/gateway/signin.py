@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 
 from erp_agent.connectors.base import Connector
@@ -38,8 +39,9 @@ async def session_for(
     """The session of a credential the ERP already accepted (password, API key or SSO)."""
     user = cred.user
     roles = frozenset(await connector.roles(cred))
-    allowed = await resolve_allowed_tools(
-        connector, cred, roles, registry, policy, read_only=read_only
+    allowed, default_company = await asyncio.gather(
+        resolve_allowed_tools(connector, cred, roles, registry, policy, read_only=read_only),
+        connector.user_default(cred, "company"),
     )
     return Session(
         id=f"sess_{secrets.token_urlsafe(12)}",
@@ -49,4 +51,5 @@ async def session_for(
         org=org,
         allowed_tools=allowed,
         read_only=read_only,
+        default_company=default_company,
     )

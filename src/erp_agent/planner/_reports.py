@@ -47,6 +47,13 @@ def company_step(ctx: Ctx) -> tuple[str | None, Step | None]:
         return named[0], None
     if not names:
         return None, _text("I can't see any company with your access.")
+    default = ctx.view.default_company
+    if default in names:
+        # The user's own default company in the ERP, as its desk would pre-fill it.
+        note = f"Company: {default}, your default company in the ERP (name another to change it)."
+        if note not in ctx.view.notes:
+            ctx.view.notes.append(note)
+        return default, None
     question = f"Which company: {join(names, 'or')}?"
     if ctx.has("display.choices") and 2 <= len(names) <= 8:
         if ctx.result("display.choices") is None:

@@ -40,11 +40,28 @@ def lines(text: str) -> list[tuple[float, str]]:
 def party_name(ctx: Ctx, item_names: list[str]) -> str | None:
     """The party the document is for: 'for <Name>' (not an item line, not a company)."""
     companies = _company_names(ctx)
-    for m in _PARTY.finditer(ctx.req.text):
-        name = m.group(1).strip(" .,")
-        if name and name not in item_names and name.lower() not in companies:
+    items = {n.lower() for n in item_names}
+    said = [m.group(1) for m in _PARTY.finditer(ctx.req.text)]
+    # "quote Acme Ltd 20 …": a name the request gives without "for"; "to acme ltd for …": a
+    # name typed in lower case (the master data decides whether it is one).
+    said += [v for _, v in ctx.req.names]
+    said += [m.group(1) for m in _LOWER_PARTY.finditer(ctx.req.text)]
+    for raw in said:
+        name = raw.strip(" .,")
+        low = name.lower()
+        if name and low not in items and low not in companies and not _inside_item(low, items):
             return name
     return None
+
+
+_LOWER_PARTY = re.compile(
+    r"\b(?:for|to)\s+(?:(?:the\s+)?(?:customer|client|supplier|lead)\s+)?"
+    r"(?!\d)([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)(?=\s+(?:for|with)\b|\s+\d|[,;]|$)"
+)
+
+
+def _inside_item(name: str, items: set[str]) -> bool:
+    return any(name in item or item in name for item in items)
 
 
 def _company_names(ctx: Ctx) -> set[str]:

@@ -41,8 +41,16 @@ def write(ctx: Ctx) -> Step:
                 if isinstance(done.content.get("proposal"), dict)
                 else None
             )
+            default = ctx.view.default_company
+            said = default is not None and default.lower() in ctx.req.text.lower()
+            note = (
+                f" Company: {default}, your default company in the ERP."
+                if default and done.args.get("company") == default and not said
+                else ""
+            )
             return _text(
                 f"I've prepared this for you to confirm: {summary or done.message}. Nothing changes in the ERP until you confirm it."
+                + note
             )
         return _failed(done)
     if req.verb in _CREATE:
@@ -70,7 +78,7 @@ def _workflow_action(ctx: Ctx, e: Entity, doc_id: str) -> Step:
     verb = ctx.req.verb or ""
     tool = f"{e.name}.workflow_action"
     if not ctx.has(tool):
-        return _text(f"You can't {verb} {e.plural.lower()} in this session.")
+        return enable(ctx, tool) or _text(f"You can't {verb} {e.plural.lower()} in this session.")
     describe = f"{e.name}.workflow"
     if ctx.has(describe):
         r = ctx.result(describe, {"id": doc_id})
@@ -145,7 +153,7 @@ def _create(ctx: Ctx, e: Entity) -> Step:
         elif f.type is FieldType.ENUM:
             hit = next((v for v in f.values if v.lower() in ctx.req.text.lower()), None)
             # A quotation's party kind: the request names a party to sell to, i.e. a customer.
-            hit = hit or ("customer" if "customer" in f.values and names else None)
+            hit = hit or ("customer" if "customer" in f.values and (names or party) else None)
             if hit is None:
                 missing.append(f.label.lower())
             else:

@@ -78,6 +78,8 @@ class TurnView:
     today: dt.date
     company: str | None
     user: str | None
+    default_company: str | None = None  # the user's default company in the ERP
+    notes: list[str] = field(default_factory=list)  # said after the answer ("using …")
     results: list[Result] = field(default_factory=list)
     earlier: list[str] = field(default_factory=list)  # earlier user messages and tool contents
     answered: str | None = None  # our own answer, when the engine asks us to check it
@@ -103,6 +105,7 @@ def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
     context_text = "\n".join(m.content or "" for m in messages if _is_context(m))
     found = re.search(r"- Today: (\d{4}-\d{2}-\d{2})", system)
     company = re.search(r"- Company: (.+)", system)
+    default_company = re.search(r"- Default company: (.+)", system)
     user = re.search(r"- User: (.+)", system)
     state: dict[str, Any] = {}
     found_state = re.search(
@@ -127,6 +130,7 @@ def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
         request=request,
         today=dt.date.fromisoformat(found.group(1)) if found else (today or dt.date.today()),
         company=company.group(1).strip() if company else None,
+        default_company=default_company.group(1).strip() if default_company else None,
         user=user.group(1).strip() if user else None,
         state=state,
     )

@@ -52,12 +52,14 @@ def next_step(
         return _with_note(note, _rechoose(view, tools, reading.pending))
     if reading.company:
         view.company = reading.company
-    return _with_note(note, plan(Ctx(reading.req, view, tools, catalog, connector)))
+    return _with_note(note, plan(Ctx(reading.req, view, tools, catalog, connector)), view)
 
 
-def _with_note(note: str, step: Step) -> Step:
+def _with_note(note: str, step: Step, view: TurnView | None = None) -> Step:
     if note and step.text is not None:
         step.text = note + step.text
+    if view is not None and view.notes and step.text is not None:
+        step.text += "\n" + " ".join(view.notes)
     return step
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,9 +31,10 @@ from erp_agent.connectors.frappe import aggregates, filling
 from erp_agent.connectors.frappe.client import FrappeClient
 from erp_agent.connectors.frappe.errors import stale_refusal
 from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter, Op
-from erp_agent.errors import CatalogError, ErpRefusal
+from erp_agent.errors import CatalogError, ErpError, ErpRefusal
 
 CANCELLED = "Cancelled"  # the status Frappe gives a cancelled document
+_SESSION_DEFAULTS = "frappe.core.doctype.session_default_settings.session_default_settings.get_session_default_values"
 _PTYPES = {
     "read": "read",
     "create": "create",
@@ -161,6 +163,19 @@ class ERPNextConnector(Connector):
 
     async def whoami(self, cred: Credential) -> str:
         return await self.client.whoami(cred)
+
+    async def user_default(self, cred: Credential, key: str) -> str | None:
+        """A User Default as the desk pre-fills it (Frappe's session defaults), read as the
+        user; None when the ERP has none or does not offer the method."""
+        try:
+            raw = await self.client.method(cred, _SESSION_DEFAULTS)
+            fields = json.loads(raw) if isinstance(raw, str) else raw
+        except (ErpError, ValueError):
+            return None
+        for f in fields if isinstance(fields, list) else []:
+            if isinstance(f, dict) and f.get("fieldname") == key and f.get("default"):
+                return str(f["default"])
+        return None
 
     # ------------------------------------------------------------ reads
 
