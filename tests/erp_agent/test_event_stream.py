@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 from server_doubles import (
+    CREATE_LEAD,
     SALES_BY_CUSTOMER,
     Harness,
     build_app,
@@ -126,3 +127,15 @@ async def test_the_offline_planner_costs_no_tokens(demo_erp: Any, tmp_path: Path
         budgets = (await admin.get("/api/admin/budgets")).json()
         assert budgets["orgs"][0]["used_this_month"] == 0
     await runtime.aclose()
+
+
+async def test_proposals_made_and_decided_are_counted(scripted: Harness) -> None:
+    async with client_for(scripted.app) as admin:
+        await sign_in(admin, ADMIN)
+        response = await ask(admin, CREATE_LEAD)
+        proposal = next(b for b in response["blocks"] if b["type"] == "proposal")
+        url = f"/api/proposals/{proposal['id']}/confirm"
+        assert (await admin.post(url, json={"payload_hash": proposal["payload_hash"]})).json()["ok"]
+        metrics = (await admin.get("/metrics")).text
+        assert 'erp_agent_proposals_total{decision="made"} 1.0' in metrics
+        assert 'erp_agent_proposals_total{decision="confirmed"} 1.0' in metrics
