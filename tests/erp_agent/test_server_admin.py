@@ -95,7 +95,10 @@ async def test_admin_routes_refuse_other_users(admin: httpx.AsyncClient, harness
             assert response.status_code == 403, (method, path)
             assert "System Manager" in response.json()["detail"]
     # Nothing the refused requests asked for happened.
-    assert (await admin.get("/api/admin/tenant")).json() == {"read_only": False}
+    assert (await admin.get("/api/admin/tenant")).json() == {
+        "read_only": False,
+        "source": "environment",
+    }
 
 
 async def test_the_model_key_is_write_only(
@@ -192,7 +195,8 @@ async def test_read_only_switch_refuses_writes_in_open_sessions(admin: httpx.Asy
         if b["type"] == "proposal"
     )
     assert (await admin.put("/api/admin/tenant", json={"read_only": True})).json() == {
-        "read_only": True
+        "read_only": True,
+        "source": "admin console",
     }
     assert (await admin.get("/api/auth/me")).json()["read_only"] is True
     refused = (
@@ -286,7 +290,7 @@ async def test_admin_settings_survive_a_restart(
     second = build_app(runtime, tmp_path)
     async with client_for(second.app) as admin:
         await sign_in(admin, ADMIN)
-        assert (await admin.get("/api/admin/tenant")).json() == {"read_only": True}
+        assert (await admin.get("/api/admin/tenant")).json()["read_only"] is True
         assert {"org": "acme", "tokens": 5000, "used_this_month": 0} in (
             await admin.get("/api/admin/budgets")
         ).json()["orgs"]

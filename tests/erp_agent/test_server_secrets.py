@@ -200,3 +200,28 @@ def test_a_trusted_proxy_entry_that_is_not_an_address_is_a_clear_error() -> None
     with pytest.raises(ConfigError, match=r"'proxy\.local', which is not an address"):
         parse_networks(["127.0.0.1", "proxy.local"])
     assert dt.timedelta(hours=ServerSettings().session_hours) == dt.timedelta(hours=12)
+
+
+async def test_policy_and_read_only_say_where_they_come_from_and_go_back(
+    demo_erp: DemoERP, tmp_path: Path
+) -> None:
+    runtime = await runtime_for(demo_erp, tmp_path)
+    async with client_for(app_for(runtime, tmp_path, NEW)) as client:
+        await sign_in(client, "admin@demo.local")
+        policy = (await client.get("/api/admin/policy")).json()
+        assert policy["source"] == "packaged file"
+        changed = await client.put("/api/admin/policy", json={"yaml": policy["yaml"]})
+        assert changed.json()["source"] == "admin console"
+        back = (await client.delete("/api/admin/policy")).json()
+        assert back["source"] == "packaged file"
+        assert back["policy"] == policy["policy"]
+        assert (await client.get("/api/admin/tenant")).json()["source"] == "environment"
+        switched = (await client.put("/api/admin/tenant", json={"read_only": True})).json()
+        assert switched == {"read_only": True, "source": "admin console"}
+    await runtime.aclose()
+    locked = await runtime_for(demo_erp, tmp_path, read_only=True)
+    async with client_for(app_for(locked, tmp_path, NEW)) as client:
+        await sign_in(client, "admin@demo.local")
+        tenant = (await client.put("/api/admin/tenant", json={"read_only": False})).json()
+        assert tenant == {"read_only": True, "source": "environment"}  # cannot be lifted here
+    await locked.aclose()

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from erp_agent.errors import ConfigError, ErpAgentError
-from erp_agent.gateway.policy import parse_policy
+from erp_agent.gateway.policy import load_policy, parse_policy
 from erp_agent.server.models import ModelChoice, ModelSwitch
 from erp_agent.server.state import ServerState
 
@@ -112,7 +112,9 @@ async def load(state: ServerState) -> None:
 
 
 async def _apply(state: ServerState, key: str, value: Any) -> None:
-    if key == "policy":
+    if key == "policy" and value == ENVIRONMENT:
+        state.runtime.policy = load_policy()
+    elif key == "policy":
         try:
             state.runtime.policy = parse_policy(value, "stored policy")
         except ConfigError:

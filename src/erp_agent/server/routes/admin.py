@@ -12,7 +12,7 @@ from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, Field
 
 from erp_agent.errors import ConfigError
-from erp_agent.gateway.policy import parse_policy
+from erp_agent.gateway.policy import load_policy, parse_policy
 from erp_agent.server import settings_store
 from erp_agent.server.models import ModelChoice, ModelSwitch
 from erp_agent.server.routes._deps import Admin, Signed, State
@@ -73,10 +73,31 @@ class PolicyText(BaseModel):
     yaml: str = Field(max_length=200_000)
 
 
+def _source(state: State, key: str) -> str:
+    """Where a value the admin console shows comes from."""
+    stored = state.applied.get(key)
+    return (
+        "admin console"
+        if stored is not None and stored != settings_store.ENVIRONMENT
+        else ("packaged file" if key == "policy" else "environment")
+    )
+
+
 @router.get("/policy", summary="Role → tool policy (applies to new sessions)")
 async def get_policy(_: Admin, state: State) -> dict[str, Any]:
     policy = state.runtime.policy.to_dict()
-    return {"policy": policy, "yaml": yaml.safe_dump(policy, sort_keys=False)}
+    return {
+        "policy": policy,
+        "yaml": yaml.safe_dump(policy, sort_keys=False),
+        "source": _source(state, "policy"),
+    }
+
+
+@router.delete("/policy", summary="Forget the policy set here: back to the packaged one")
+async def reset_policy(_: Admin, state: State) -> dict[str, Any]:
+    await settings_store.save(state, "policy", settings_store.ENVIRONMENT)
+    state.runtime.policy = load_policy()
+    return await get_policy(_, state)
 
 
 @router.put("/policy", summary="Replace the role policy; validated, applied to new sessions")
@@ -100,16 +121,18 @@ class Tenant(BaseModel):
     read_only: bool
 
 
-@router.get("/tenant", summary="Is this tenant read-only?")
-async def get_tenant(_: Admin, state: State) -> dict[str, bool]:
-    return {"read_only": state.read_only}
+@router.get("/tenant", summary="Is this tenant read-only, and who set it?")
+async def get_tenant(_: Admin, state: State) -> dict[str, Any]:
+    # ERP_AGENT_READ_ONLY=true cannot be switched off here; say so.
+    source = "environment" if state.configured_read_only else _source(state, "read_only")
+    return {"read_only": state.read_only, "source": source}
 
 
 @router.put("/tenant", summary="Switch read-only on or off (every session, at once)")
-async def put_tenant(body: Tenant, _: Admin, state: State) -> dict[str, bool]:
+async def put_tenant(body: Tenant, _: Admin, state: State) -> dict[str, Any]:
     state.read_only = state.configured_read_only or body.read_only
     await settings_store.save(state, "read_only", body.read_only)
-    return {"read_only": state.read_only}
+    return await get_tenant(_, state)
 
 
 # ------------------------------------------------------------------ budgets and usage

@@ -51,7 +51,9 @@ $('#model-form').addEventListener('submit', async (event) => {
 });
 
 async function loadTenant() {
-  $('#read-only').checked = (await api('GET', 'api/admin/tenant')).read_only;
+  const tenant = await api('GET', 'api/admin/tenant');
+  $('#read-only').checked = tenant.read_only;
+  $('#read-only').title = tenant.source === 'admin console' ? 'set here' : 'set by environment';
 }
 
 $('#read-only').addEventListener('change', async (event) => {
