@@ -62,3 +62,41 @@ def test_the_documented_metrics_are_every_metric_served() -> None:
     served = {m.name for m in Metrics().registry.collect()}
     documented = set(re.findall(r"\| `(erp_agent_[a-z_]+)` \|", DOC.read_text(encoding="utf-8")))
     assert served == documented, (served - documented, documented - served)
+
+
+@pytest.mark.postgres
+async def test_a_pg_dump_restores_every_record_into_an_empty_database() -> None:
+    """The documented `pg_dump --format=custom` and `pg_restore --no-owner` of the scaled store."""
+    import shutil
+    import subprocess
+
+    from pg_fixtures import pg_database
+    from sqlalchemy.engine import make_url
+
+    if shutil.which("pg_dump") is None:
+        pytest.skip("pg_dump is not installed")
+
+    def libpq(url: str) -> str:
+        return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+    with pg_database() as source_url, pg_database() as target_url:
+        store = open_store(source_url)
+        await store.migrate()
+        conversation = Conversation("conv_pg", "sales@demo.local", "default", "Question")
+        await store.create_conversation(conversation)
+        await store.save_turn(Turn("turn_pg", conversation.id, 1, "How much was billed?"))
+        await store.close()
+        dump = subprocess.run(
+            ["pg_dump", "--format=custom", libpq(source_url)],
+            capture_output=True, check=True, timeout=120,
+        )  # fmt: skip
+        subprocess.run(
+            ["pg_restore", "--no-owner", "-d", libpq(target_url)],
+            input=dump.stdout, capture_output=True, check=True, timeout=120,
+        )  # fmt: skip
+        restored = open_store(target_url)
+        await restored.migrate()  # nothing to do: the restored schema is current
+        found = await restored.list_conversations("sales@demo.local")
+        assert [c.id for c in found] == ["conv_pg"]
+        assert [t.user_message for t in await restored.turns("conv_pg")] == ["How much was billed?"]
+        await restored.close()
