@@ -113,6 +113,14 @@ def parse_period(text: str, today: dt.date) -> Period | None:
         )
         if start and end:
             return Period(start, end, f"{start} to {end}")
+    m = re.search(rf"\b{_MONTH}\s+(?:to|until|till|through|-)\s+{_MONTH}(?:\s+(\d{{4}}))?\b", t)
+    if m:
+        # "April to June": whole months, the year the later one is in (or the year given).
+        first, last = MONTHS[m.group(1)[:3]], MONTHS[m.group(2)[:3]]
+        year = int(m.group(3)) if m.group(3) else _year_for_month(last, today)
+        if first <= last:
+            start, end = dt.date(year, first, 1), month_end(year, last)
+            return Period(start, end, f"{start} to {end}")
     m = re.search(rf"\b(?:since|from|after)\s+({_DATE})", t)
     if m:
         start = parse_date(m.group(1), today)
