@@ -103,6 +103,13 @@ async def test_api_key_sign_in_is_the_keys_user_and_a_wrong_secret_is_refused(
     )
     assert wrong.status_code == 401
     assert "refused this API key" in wrong.json()["detail"]
+    # A key that cannot travel in a header is a clear 422, not a failure inside the server.
+    odd = await plain.post(
+        "/api/auth/sign-in-key",
+        json={"api_key": "kéy", "api_secret": "sécret"},
+        headers={"X-CSRF-Token": csrf},
+    )
+    assert odd.status_code == 422
     assert (await plain.get("/api/auth/me")).status_code == 401
     ok = await plain.post(
         "/api/auth/sign-in-key",

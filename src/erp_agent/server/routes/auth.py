@@ -44,8 +44,9 @@ class SignIn(BaseModel):
 
 
 class KeySignIn(BaseModel):
-    api_key: str = Field(min_length=1, max_length=200)
-    api_secret: str = Field(min_length=1, max_length=500)
+    # ERP keys are printable ASCII (they travel in an HTTP header as "token key:secret").
+    api_key: str = Field(min_length=1, max_length=200, pattern=r"^[!-9;-~]+$")
+    api_secret: str = Field(min_length=1, max_length=500, pattern=r"^[!-~]+$")
 
 
 def _secure(request: Request) -> bool:
