@@ -81,7 +81,8 @@ def test_quotation_priced_by_the_erp_edited_confirmed_and_opened(page: Page, dem
     expect(dialog.locator(".close")).to_be_visible()
     dialog.locator(".close").click()
     expect(dialog).to_be_hidden()
-    assert page.evaluate("document.activeElement.name") == "message"
+    # The dialog's close event moves focus; wait for it rather than race it.
+    expect(page.locator("#composer [name=message]")).to_be_focused()
 
     outcome = page.locator(".msg.outcome a").last
     expect(outcome).to_be_visible()
