@@ -29,6 +29,7 @@ from erp_agent.evals import load_suites, run_suites
 from erp_agent.evals.runner import CaseResult, EvalRun
 from erp_agent.models.fake_server import FakeOpenAIServer, serving
 from erp_agent.planner import OfflinePlanner
+from erp_agent.retrieval.knowledge import packaged_root
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore
 
@@ -58,6 +59,8 @@ async def qualify(
     runtime.models.on_usage = lambda event: usage["completion"].append(
         event.usage.completion_tokens
     )
+    # Process questions are answered from the starter knowledge base, as `erp-agent demo` has it.
+    await asyncio.to_thread(runtime.knowledge.index_path, packaged_root())
     chat = runtime.models.model("reasoning", org="qualify")  # no fallback: the model alone
     try:
         run = await run_suites(runtime, chat, load_suites(suites), password="demo", today=TODAY)

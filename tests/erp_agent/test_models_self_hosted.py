@@ -157,3 +157,68 @@ def test_command_line_model_errors_are_one_line(base_env: dict[str, str]) -> Non
     stray = runner.invoke(cli_app, [*ask, "--base-url", "http://localhost:1/v1"], env=base_env)
     assert stray.exit_code == 1
     assert "--base-url needs --model" in stray.output
+
+
+BROKEN_CALL = '<tool_call>{"name": "customer.count", "arguments": {</tool_call>'
+
+
+@pytest.mark.parametrize(
+    ("replies", "shown"),
+    [
+        ([FakeReply.text(BROKEN_CALL)] * 2, "could not be read, even when asked again"),
+        ([FakeReply.text("")] * 2, "returned an empty answer twice"),
+        ([FakeReply.text("7" * 2_000_000)], "characters long, more than the 200,000"),
+    ],
+    ids=["unreadable call", "empty answer", "2 MB reply"],
+)
+def test_unusable_model_output_ends_the_turn_with_a_clear_message(
+    base_env: dict[str, str], replies: list[FakeReply], shown: str
+) -> None:
+    server = FakeOpenAIServer(api_key="no-key")
+    server.enqueue(*replies)
+    with server.running() as url:
+        result = CliRunner().invoke(
+            cli_app,
+            [
+                "ask",
+                QUESTION,
+                "--as",
+                "admin@demo.local",
+                "--model",
+                "llamacpp:m",
+                "--base-url",
+                url,
+            ],
+            env=base_env,
+        )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert shown in text
+    assert "{" not in text
+    assert "7777777" not in text
+    assert server.remaining == 0
+
+
+@pytest.mark.parametrize(
+    ("first", "quirks"),
+    [
+        (FakeReply.call("payroll.run", {}), {"text_calls_tagged"}),
+        (FakeReply.call("customer.count", '{"filters": '), set()),
+    ],
+    ids=["unknown tool written as text", "malformed arguments of a real call"],
+)
+def test_a_bad_call_is_answered_to_the_model_and_the_turn_goes_on(
+    base_env: dict[str, str], first: FakeReply, quirks: set[str]
+) -> None:
+    server = FakeOpenAIServer(api_key="no-key", quirks=quirks)
+    server.enqueue(first, FakeReply.text("I could not do that; here is what I can do."))
+    with server.running() as url:
+        result = CliRunner().invoke(
+            cli_app,
+            ["ask", QUESTION, "--as", "admin@demo.local", "--model", "vllm:m", "--base-url", url],
+            env=base_env,
+        )
+    assert result.exit_code == 0, result.output
+    assert "I could not do that" in result.output
+    answered = json.dumps(server.requests[1].body["messages"][-1])
+    assert "not offered" in answered or "not valid JSON" in answered

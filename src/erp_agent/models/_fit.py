@@ -3,8 +3,8 @@
 Tool schemas are most of a first request (24 tools ≈ 11k tokens). Below ``COMPACT_BELOW``
 tokens of context every tool is sent compact (see ``_schemas.compact``) — always, so the bytes
 stay the same from request to request and a prefix cache holds. If the request still does not
-fit, tools are left off from the end of the list (the router puts the always-offered ones
-first); ``tools.search`` can offer them again.
+fit, tools are left off: first a few always-offered ones a small model rarely needs, then from
+the end of the list; ``tools.search`` can offer them again.
 """
 
 from __future__ import annotations
@@ -17,6 +17,15 @@ from typing import Any
 from erp_agent.models._schemas import compact
 from erp_agent.models.base import Message
 
+# Rarely needed always-offered tools, in the order they are left off when a request is too long.
+FIRST_TO_LEAVE = (
+    "workflow.pending",
+    "workflow.describe",
+    "display.cards",
+    "records.search",
+    "metrics.catalog",
+    "display.choices",
+)
 COMPACT_BELOW = 32_768  # tokens of context under which tool schemas are sent compact
 ANSWER_RESERVE = 1024  # tokens left for the answer
 
@@ -35,5 +44,15 @@ def fit(
     fitted = [compact(t) for t in tools]
     budget = window - min(ANSWER_RESERVE, window // 8)
     while len(fitted) > 1 and request_tokens(messages, fitted) > budget:
-        fitted.pop()
+        fitted.pop(_next_to_leave(fitted))
     return fitted
+
+
+def _next_to_leave(tools: list[dict[str, Any]]) -> int:
+    """The always-offered tools a small model can best do without go first (each is reachable
+    through tools.search), then the last of the list: the request's own tools stay longest."""
+    names = [str(t.get("function", {}).get("name", "")) for t in tools]
+    for name in FIRST_TO_LEAVE:
+        if name in names:
+            return names.index(name)
+    return len(tools) - 1

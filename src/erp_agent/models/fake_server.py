@@ -381,6 +381,7 @@ class _Truncated(Response):
 
 
 def _pieces(text: str, size: int = 7) -> list[str]:
+    size = max(size, len(text) // 2000)  # a huge answer in fewer, longer pieces (fast tests)
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
@@ -417,7 +418,15 @@ def serving(model: ChatModel) -> Responder:
 
     async def respond(body: dict[str, Any]) -> FakeReply:
         tools = [_ours(t) for t in body.get("tools") or ()]
-        completion = await model.complete([_message(m) for m in body["messages"]], tools)
+        messages: list[Message] = []
+        called: dict[str, str] = {}  # tool_call_id → tool: the wire sends no name with a result
+        for wire in body["messages"]:
+            message = _message(wire)
+            called |= {c.id: c.name for c in message.tool_calls}
+            if message.role == "tool":
+                message = dataclasses.replace(message, name=called.get(message.tool_call_id or ""))
+            messages.append(message)
+        completion = await model.complete(messages, tools)
         calls = tuple(
             FakeToolCall(encode(c.name), c.arguments, c.id) for c in completion.tool_calls
         )

@@ -92,12 +92,18 @@ class OpenAICompatibleModel(ChatModel):
         assembler = _StreamAssembler(names, model=self.settings.model)
         # Text that may be a tool call written out is held back until the answer is complete.
         gate = TextGate(enabled=bool(tools))
-        chunks = await self._create(messages, wire_tools, temperature, max_tokens, stream=True)
+        chunks = cast(
+            "openai.AsyncStream[ChatCompletionChunk]",
+            await self._create(messages, wire_tools, temperature, max_tokens, stream=True),
+        )
         try:
-            async for chunk in cast("AsyncIterator[ChatCompletionChunk]", chunks):
+            async for chunk in chunks:
                 shown = gate.feed(assembler.add(chunk))
                 if shown:
                     yield StreamDelta(text=shown)
+                if assembler.size > replies.MAX_REPLY_CHARS:
+                    await chunks.close()  # a runaway answer: stop reading it now
+                    replies.check_size(assembler.completion())
         except (openai.OpenAIError, httpx2.HTTPError, httpx.HTTPError) as exc:
             raise _broke_off(f"{type(exc).__name__}: {exc}") from exc
         if not assembler.finished:
@@ -292,6 +298,7 @@ class _StreamAssembler:
         self._usage = Usage()
         self._model = model
         self._finish = ""
+        self._size = 0
 
     def add(self, chunk: ChatCompletionChunk) -> str:
         self._model = chunk.model or self._model
@@ -311,11 +318,21 @@ class _StreamAssembler:
             if choice.finish_reason:
                 self._finish = choice.finish_reason
         self._text.append(text)
+        self._size += len(text) + sum(
+            len(part.function.arguments or "")
+            for choice in chunk.choices
+            for part in choice.delta.tool_calls or ()
+            if part.function is not None
+        )
         return text
 
     @property
     def finished(self) -> bool:
         return bool(self._finish)
+
+    @property
+    def size(self) -> int:
+        return self._size
 
     def completion(self) -> Completion:
         calls = [

@@ -63,7 +63,7 @@ def _settle_once(
     completion: Completion, tools: Sequence[dict[str, Any]]
 ) -> tuple[Completion, str | None]:
     """(the usable completion, None), or (it, the correction to send the model)."""
-    _check_size(completion)
+    check_size(completion)
     if completion.tool_calls or not tools:
         return completion, None if completion.tool_calls or completion.content else _empty()
     found = extract(completion.content, tool_names(tools))
@@ -98,7 +98,7 @@ def _unusable(problem: str) -> str:
     )
 
 
-def _check_size(completion: Completion) -> None:
+def check_size(completion: Completion) -> None:
     size = len(completion.content or "") + sum(len(c.arguments) for c in completion.tool_calls)
     if size > MAX_REPLY_CHARS:
         raise ModelOutputInvalid(
