@@ -24,6 +24,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 from _common import percentile
@@ -37,6 +38,8 @@ REDIS_URL = os.environ.get("ERP_AGENT_TEST_REDIS", "redis://127.0.0.1:6379/0")
 SESSION_KEY = "x" * 43 + "="
 TODAY = dt.date(2026, 11, 30)
 FAILURES: list[str] = []
+CACHED: list[bool] = []  # --cache-hits
+HITS: list[str] = []  # answers the response cache served
 QUESTIONS = ["How are sales this month?", "And last month?", "Which customers owe us most?"]
 
 
@@ -48,12 +51,14 @@ def model_server(port: int, latency: float) -> None:
     import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse
+    from starlette.responses import JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
 
-    async def complete(request: Request) -> JSONResponse:
-        await request.body()
+    async def complete(request: Request) -> Response:
+        body = json.loads(await request.body())
         await asyncio.sleep(latency)
+        if body.get("stream"):  # the engine streams: the same answer as SSE chunks
+            return StreamingResponse(_chunks(), media_type="text/event-stream")
         return JSONResponse(
             {
                 "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
@@ -70,6 +75,18 @@ def model_server(port: int, latency: float) -> None:
                 "usage": {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105},
             }
         )
+
+    async def _chunks() -> Any:
+        base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0,
+                "model": "scripted-300ms"}  # fmt: skip
+        for choice, usage in (
+            ({"index": 0, "delta": {"role": "assistant", "content": "Scripted answer."}}, None),
+            ({"index": 0, "delta": {}, "finish_reason": "stop"}, None),
+            (None, {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105}),
+        ):
+            chunk = {**base, "choices": [choice] if choice else [], "usage": usage}
+            yield f"data: {json.dumps(chunk)}\n\n"
+        yield "data: [DONE]\n\n"
 
     app = Starlette(routes=[Route("/v1/chat/completions", complete, methods=["POST"])])
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", backlog=4096)
@@ -127,7 +144,10 @@ async def conversation(
     conversation_id: str | None = None
     n = 0
     while time.monotonic() < until:
-        body = {"message": QUESTIONS[n % len(QUESTIONS)], "conversation_id": conversation_id}
+        if CACHED:  # the same question, each time a new conversation: served from the cache
+            body = {"message": QUESTIONS[0], "conversation_id": None}
+        else:
+            body = {"message": QUESTIONS[n % len(QUESTIONS)], "conversation_id": conversation_id}
         started = time.perf_counter()
         text, status = "", 0
         try:
@@ -142,8 +162,14 @@ async def conversation(
             FAILURES.append(f"{status} {text[-200:]}")
             n += 1
             continue
-        data = text.split("event: response\ndata: ", 1)[1].split("\n\n", 1)[0]
-        conversation_id = json.loads(data)["conversation_id"]
+        data = json.loads(text.split("event: response\ndata: ", 1)[1].split("\n\n", 1)[0])
+        conversation_id = data["conversation_id"]
+        if data.get("outcome") in ("error", "stopped"):
+            FAILURES.append(f"outcome {data.get('outcome')}")
+            n += 1
+            continue
+        if "cached" in data:
+            HITS.append(data["cached"]["kind"])
         if time.monotonic() < until:
             latencies.append(took)
         n += 1
@@ -196,8 +222,15 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--latency", type=float, default=0.3)
+    parser.add_argument(
+        "--cache-hits",
+        action="store_true",
+        help="Measure answers served by the response cache (one question, new conversations).",
+    )
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cache_hits:
+        CACHED.append(True)
     if args.model_server:
         model_server(args.model_server, args.latency)
         return
@@ -238,6 +271,7 @@ def main() -> None:
                     "ERP_AGENT_REDIS_URL": REDIS_URL,
                     "ERP_AGENT_REDIS_PREFIX": prefix,
                     "ERP_AGENT_SESSION_KEY": SESSION_KEY,
+                    "ERP_AGENT_RESPONSE_CACHE_SECONDS": "600" if args.cache_hits else "0",
                     "ERP_AGENT_REASONING_MODEL": json.dumps(
                         {
                             "provider": "openai",
@@ -245,7 +279,7 @@ def main() -> None:
                             "base_url": f"http://127.0.0.1:{model_port}/v1",
                             "api_key": "bench",
                             "max_retries": 0,
-                            "stream_usage": False,
+                            "stream_usage": True,
                         }
                     ),
                 }
@@ -269,8 +303,10 @@ def main() -> None:
                 r = results[workers]
                 failed, FAILURES[:] = len(FAILURES), []
                 print(
-                    f"{workers} web worker(s), {args.conversations} conversations, "
-                    f"{failed} failed turns, "
+                    ("cache hits: " if args.cache_hits else "")
+                    + f"{workers} web worker(s), {args.conversations} conversations, "
+                    + (f"{len(HITS)} served from the cache, " if args.cache_hits else "")
+                    + f"{failed} failed turns, "
                     f"{args.latency * 1000:.0f} ms model: {r['tps']:6.1f} turns/s  "
                     f"p50 {r['p50'] * 1000:6.0f} ms  p95 {r['p95'] * 1000:6.0f} ms  "
                     f"engine CPU {r['cpu_ms']:5.1f} ms/turn  (n={r['turns']:.0f})",
