@@ -331,10 +331,12 @@ class SQLiteIndex(Index):
         marks = ",".join("?" * len(identifiers))
         with self._lock:
             rows = self._db.execute(
-                f"SELECT d.key FROM docs d WHERE {where} AND d.ident IN ({marks}) ORDER BY d.key",
+                # The planner otherwise walks (tenant, key) in key order: 75 ms at 100k cards.
+                f"SELECT d.key FROM docs d INDEXED BY docs_ident WHERE {where} "
+                f"AND d.ident IN ({marks})",
                 [*params, *identifiers],
             ).fetchall()
-        return [r["key"] for r in rows]
+        return sorted(r["key"] for r in rows)
 
     def keyword(self, query: str, scope: Scope, k: int) -> Ranked:
         ids = identifier_tokens(query)
@@ -347,7 +349,10 @@ class SQLiteIndex(Index):
         if not terms and not ids:
             return []
         quoted = [f'"{t}"' for t in terms] + [f'ids : "{i}"' for i in ids]
-        hits = self._match(" AND ".join(quoted), scope, k)
+        # A word in most cards ("invoice") neither narrows the AND nor ranks (IDF ~0), but FTS5
+        # reads its whole posting list: the AND goes over the other words.
+        strict = self._selective([f'"{t}"' for t in terms]) + [f'ids : "{i}"' for i in ids]
+        hits = self._match(" AND ".join(strict), scope, k)
         # A named id that matched is the answer; OR over its parts ("acc", "2026") is noise.
         if len(hits) < k and len(quoted) > 1 and not (ids and hits):
             # Fewer than k documents hold every term: fill up with those holding any of them.
