@@ -3,7 +3,7 @@ serve --workers N` for N = 1, 2, 4, with a scripted OpenAI-compatible model that
 call after a fixed 300 ms (its own process). Prints, per N: turns per second sustained, p50/p95
 turn latency, and the web workers' CPU milliseconds per turn (from /proc, all their processes).
 
-    flock /work/bench.lock uv run python benchmarks/many_workers.py            # 1, 2, 4 workers
+    uv run python benchmarks/many_workers.py                    # 1, 2, 4 workers
     uv run python benchmarks/many_workers.py --workers 2 --seconds 10 --conversations 50
 
 Needs PostgreSQL (ERP_AGENT_TEST_PG, a role that may create databases) and Redis
