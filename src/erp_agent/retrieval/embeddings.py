@@ -66,7 +66,7 @@ class MiniLMEmbedder(Embedder):
     dim = MINILM_DIM
 
     def __init__(
-        self, *, batch_size: int = 64, threads: int | None = None, bucket: bool = True
+        self, *, batch_size: int = 32, threads: int | None = None, bucket: bool = True
     ) -> None:
         self.batch_size = batch_size
         self.threads = threads
