@@ -34,6 +34,9 @@ Record = dict[str, Any]
 READ_OPERATIONS = frozenset({"list", "get", "count", "aggregate"})
 
 
+_STATE_WORDS = {0: "draft", 1: "submitted", 2: "cancelled"}  # docstatus, canonically
+
+
 class Capability(StrEnum):
     """What a connector may offer beyond the core read protocol."""
 
@@ -252,6 +255,11 @@ class Connector(ABC):
         """Whether a canonical record is cancelled (no longer says anything true about the
         books): document status 2 in canonical terms; connectors may know more."""
         return record.get("docstatus") == 2
+
+    def document_state(self, entity: str, docstatus: int) -> tuple[str, str]:
+        """A document state in this system's own words: (its name, the stored condition), e.g.
+        ("submitted", "docstatus = 1") in ERPNext — what a figure's definition tells the user."""
+        return _STATE_WORDS.get(docstatus, str(docstatus)), f"docstatus = {docstatus}"
 
     def normalize_columns(self, columns: Sequence[Any]) -> builtins.list[dict[str, Any]]:
         """Report columns as ``{fieldname, label, fieldtype}`` dicts (the shared shape)."""

@@ -30,6 +30,7 @@ from erp_agent.connectors.query import (
 from erp_agent.metrics.periods import FiscalYear, Period, bucket, fiscal_years_aligned_to_months
 from erp_agent.metrics.request import DimensionFilter, MetricQuery
 from erp_agent.tools.base import ToolContext
+from erp_agent.tools.factories.documents import documents_text
 
 _OPS = {o.value: o for o in Op}
 _ID_FILTER_LIMIT = 500  # above this many ids, read the linked records whole instead
@@ -211,9 +212,7 @@ class MetricComputer:
         words: list[str] = []
         if metric.documents == "submitted" and "docstatus" in entity.fields:
             filters.append(Filter("docstatus", Op.EQ, 1))
-            words.append(
-                f"submitted {entity.plural} only (docstatus = 1); drafts and cancelled excluded"
-            )
+            words.append(documents_text(entity, 1, self.ctx.connector.document_state))
         if metric.returns is Returns.EXCLUDED:
             filters.append(Filter("is_return", Op.EQ, 0))
         elif metric.returns is Returns.ONLY:

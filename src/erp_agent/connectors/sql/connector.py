@@ -151,6 +151,16 @@ class SQLConnector(Connector):
     async def health(self) -> None:
         await self._run(lambda conn: conn.execute(sa.text("select 1")).scalar())
 
+    def document_state(self, entity: str, docstatus: int) -> tuple[str, str]:
+        """The state as this database stores it: ("posted", "stage = 'posted'")."""
+        bound = self.bound.get(entity)
+        spec = bound.spec.fields.get("docstatus") if bound is not None else None
+        if spec is None:
+            return super().document_state(entity, docstatus)
+        stored = spec.stored(docstatus)
+        shown = f"'{stored}'" if isinstance(stored, str) else str(stored)
+        return str(stored), f"{spec.column} = {shown}"
+
     # ------------------------------------------------------------ identity
 
     async def login(self, user: str, password: str) -> Credential:

@@ -8,7 +8,7 @@ which statuses were included.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from erp_agent.catalog import Entity
@@ -35,8 +35,31 @@ def has_documents(entity: Entity) -> bool:
     return "docstatus" in entity.fields
 
 
+States = Callable[[str, int], tuple[str, str]]  # Connector.document_state
+
+
+def _canonical_state(entity: str, docstatus: int) -> tuple[str, str]:
+    return _NAMES.get(docstatus, str(docstatus)), f"docstatus = {docstatus}"
+
+
+def documents_text(entity: Entity, status: int | None, states: States | None = None) -> str:
+    """Which documents were counted, in the system's own words (its state names and stored
+    condition: "docstatus = 1" in ERPNext, "stage = 'posted'" in a bespoke database)."""
+    state = states or _canonical_state
+    if status is None:
+        words = [state(entity.name, d) for d in (0, 1, 2)]
+        names = f"{words[0][0]}s, {words[1][0]} and {words[2][0]}"
+        conditions = "; ".join(w[1] for w in words)
+        return f"all {entity.plural}: {names} ({conditions})"
+    name, condition = state(entity.name, status)
+    if status == 1:
+        draft, cancelled = state(entity.name, 0)[0], state(entity.name, 2)[0]
+        return f"{name} {entity.plural} only ({condition}); {draft}s and {cancelled} excluded"
+    return f"{name} {entity.plural} only ({condition})"
+
+
 def scope(
-    entity: Entity, filters: Sequence[Filter], documents: str | None
+    entity: Entity, filters: Sequence[Filter], documents: str | None, states: States | None = None
 ) -> tuple[list[Filter], str | None]:
     """``filters`` plus the docstatus the request means, and a sentence saying which statuses
     were included (None for entities without documents)."""
@@ -48,12 +71,9 @@ def scope(
         said = "; ".join(filter_text(entity, f) for f in own)
         return out, f"{entity.plural} with the statuses filtered ({said})"
     status = DOCUMENTS.get(documents or "submitted", 1)
-    if status is None:
-        return out, f"all {entity.plural}: drafts, submitted and cancelled (docstatus 0, 1, 2)"
-    out.append(Filter("docstatus", Op.EQ, status))
-    if status == 1:
-        return out, f"submitted {entity.plural} only (docstatus = 1); drafts and cancelled excluded"
-    return out, f"{_NAMES[status]} {entity.plural} only (docstatus = {status})"
+    if status is not None:
+        out.append(Filter("docstatus", Op.EQ, status))
+    return out, documents_text(entity, status, states)
 
 
 def filter_text(entity: Entity, flt: Filter) -> str:

@@ -123,15 +123,15 @@ def schema_for(entity: Entity, op: Operation, catalog: Catalog) -> Schema:
 # ------------------------------------------------------------------ read handlers
 
 
-def _scoped(entity: Entity, args: Args) -> tuple[list[Any], str | None]:
+def _scoped(ctx: ToolContext, entity: Entity, args: Args) -> tuple[list[Any], str | None]:
     """The request's filters plus the documents it means (submitted by default)."""
     filters = grammar.parse_filters(entity, args.get("filters") or ())
-    return docs.scope(entity, filters, args.get("documents"))
+    return docs.scope(entity, filters, args.get("documents"), ctx.connector.document_state)
 
 
 def _list(entity: Entity) -> ReadHandler:
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
-        filters, statement = _scoped(entity, args)
+        filters, statement = _scoped(ctx, entity, args)
         page = await ctx.connector.list(
             ctx.session.credential,
             entity.name,
@@ -162,7 +162,7 @@ def _get(entity: Entity) -> ReadHandler:
 
 def _count(entity: Entity) -> ReadHandler:
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
-        flts, statement = _scoped(entity, args)
+        flts, statement = _scoped(ctx, entity, args)
         count = await ctx.connector.count(ctx.session.credential, entity.name, flts)
         return {
             "count": count,
@@ -177,7 +177,7 @@ def _count(entity: Entity) -> ReadHandler:
 
 def _aggregate(entity: Entity) -> ReadHandler:
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
-        filters, statement = _scoped(entity, args)
+        filters, statement = _scoped(ctx, entity, args)
         request = AggregateRequest(
             measures=grammar.parse_measures(entity, args["measures"]),
             group_by=grammar.parse_group_by(entity, args.get("group_by") or ()),
