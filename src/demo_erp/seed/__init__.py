@@ -132,6 +132,7 @@ def _generate(s: Seeder, seed: int, password: str) -> None:
     hr.payroll(s)
     hr.leave_and_attendance(s)
     drafts.ensure_branch_drafts(s, seed)
+    buying.ensure_draft_order(s, seed)
     hr.expense_claims(s)
     s.say("CRM and projects")
     crm.opportunities(s)

@@ -6,6 +6,7 @@ import datetime as dt
 import importlib
 import importlib.util
 import math
+import random
 from collections import defaultdict
 from typing import Any
 
@@ -272,3 +273,58 @@ def _maybe_pay(
         },
         on=paid_on,
     )
+
+
+DRAFT_STREAM = 0x0D2AF8  # mixed into the seed: the guaranteed draft order's own random stream
+
+
+def ensure_draft_order(s: Seeder, seed: int) -> None:
+    """One Purchase Order still in the workflow's Draft state, keyed in by purchase@ in the
+    last few days, when chance left none: a demo of "why can't I submit it?" needs one. It
+    draws from its own random stream, so the rest of the data set is unchanged."""
+    if not s.data["workflow"]:
+        return
+    if s.conn.execute(
+        "select 1 from `tabPurchase Order` where docstatus = 0 and workflow_state = 'Draft'"
+    ).fetchone():
+        return
+    rng = random.Random(seed ^ DRAFT_STREAM)
+    branch = s.branches[sorted(s.branches)[0]]
+    company = s.companies[branch.company]
+    usual = sorted(
+        (code, party.name)
+        for (code, owner), party in s.data["usual_supplier"].items()
+        if owner == company.name
+    )
+    by_code = {item.code: item for item in s.data["items"]}
+    supplier = usual[0][1]
+    lines = [by_code[code] for code, name in usual if name == supplier][:2]
+    day = s.today - dt.timedelta(days=rng.randrange(0, 3))
+    schedule = day + dt.timedelta(days=10)
+    s.at(day)
+    order = s.insert(
+        "Purchase Order",
+        {
+            "supplier": supplier,
+            "company": company.name,
+            "transaction_date": day,
+            "schedule_date": schedule,
+            "currency": company.currency,
+            "set_warehouse": branch.warehouse,
+            "branch": branch.name,
+            "items": [
+                {
+                    "item_code": item.code,
+                    "qty": float(rng.randint(2, 6) * 5),
+                    "rate": round2(price(company, item.usd_cost)),
+                    "uom": item.uom,
+                    "warehouse": branch.warehouse,
+                    "schedule_date": schedule,
+                }
+                for item in lines
+            ],
+            "docstatus": 0,
+        },
+        on=day,
+    )
+    _hold_in_workflow(s, order["name"], "Draft")

@@ -437,11 +437,32 @@ def _compared_field(entity: Entity, low: str) -> str | None:
     return None
 
 
+# Moving a document through its approval workflow, and asking about it (not ordering it).
+_WORKFLOW_MOVES = re.compile(
+    r"\b(submit\w*|approv\w*|reject\w*|sign(?:ed|ing)?[ -]?off|block\w*|stopp\w*|stuck|"
+    r"held up|hold\w* (?:it|this|that) up|through|forward|next)\b"
+)
+_ASKING = re.compile(r"\?|\b(why|how|who|whom|what|when|which|can'?t|cannot|unable)\b")
+
+
+def _about_its_workflow(req: Request, low: str) -> bool:
+    """A question about one document of a workflow entity and its next move ("what's stopping
+    me from submitting PO-1?", "who needs to approve PO-1", "how do I get PO-1 approved?"):
+    the ERP's workflow for that document answers it, not the knowledge base or its fields."""
+    entities = [e for e, _ in req.doc_ids] or ([req.entity] if req.entity else [])
+    with_workflow = any("workflow_state" in e.fields for e in entities if e is not None)
+    return bool(
+        req.doc_ids and with_workflow and _WORKFLOW_MOVES.search(low) and _ASKING.search(low)
+    )
+
+
 def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> Kind:
     process = _KNOWLEDGE.search(low) and not _COUNT.search(low)
     if req.verb is not None and (req.entity is not None or req.doc_ids) and not process:
         return Kind.WRITE
     if _WORKFLOW.search(low) and not (_COUNT.search(low) and "pending approval" in low):
+        return Kind.WORKFLOW
+    if _about_its_workflow(req, low):
         return Kind.WORKFLOW
     if _KNOWLEDGE.search(low) and not _COUNT.search(low):
         return Kind.KNOWLEDGE

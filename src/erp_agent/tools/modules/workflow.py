@@ -26,7 +26,8 @@ PENDING_LIMIT = 50
 PENDING_DESCRIPTION = (
     "What is waiting for the signed-in user's approval: every document (of one entity, or of "
     "all with a workflow) where the ERP says this user can take a workflow action now, with "
-    "the actions. Documents the user created are left out where self-approval is not allowed. "
+    "the actions. Drafts (the workflow's first state) wait for their author and are not "
+    "listed; documents the user created are left out where self-approval is not allowed. "
     "Use for 'what is waiting for my approval?', 'what do I need to approve?'."
 )
 
@@ -83,9 +84,16 @@ def tools(catalog: Catalog) -> list[Tool]:
             info = await ctx.connector.workflow(cred, name)
             if info is None:
                 continue
-            # Only states a transition leaves by a role this user holds can need them.
+            # Only states a transition leaves by a role this user holds can need them; the
+            # workflow's first state is where a document is still being written (a draft
+            # waits for its author, not for anyone's approval).
+            initial = info.states[0].get("state") if info.states else None
             states = sorted(
-                {t.state for t in info.transitions if t.allowed_role in ctx.session.roles}
+                {
+                    t.state
+                    for t in info.transitions
+                    if t.allowed_role in ctx.session.roles and t.state != initial
+                }
             )
             if not states:
                 continue
