@@ -286,3 +286,13 @@ async def test_sessions_are_signed_tokens_any_worker_with_the_key_accepts(tmp_pa
         await two.count(Credential.session("kisumu@savanna.test", "garbage.token"), "sales_invoice")
     for c in (one, two, other):
         await c.aclose()
+
+
+async def test_an_api_key_sign_in_is_refused_in_words_not_a_crash(
+    shop: tuple[str, SQLConnector],
+) -> None:
+    from erp_agent.connectors.credentials import Credential
+
+    _, connector = shop
+    with pytest.raises(ErpAuthenticationError, match="user and password only"):
+        await connector.whoami(Credential.token("", "some-key", "some-secret"))

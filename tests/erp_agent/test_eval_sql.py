@@ -200,4 +200,4 @@ def test_the_url_of_the_truth_is_checked() -> None:
     from erp_agent.evals.sql_truth import SqlTruth
 
     with pytest.raises(ConfigError, match="not a database URL"):
-        SqlTruth("http://localhost:8000", TEST_TODAY)
+        SqlTruth("https://erp.example/api", TEST_TODAY)

@@ -26,7 +26,7 @@ from erp_agent.catalog.entities import Report
 from erp_agent.catalog.maps import ConnectorMaps
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter
-from erp_agent.errors import ConfigError
+from erp_agent.errors import ConfigError, ErpAuthenticationError
 
 Record = dict[str, Any]
 
@@ -200,7 +200,11 @@ class Connector(ABC):
 
     async def whoami(self, cred: Credential) -> str:
         """The ERP user id a credential (an API key pair, a bearer token) signs in as."""
-        raise NotImplementedError(f"The {self.name} connector cannot say who a credential is.")
+        # A sign-in the system cannot take is a refusal the user can act on, not a crash.
+        raise ErpAuthenticationError(
+            f"The {self.name} system signs in with a user and password only, not with an API "
+            "key or token."
+        )
 
     @abstractmethod
     async def list(

@@ -364,13 +364,13 @@ def _arguments(
         said = [v for v in req.statuses if _has(text, v)] or [
             w for w in _STATUS_WORDS if _has(text, w)
         ]
-        if said and all(_has(terms, w) for w in said):
-            pass  # the metric means that status already ("open sales orders")
-        elif "status" in metric.dimensions:
+        # A metric that means the status already ("open sales orders") needs no filter.
+        means_it = bool(said) and all(_has(terms, w) for w in said)
+        if not means_it and "status" in metric.dimensions:
             one_status: Any = req.statuses[0] if len(req.statuses) == 1 else list(req.statuses)
             op2 = "=" if len(req.statuses) == 1 else "in"
             filters.append({"dimension": "status", "op": op2, "value": one_status})
-        elif not all(_has(terms, v) for v in req.statuses):
+        elif not means_it and not all(_has(terms, v) for v in req.statuses):
             return None  # a status this metric neither filters by nor means: never drop it
     if ctx.view.company and "company" in metric.dimensions and "company" not in by_dim:
         filters.append({"dimension": "company", "op": "=", "value": ctx.view.company})
