@@ -89,6 +89,21 @@ async def test_filtered_list_counts_and_links(agent: Agent, demo_erp: DemoERP) -
     assert n < 2 or any(b["type"] == "table" for b in a.blocks)
 
 
+async def test_unpaid_means_not_yet_paid_not_only_the_status_called_unpaid(
+    agent: Agent, demo_erp: DemoERP
+) -> None:
+    # ERPNext's own terms: submitted, not a return, something still outstanding (its statuses
+    # Unpaid, Overdue and Partly Paid); the status named "Unpaid" alone leaves overdue ones out.
+    [(n,)] = sql(demo_erp, "select count(*) from `tabPurchase Invoice` where docstatus=1 "
+                 "and is_return=0 and outstanding_amount > 0")  # fmt: skip
+    [(literal,)] = sql(demo_erp, "select count(*) from `tabPurchase Invoice` where docstatus=1 "
+                       "and is_return=0 and status='Unpaid'")  # fmt: skip
+    assert literal < n  # the data set tells the two meanings apart
+    a = await agent.ask("number of unpaid supplier bills", "accounts.manager@demo.local")
+    assert a.tools == ["metrics.query"]
+    assert f"Purchase invoices: {n}." in a.text, a.text
+
+
 async def test_count_with_status_words(agent: Agent, demo_erp: DemoERP) -> None:
     # The open_sales_orders metric: submitted orders not Completed or Closed.
     [(n,)] = sql(demo_erp, "select count(*) from `tabSales Order` where docstatus=1 and status "

@@ -269,9 +269,13 @@ def _status_words(entity: Entity, haystack: str) -> list[str]:
         "draft": ("Draft",),
         "settled": ("Paid",),
     }  # fmt: skip
-    if not hits:
+    # "unpaid" is also ERPNext's name for one status, but people mean every invoice not yet
+    # paid (overdue and partly paid ones too, as outstanding > 0 counts them): the everyday
+    # meaning wins over the literal status of the same name.
+    broad = [w for w in ("unpaid",) if _has(haystack, w)]
+    if not hits or broad:
         for word, candidates in aliases.items():
-            if _has(haystack, word):
+            if _has(haystack, word) and (not hits or word in broad):
                 hits += [v for v in candidates if v in values and v not in hits]
     return hits
 
