@@ -81,6 +81,17 @@ def test_a_conversation_and_admin_changes_span_web_workers(
     assert any("First answer, from worker A." in str(c) for c in sent)
     conversation = browser.get(f"{b}/api/conversations/{first['conversation_id']}").json()
     assert len(conversation["turns"]) == 2
+    # Both web workers logged their turn in the one interaction log (read before the budget
+    # check below, whose retries run turns of their own until the new budget reaches B).
+    logged = {first["turn_id"], second["turn_id"]}
+    log = wait_for(
+        lambda: (got := browser.get(f"{a}/api/admin/log").json())
+        and logged <= {r["turn_id"] for r in got}
+        and got,
+        "both turns in the log",
+        10,
+    )
+    assert {r["turn_id"] for r in log} == logged
     # An administrator's change on B applies on A within seconds.
     assert browser.get(f"{a}/api/admin/tenant").json()["read_only"] is False
     assert browser.put(f"{b}/api/admin/tenant", json={"read_only": True}).status_code == 200
@@ -95,9 +106,6 @@ def test_a_conversation_and_admin_changes_span_web_workers(
         10,
     )
     assert "1 tokens" in over.json()["detail"]
-    # Both web workers logged their turn in the one interaction log.
-    log = browser.get(f"{a}/api/admin/log").json()
-    assert {r["turn_id"] for r in log} == {first["turn_id"], second["turn_id"]}
 
 
 def test_a_background_turn_streams_to_either_web_worker(
