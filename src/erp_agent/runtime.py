@@ -121,7 +121,15 @@ class Runtime:
     site_prompt: str = ""  # ERP_AGENT_SITE_DIR/prompts, read and checked at start
 
     def __post_init__(self) -> None:
+        # One set of subscribers for the turns' events and the gateway's (the audit log among
+        # them), whether the gateway is called in a turn or by a confirm from any channel.
+        self.async_listeners.extend(
+            x for x in self.gateway.async_listeners if x not in self.async_listeners
+        )
         self.async_listeners.append(InteractionLog(self.store))
+        self.listeners.extend(x for x in self.gateway.listeners if x not in self.listeners)
+        self.gateway.listeners = self.listeners
+        self.gateway.async_listeners = self.async_listeners
 
     @classmethod
     async def create(cls, settings: Settings, *, store: Store | None = None) -> Runtime:

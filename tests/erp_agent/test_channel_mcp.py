@@ -19,7 +19,16 @@ import httpx
 import httpx2
 import mcp_types as types
 import pytest
-from channel_fixtures import ADMIN, OwnERP, agent, issue_key, own_erp, rest_names, revenue
+from channel_fixtures import (
+    ADMIN,
+    OwnERP,
+    admin_client,
+    agent,
+    issue_key,
+    own_erp,
+    rest_names,
+    revenue,
+)
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -133,6 +142,12 @@ async def test_a_write_happens_only_when_the_human_accepts(
         accepted = await client.call_tool("lead.create", {"name": "Mcp Accepted Prospect"})
     assert not accepted.is_error, _text(accepted)
     assert rest_names(own_erp.url, "Lead", [["lead_name", "=", "Mcp Accepted Prospect"]])
+    # Both decisions went through the event stream (its metrics count them).
+    admin = admin_client(agent.url)
+    metrics = admin.get("/metrics").text
+    admin.close()
+    assert 'erp_agent_proposals_total{decision="rejected"}' in metrics
+    assert 'erp_agent_proposals_total{decision="confirmed"}' in metrics
 
 
 async def test_bad_keys_and_malformed_json_rpc_get_the_protocols_errors(agent: LiveServer) -> None:

@@ -85,9 +85,11 @@ def test_a_conversation_and_admin_changes_span_web_workers(
     # check below, whose retries run turns of their own until the new budget reaches B).
     logged = {first["turn_id"], second["turn_id"]}
     log = wait_for(
-        lambda: (got := browser.get(f"{a}/api/admin/log").json())
-        and logged <= {r["turn_id"] for r in got}
-        and got,
+        lambda: (
+            (got := browser.get(f"{a}/api/admin/log").json())
+            and logged <= {r["turn_id"] for r in got}
+            and got
+        ),
         "both turns in the log",
         10,
     )

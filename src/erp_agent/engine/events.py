@@ -2,9 +2,12 @@
 the turn's end, each with its turn, conversation, user and organisation.
 
 Everything that watches turns subscribes here instead of keeping a log of its own: the SSE
-stream and the CLI (progress), the interaction log and usage (``TurnFinished``), Prometheus
+stream and the CLI (progress), the interaction log and usage (``TurnFinished``), the audit log
+(every ``Audited`` event: the gateway's decisions, proposals made and decided), Prometheus
 metrics, and the fan-out to other workers. The engine binds the turn's context once
-(``EventBus.bind``); events emitted before that carry only the turn id.
+(``EventBus.bind``); events emitted before that carry only the turn id. A decision outside any
+turn (a confirm from the web app, the CLI or MCP) goes to a bus of its own with the same
+subscribers.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from erp_agent.store.models import Decision
 
 log = logging.getLogger(__name__)
 
@@ -85,15 +90,35 @@ class RunningTool(Event):
 
 @dataclass(frozen=True)
 class ToolFinished(Event):
-    """The gateway's decision on one tool call (``status``: ok, refused, invalid, proposal,
-    erp_refused, error) and how long it took."""
+    """One tool call of the loop done: the gateway's status (ok, refused, invalid, proposal,
+    erp_refused, error) and how long the step took."""
 
     tool: str = ""
     status: str = ""
     latency_ms: float = 0.0
 
 
-ToolDecided = ToolFinished
+@dataclass(frozen=True)
+class Audited(Event):
+    """One gateway decision, exactly what the audit log records: who (user, session), which
+    tool, the arguments' digest, the decision, why, and how long it took."""
+
+    session_id: str = ""
+    tool: str = ""
+    args_digest: str = ""
+    decision: Decision = Decision.ALLOWED
+    reason: str = ""
+    latency_ms: float = 0.0
+    proposal_id: str = ""
+
+    @property
+    def progress(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class ToolDecided(Audited):
+    """A call allowed (and run), refused, invalid, refused by the ERP or failed."""
 
 
 @dataclass(frozen=True)
@@ -113,27 +138,21 @@ class PreparingProposal(Event):
 
 
 @dataclass(frozen=True)
-class ProposalMade(Event):
-    proposal_id: str = ""
-    tool: str = ""
-
-    @property
-    def progress(self) -> bool:
-        return False
+class ProposalMade(Audited):
+    """A write prepared and stored as a proposal (``decision`` is ``proposed``)."""
 
 
 @dataclass(frozen=True)
-class ProposalDecided(Event):
-    """A proposal confirmed or rejected (outside any turn: ``turn_id`` is the proposal's
-    conversation's last turn when known, else empty)."""
+class ProposalDecided(Audited):
+    """A decision on a proposal, from whichever channel: the user's ``action`` (confirm,
+    reject, edit, or ``settle`` when an interrupted confirm is decided from what the ERP
+    holds), the gateway's ``decision`` (confirmed, rejected, erp_refused, failed; refused when
+    the action itself was not allowed: not the owner, expired, already decided) and the ERP's
+    refusal when it said no. ``turn_id`` is the turn that made the proposal (empty when it
+    was made outside a turn); ``conversation_id`` the proposal's conversation."""
 
-    proposal_id: str = ""
-    tool: str = ""
-    decision: str = ""  # confirmed | rejected | failed | refused
-
-    @property
-    def progress(self) -> bool:
-        return False
+    action: str = ""
+    refusal: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -188,14 +207,15 @@ class EventBus:
     """Fan-out to listeners; a failing listener never breaks the turn.
 
     Plain listeners run at once. Async listeners (the store, Redis) run as tasks; ``publish``
-    also waits for them, so what must be recorded (a turn's end) is recorded before the
-    turn returns.
+    also waits for them, so what must be recorded (a turn's end, an audit event) is recorded
+    before the caller goes on. An async listener marked ``required = True`` (the audit log)
+    is the exception: its failure is raised from ``publish``, as a failed write would be.
     """
 
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
         self._async: list[AsyncListener] = []
-        self._pending: set[asyncio.Task[None]] = set()
+        self._pending: set[asyncio.Task[Exception | None]] = set()
         self._context: dict[str, str] = {}
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -222,27 +242,40 @@ class EventBus:
         return dataclasses.replace(event, **missing) if missing else event
 
     def emit(self, event: Event) -> None:
+        self._emit(event)
+
+    def _emit(self, event: Event) -> list[asyncio.Task[Exception | None]]:
         event = self._stamped(event)
         for listener in list(self._listeners):
             try:
                 listener(event)
             except Exception:
                 log.exception("an event listener failed on %s", event.kind)
+        required = []
         for handler in list(self._async):
             task = asyncio.ensure_future(self._safely(handler, event))
             self._pending.add(task)
             task.add_done_callback(self._pending.discard)
+            if getattr(handler, "required", False):
+                required.append(task)
+        return required
 
     async def publish(self, event: Event) -> None:
         """Emit, then wait until every async listener has handled this event and those
-        before it."""
-        self.emit(event)
+        before it; a required listener's failure on this event is raised here."""
+        required = self._emit(event)
         if self._pending:
             await asyncio.wait(set(self._pending))
+        for task in required:
+            failure = task.result()
+            if failure is not None:
+                raise failure
 
     @staticmethod
-    async def _safely(handler: AsyncListener, event: Event) -> None:
+    async def _safely(handler: AsyncListener, event: Event) -> Exception | None:
         try:
             await handler(event)
-        except Exception:
+        except Exception as exc:
             log.exception("an event subscriber failed on %s", event.kind)
+            return exc
+        return None

@@ -3,15 +3,21 @@
 ``InteractionLog``: one row per finished turn in the store (its true outcome, the provider's
 token counts, the tools called): the admin console's log, the usage chart and the monthly
 budgets all read these rows, so there is one record of what a turn did and cost.
+
+``AuditLog``: one audit row per gateway decision (``Audited`` events: a call decided, a
+proposal made, a proposal decided), whichever channel asked. It is the only writer of audit
+rows. It is a required subscriber: ``publish`` returns only once the row is committed, and a
+row that cannot be written fails the gateway call, so a write done in the ERP is on record
+before anything else of the turn happens (a crash right after still leaves it audited).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
-from erp_agent.engine.events import Event, TurnFinished
+from erp_agent.engine.events import Audited, Event, TurnFinished
 from erp_agent.store.base import Store
-from erp_agent.store.models import Interaction
+from erp_agent.store.models import AuditEvent, Interaction
 
 
 class InteractionLog:
@@ -36,5 +42,31 @@ class InteractionLog:
                 tools=list(event.tools),
                 latency_ms=round(event.latency_ms, 1),
                 at=dt.datetime.fromisoformat(event.at),
+            )
+        )
+
+
+class AuditLog:
+    required = True  # see the module's docstring: the audit is not best-effort
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def __call__(self, event: Event) -> None:
+        if not isinstance(event, Audited):
+            return
+        await self.store.record_event(
+            AuditEvent(
+                user=event.user,
+                session_id=event.session_id,
+                org=event.org,
+                tool=event.tool,
+                args_digest=event.args_digest,
+                decision=event.decision,
+                reason=event.reason,
+                latency_ms=event.latency_ms,
+                proposal_id=event.proposal_id or None,
+                at=dt.datetime.fromisoformat(event.at),
+                turn_id=event.turn_id or None,
             )
         )

@@ -42,7 +42,6 @@ from erp_agent.engine.events import (
     GuardTriggered,
     Listener,
     ModelCalled,
-    ProposalMade,
     TextDelta,
     Thinking,
     ToolFinished,
@@ -51,7 +50,7 @@ from erp_agent.engine.render import materialise
 from erp_agent.engine.response import TurnResponse
 from erp_agent.engine.routing import Router
 from erp_agent.errors import ModelContextTooLong, ModelError, StoreError
-from erp_agent.gateway.gateway import TURN_ID, Gateway
+from erp_agent.gateway.gateway import TURN_BUS, TURN_ID, Gateway
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.session import Session
 from erp_agent.models.base import ChatModel, Completion, Message, ToolCall
@@ -196,6 +195,7 @@ class Engine:
         deadline = self.settings.turn_deadline
         interrupted.ACTIVE.add(run.turn.id)
         turn_token = TURN_ID.set(run.turn.id)  # the gateway's audit events name this turn
+        bus_token = TURN_BUS.set(bus)  # and go to its stream
         try:
             async with asyncio.timeout(deadline):
                 return await self._rounds(run, bus, rules_sent)
@@ -211,6 +211,7 @@ class Engine:
             )
             return await self._finish(run, bus, text, "stopped")
         finally:
+            TURN_BUS.reset(bus_token)
             TURN_ID.reset(turn_token)
             interrupted.ACTIVE.discard(run.turn.id)
 
@@ -376,9 +377,6 @@ class Engine:
             # Saved at once: a worker that dies after this call resumes past it, never
             # running it again.
             await save_turn(self.store, run)
-            if outcome.status is Status.PROPOSAL and outcome.proposal:
-                proposal_id = str(outcome.proposal.get("id", ""))
-                bus.emit(ProposalMade(run.turn.id, proposal_id=proposal_id, tool=call.name))
             bus.emit(
                 ToolFinished(
                     run.turn.id,

@@ -4,7 +4,9 @@
                                                  → write: prepare and store a proposal
     Gateway.confirm: the owner, in time, the exact payload, once → execute as the user
 
-Every decision is one typed audit event (who, tool, argument digest, decision, reason, latency).
+Every decision is one typed event on the event stream (who, tool, argument digest, decision,
+reason, latency): ``ToolDecided``, ``ProposalMade`` or ``ProposalDecided``. The audit log is a
+subscriber of that stream (``engine.subscribers.AuditLog``), the only writer of audit rows.
 """
 
 from __future__ import annotations
@@ -19,6 +21,16 @@ import jsonschema
 
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.base import Connector
+from erp_agent.engine.events import (
+    AsyncListener,
+    Audited,
+    EventBus,
+    Listener,
+    ProposalDecided,
+    ProposalMade,
+    ToolDecided,
+)
+from erp_agent.engine.subscribers import AuditLog
 from erp_agent.errors import (
     ErpAgentError,
     ErpRefusal,
@@ -38,14 +50,16 @@ from erp_agent.gateway.proposals import (
 )
 from erp_agent.gateway.session import Session
 from erp_agent.store.base import Store
-from erp_agent.store.models import AuditEvent, Decision, Proposal, ProposalStatus
+from erp_agent.store.models import Decision, Proposal, ProposalStatus
 from erp_agent.tools.base import Change, Effect, ResultAccess, Tool, ToolContext, ToolRegistry
 
 Clock = Callable[[], dt.datetime]
 # The turn whose loop is calling (set by the engine around its rounds): audit events name it,
 # so the interaction log joins a turn's decisions by id rather than by time.
 TURN_ID: ContextVar[str | None] = ContextVar("erp_agent_turn_id", default=None)
-Listener = Callable[[AuditEvent], None]
+# That turn's event bus: the gateway's events go to the turn's stream (its channel sees them);
+# outside a turn they go to a bus of their own with the same subscribers.
+TURN_BUS: ContextVar[EventBus | None] = ContextVar("erp_agent_turn_bus", default=None)
 DecisionHook = Callable[[Proposal, Outcome, Decision], Awaitable[str | None]]
 _DECIDED = frozenset({Decision.CONFIRMED, Decision.REJECTED, Decision.ERP_REFUSED, Decision.FAILED})
 _UNDECIDED = frozenset({ProposalStatus.PENDING, ProposalStatus.EXECUTING})
@@ -80,7 +94,10 @@ class Gateway:
         self.confirm_timeout = confirm_timeout
         self.clock = clock
         self.results = results
+        # Subscribers of the gateway's events; the runtime shares its own lists here, so
+        # one set of subscribers hears every event, from a turn or not.
         self.listeners: list[Listener] = []
+        self.async_listeners: list[AsyncListener] = [AuditLog(store)]
         # Called once a proposal is decided (executed, refused, failed, rejected); the text a
         # hook returns is the message it put in the proposal's conversation.
         self.decision_hooks: list[DecisionHook] = []
@@ -244,6 +261,7 @@ class Gateway:
                 Decision.REFUSED,
                 outcome,
                 proposal_id=proposal_id,
+                action="confirm",
             )
 
         reason = decision_refusal(
@@ -456,8 +474,9 @@ class Gateway:
         if reason is not None:
             outcome = Outcome(Status.REFUSED, name, message=reason)
             return await self.audit(
-                session, name, digest, started, Decision.REFUSED, outcome, proposal_id=proposal_id
-            )
+                session, name, digest, started, Decision.REFUSED, outcome,
+                proposal_id=proposal_id, action="reject",
+            )  # fmt: skip
         assert proposal is not None
         # Conditional: a confirm that claimed it meanwhile is not overridden.
         if not await self.store.finish_proposal(
@@ -468,8 +487,9 @@ class Gateway:
         ):
             outcome = Outcome(Status.REFUSED, name, message="This proposal is being confirmed.")
             return await self.audit(
-                session, name, digest, started, Decision.REFUSED, outcome, proposal_id=proposal_id
-            )
+                session, name, digest, started, Decision.REFUSED, outcome,
+                proposal_id=proposal_id, action="reject",
+            )  # fmt: skip
         outcome = Outcome(Status.OK, name, message="Rejected: nothing was written.")
         return await self.audit(
             session, name, digest, started, Decision.REJECTED, outcome, proposal_id=proposal_id
@@ -487,26 +507,67 @@ class Gateway:
         outcome: Outcome,
         reason: str | None = None,
         proposal_id: str | None = None,
+        action: str | None = None,
     ) -> Outcome:
-        event = AuditEvent(
-            user=session.user,
-            session_id=session.id,
-            org=session.org,
-            tool=tool,
-            args_digest=digest,
-            decision=decision,
-            reason=reason or outcome.message or "; ".join(outcome.errors),
-            latency_ms=round((time.perf_counter() - started) * 1000, 3),
-            proposal_id=proposal_id,
-            at=self.clock(),
-            turn_id=TURN_ID.get(),
-        )
-        await self.store.record_event(event)
-        for listener in self.listeners:
-            listener(event)
+        """Publish the decision on the event stream (the audit log records it before this
+        returns), then run the decision hooks of a proposal now decided."""
+        fields: dict[str, Any] = {
+            "user": session.user,
+            "session_id": session.id,
+            "org": session.org,
+            "tool": tool,
+            "args_digest": digest,
+            "decision": decision,
+            "reason": reason or outcome.message or "; ".join(outcome.errors),
+            "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+            "proposal_id": proposal_id or "",
+            "at": self.clock().isoformat(),
+        }
+        turn_id = TURN_ID.get() or ""
+        event: Audited
+        if proposal_id is None:
+            event = ToolDecided(turn_id, **fields)
+        elif decision is Decision.PROPOSED and action is None:
+            event = ProposalMade(turn_id, **fields)
+        else:
+            event = await self._decided(proposal_id, turn_id, fields, decision, outcome, action)
+        await self.publish(event)
         if proposal_id and decision in _DECIDED and outcome.status is not Status.REFUSED:
             proposal = await self.store.get_proposal(proposal_id)
             if proposal is not None and proposal.status not in _UNDECIDED:
                 for hook in self.decision_hooks:
                     outcome.conversation_message = await hook(proposal, outcome, decision)
         return outcome
+
+    async def _decided(
+        self,
+        proposal_id: str,
+        turn_id: str,
+        fields: dict[str, Any],
+        decision: Decision,
+        outcome: Outcome,
+        action: str | None,
+    ) -> ProposalDecided:
+        """The decision on a proposal, named by the turn and conversation that made it."""
+        if not turn_id:
+            made = await self.store.events(
+                proposal_id=proposal_id, decision=Decision.PROPOSED, limit=1
+            )
+            turn_id = (made[0].turn_id or "") if made else ""
+        proposal = await self.store.get_proposal(proposal_id)
+        if action is None:
+            action = "reject" if decision is Decision.REJECTED else "confirm"
+        return ProposalDecided(
+            turn_id,
+            conversation_id=(proposal.conversation_id or "") if proposal else "",
+            action=action,
+            refusal=outcome.refusal,
+            **fields,
+        )
+
+    async def publish(self, event: Audited) -> None:
+        """To the calling turn's stream, or outside a turn to a stream of its own; either way
+        with the gateway's subscribers (the audit log among them)."""
+        bus = TURN_BUS.get() or EventBus()
+        bus.attach(self.listeners, self.async_listeners)
+        await bus.publish(event)

@@ -190,7 +190,7 @@ async def settle(
         )  # fmt: skip
         return await gateway.audit(
             session, proposal.tool, digest, started, Decision.CONFIRMED, outcome,
-            proposal_id=proposal.id,
+            proposal_id=proposal.id, action="settle",
         )  # fmt: skip
     fresh: Proposal | None = None
     message = f"The confirm was interrupted. {verdict.reason}"
@@ -212,8 +212,9 @@ async def settle(
         proposal=proposal_view(fresh) if fresh else None,
     )  # fmt: skip
     return await gateway.audit(
-        session, proposal.tool, digest, started, Decision.FAILED, outcome, proposal_id=proposal.id
-    )
+        session, proposal.tool, digest, started, Decision.FAILED, outcome,
+        proposal_id=proposal.id, action="settle",
+    )  # fmt: skip
 
 
 def overdue(proposal: Proposal, now: dt.datetime, timeout: dt.timedelta) -> bool:

@@ -104,8 +104,9 @@ async def revise(
 
     async def done(outcome: Outcome, decision: Decision) -> Outcome:
         return await gateway.audit(
-            session, name, digest, started, decision, outcome, proposal_id=proposal_id
-        )
+            session, name, digest, started, decision, outcome, proposal_id=proposal_id,
+            action="edit",
+        )  # fmt: skip
 
     reason = decision_refusal(
         proposal, proposal_id, session.user, session.id, gateway.clock(), "edit"

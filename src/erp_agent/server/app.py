@@ -147,7 +147,6 @@ def create_app(
         await settings_store.reseal(state)
         await settings_store.load(state)
         runtime.listeners.append(state.metrics.on_event)  # Prometheus reads the event stream
-        runtime.gateway.listeners.append(state.metrics.on_decision)  # and confirms/rejects
         turn_log = logs.event_logger(runtime.settings.log)  # and the log, turn by turn
         runtime.listeners.append(turn_log)
         recovering = asyncio.create_task(recovery.keep_recovering(state))
@@ -158,7 +157,6 @@ def create_app(
         recovering.cancel()
         purging.cancel()
         runtime.listeners.remove(state.metrics.on_event)
-        runtime.gateway.listeners.remove(state.metrics.on_decision)
         runtime.listeners.remove(turn_log)
         if embedding is not None:
             embedding.cancel()

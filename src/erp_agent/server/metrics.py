@@ -6,7 +6,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
 from erp_agent.engine.events import Event, ModelCalled, ProposalDecided, ProposalMade, TurnFinished
-from erp_agent.store.models import AuditEvent, Decision
+from erp_agent.store.models import Decision
 
 _PROPOSAL_DECISIONS = frozenset({Decision.CONFIRMED, Decision.REJECTED, Decision.ERP_REFUSED})
 
@@ -64,22 +64,9 @@ class Metrics:
             self.tokens.labels("completion").inc(event.completion_tokens)
         elif isinstance(event, ProposalMade):
             self.proposals.labels("made").inc()
-        elif isinstance(event, ProposalDecided):
-            self.proposals.labels(event.decision).inc()
-
-    def on_decision(self, audit: AuditEvent) -> None:
-        """The gateway's decisions on proposals (from any channel: web, API, MCP)."""
-        if audit.proposal_id and audit.decision in _PROPOSAL_DECISIONS:
-            self.on_event(
-                ProposalDecided(
-                    audit.turn_id or "",
-                    user=audit.user,
-                    org=audit.org,
-                    proposal_id=audit.proposal_id,
-                    tool=audit.tool,
-                    decision=str(audit.decision),
-                )
-            )
+        elif isinstance(event, ProposalDecided) and event.decision in _PROPOSAL_DECISIONS:
+            # From any channel (web, API, MCP): the gateway publishes every decision.
+            self.proposals.labels(str(event.decision)).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -87,6 +87,7 @@ class Store(ABC):
         decision: Decision | None = None,
         since: dt.datetime | None = None,
         turn_id: str | None = None,
+        proposal_id: str | None = None,
         limit: int = 100,
     ) -> list[AuditEvent]: ...
 

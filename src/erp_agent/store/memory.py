@@ -118,6 +118,7 @@ class MemoryStore(Store):
         decision: Decision | None = None,
         since: dt.datetime | None = None,
         turn_id: str | None = None,
+        proposal_id: str | None = None,
         limit: int = 100,
     ) -> list[AuditEvent]:
         found = [
@@ -125,6 +126,7 @@ class MemoryStore(Store):
             for e in self._events
             if (user is None or e.user == user)
             and (turn_id is None or e.turn_id == turn_id)
+            and (proposal_id is None or e.proposal_id == proposal_id)
             and (tool is None or e.tool == tool)
             and (decision is None or e.decision is decision)
             and (since is None or e.at >= since)

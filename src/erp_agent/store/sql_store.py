@@ -269,12 +269,15 @@ class SQLStore(ServerTables, Retention, Store):
         decision: Decision | None = None,
         since: dt.datetime | None = None,
         turn_id: str | None = None,
+        proposal_id: str | None = None,
         limit: int = 100,
     ) -> list[AuditEvent]:
         """Newest first; ``since`` is inclusive."""
         query = select(audit_events)
         if turn_id is not None:
             query = query.where(audit_events.c.turn_id == turn_id)
+        if proposal_id is not None:
+            query = query.where(audit_events.c.proposal_id == proposal_id)
         if user is not None:
             query = query.where(audit_events.c.user == user)
         if tool is not None:
