@@ -60,6 +60,7 @@ def build_registry(
     catalog: Catalog,
     *,
     export_dir: Path | None = None,
+    export_days: int = 7,
     retriever: Retriever | None = None,
     knowledge: KnowledgeBase | None = None,
     scan_limits: ScanLimits | None = None,
@@ -80,7 +81,7 @@ def build_registry(
         *metric_tools.tools(catalog),
         *analytics.tools(catalog),
         *calculator.tools(catalog),
-        *result_tools.tools(catalog, export_dir=export_dir),
+        *result_tools.tools(catalog, export_dir=export_dir, export_days=export_days),
     ]
     if can(Capability.WORKFLOWS):
         modules.extend(workflow_tools.tools(catalog))
@@ -151,6 +152,7 @@ class Runtime:
         registry = build_registry(
             catalog,
             export_dir=Path(settings.data_dir) / "exports",
+            export_days=settings.retention.exports_days,
             retriever=retriever,
             knowledge=knowledge,
             scan_limits=scan_limits(settings),

@@ -230,13 +230,18 @@ def export_result(record: ResultRecord, fmt: str, directory: Path) -> dict[str, 
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{record.id}.{fmt}"
     path.write_bytes(content)
+    return export_block(record, fmt, path, len(content))
+
+
+def export_block(record: ResultRecord, fmt: str, path: Path, size: int) -> dict[str, Any]:
+    """The file block of ``record``'s export in ``fmt`` written at ``path``."""
     rows = min(record.total_rows, PDF_MAX_ROWS) if fmt == "pdf" else record.total_rows
     return {
         "type": "file",
         "name": _file_name(record, fmt),
         "mime": FORMATS[fmt],
         "path": str(path),
-        "size": len(content),
+        "size": size,
         "rows": rows,
         "total_rows": record.total_rows,
     }

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import json
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import and_, delete, insert, select
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from erp_agent.errors import StoreError
-from erp_agent.results.store import ResultRecord, ResultStore
-from erp_agent.store.tables import results
+from erp_agent.results.store import ExportRecord, ResultRecord, ResultStore
+from erp_agent.store.tables import exports, results
 
 # Strict JSON as the store writes it (NaN is not JSON; PostgreSQL refuses it); Decimals and
 # dates, which tool results may carry, as their text.
@@ -74,3 +75,47 @@ class SQLResultStore(ResultStore):
                 return int((await connection.execute(query)).rowcount or 0)
         except sa_exc.SQLAlchemyError as error:
             raise StoreError(f"Could not delete results: {error}") from error
+
+    async def add_export(self, export: ExportRecord) -> None:
+        key = and_(exports.c.result_id == export.result_id, exports.c.format == export.format)
+        try:
+            async with self._engine.begin() as connection:
+                # Delete and insert in one transaction: the same on SQLite and PostgreSQL.
+                await connection.execute(delete(exports).where(key))
+                await connection.execute(insert(exports).values(dataclasses.asdict(export)))
+        except sa_exc.SQLAlchemyError as error:
+            raise StoreError(f"Could not index export {export.path}: {error}") from error
+
+    async def find_export(self, user: str, result_id: str, fmt: str) -> ExportRecord | None:
+        query = select(exports).where(
+            exports.c.result_id == result_id, exports.c.format == fmt, exports.c.user == user
+        )
+        try:
+            async with self._engine.connect() as connection:
+                row = (await connection.execute(query)).mappings().first()
+        except sa_exc.SQLAlchemyError as error:
+            raise StoreError(f"Could not read the export of {result_id}: {error}") from error
+        return None if row is None else ExportRecord(**row)
+
+    async def drop_exports(
+        self, *, user: str | None = None, expired_at: dt.datetime | None = None
+    ) -> list[ExportRecord]:
+        conditions = []
+        if user is not None:
+            conditions.append(exports.c.user == user)
+        if expired_at is not None:
+            conditions.append(exports.c.expires_at <= expired_at)
+        try:
+            async with self._engine.begin() as connection:
+                found = (await connection.execute(select(exports).where(*conditions))).mappings()
+                gone = [ExportRecord(**row) for row in found.all()]
+                for export in gone:
+                    await connection.execute(
+                        delete(exports).where(
+                            exports.c.result_id == export.result_id,
+                            exports.c.format == export.format,
+                        )
+                    )
+        except sa_exc.SQLAlchemyError as error:
+            raise StoreError(f"Could not delete exports: {error}") from error
+        return gone

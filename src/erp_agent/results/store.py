@@ -158,8 +158,27 @@ def summarize(table: Table) -> dict[str, Any]:
     )
 
 
+@dataclass(frozen=True)
+class ExportRecord:
+    """An exported file of a result: its owner, where it is, when it goes (None: kept)."""
+
+    result_id: str
+    format: str
+    user: str
+    path: str
+    name: str
+    mime: str
+    size: int
+    created_at: dt.datetime
+    expires_at: dt.datetime | None = None
+
+    def expired(self, now: dt.datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+
 class ResultStore(ABC):
-    """Persistence of results. ``save``/``load`` are the backend; the rest is shared."""
+    """Persistence of results and the index of their exports. ``save``/``load``/``forget``
+    and the export index are the backend; the rest is shared."""
 
     @abstractmethod
     async def save(self, record: ResultRecord) -> None: ...
@@ -170,6 +189,21 @@ class ResultStore(ABC):
     @abstractmethod
     async def forget(self, *, user: str | None = None, before: dt.datetime | None = None) -> int:
         """Delete the results of ``user`` and/or made before ``before``; how many went."""
+
+    @abstractmethod
+    async def add_export(self, export: ExportRecord) -> None:
+        """Index an export (replacing the entry of the same result and format)."""
+
+    @abstractmethod
+    async def find_export(self, user: str, result_id: str, fmt: str) -> ExportRecord | None:
+        """The export of ``result_id`` in ``fmt`` if ``user`` owns it, else None."""
+
+    @abstractmethod
+    async def drop_exports(
+        self, *, user: str | None = None, expired_at: dt.datetime | None = None
+    ) -> list[ExportRecord]:
+        """Remove from the index the exports of ``user`` and/or expired at ``expired_at``;
+        the entries removed (the caller deletes their files)."""
 
     async def put(self, user: str, tool: str, data: Any, entity: str | None = None) -> str:
         """Keep ``data`` for ``user``; its id. (The engine's ``MemoryResults`` interface.)"""
@@ -263,6 +297,7 @@ class MemoryResultStore(ResultStore):
 
     def __init__(self) -> None:
         self._records: dict[str, ResultRecord] = {}
+        self._exports: dict[tuple[str, str], ExportRecord] = {}
 
     async def save(self, record: ResultRecord) -> None:
         self._records[record.id] = record
@@ -278,3 +313,22 @@ class MemoryResultStore(ResultStore):
         for key in gone:
             del self._records[key]
         return len(gone)
+
+    async def add_export(self, export: ExportRecord) -> None:
+        self._exports[(export.result_id, export.format)] = export
+
+    async def find_export(self, user: str, result_id: str, fmt: str) -> ExportRecord | None:
+        found = self._exports.get((result_id, fmt))
+        return found if found is not None and found.user == user else None
+
+    async def drop_exports(
+        self, *, user: str | None = None, expired_at: dt.datetime | None = None
+    ) -> list[ExportRecord]:
+        gone = [
+            e for e in self._exports.values()
+            if (user is None or e.user == user)
+            and (expired_at is None or e.expired(expired_at))
+        ]  # fmt: skip
+        for export in gone:
+            del self._exports[(export.result_id, export.format)]
+        return gone

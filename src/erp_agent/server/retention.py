@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from erp_agent.errors import ErpAgentError
+from erp_agent.results.store import ExportRecord
 from erp_agent.server.state import ServerState
+from erp_agent.tools.modules.results import user_folder
 
 log = logging.getLogger(__name__)
 
@@ -19,13 +21,20 @@ def _cutoff(now: dt.datetime, days: int) -> dt.datetime | None:
     return now - dt.timedelta(days=days) if days > 0 else None
 
 
-def _purge_exports(folder: Path, before: dt.datetime | None) -> int:
+def _remove_files(exports: list[ExportRecord]) -> int:
+    for export in exports:
+        Path(export.path).unlink(missing_ok=True)
+    return len(exports)
+
+
+def _purge_unindexed(folder: Path, before: dt.datetime | None) -> int:
+    """Export files older than ``before``: those the index missed (written before exports were
+    indexed, or by a worker that stopped between writing the file and indexing it)."""
     if before is None or not folder.is_dir():
         return 0
     gone = 0
-    for path in folder.iterdir():
-        modified = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
-        if path.is_file() and modified < before:
+    for path in folder.rglob("*"):
+        if path.is_file() and dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC) < before:
             path.unlink(missing_ok=True)
             gone += 1
     return gone
@@ -42,9 +51,13 @@ async def purge(state: ServerState, now: dt.datetime | None = None) -> dict[str,
     )
     before = _cutoff(now, keep.results_days)
     counts["results"] = await state.runtime.results.forget(before=before) if before else 0
-    exports = Path(settings.data_dir) / "exports"
-    counts["exports"] = await asyncio.to_thread(
-        _purge_exports, exports, _cutoff(now, keep.exports_days)
+    # Expired exports, from the store's index (whichever worker wrote them), then any file
+    # older than the retention that the index does not know.
+    expired = await state.runtime.results.drop_exports(expired_at=now)
+    counts["exports"] = await asyncio.to_thread(_remove_files, expired)
+    folder = Path(settings.data_dir) / "exports"
+    counts["exports"] += await asyncio.to_thread(
+        _purge_unindexed, folder, _cutoff(now, keep.exports_days)
     )
     return counts
 
@@ -99,4 +112,10 @@ async def export_user(state: ServerState, user: str) -> dict[str, Any]:
 async def delete_user(state: ServerState, user: str) -> dict[str, int]:
     counts = await state.store.delete_user_data(user)
     counts["results"] = await state.runtime.results.forget(user=user)
+    mine = await state.runtime.results.drop_exports(user=user)
+    counts["exports"] = await asyncio.to_thread(_remove_files, mine)
+    folder = user_folder(Path(state.runtime.settings.data_dir) / "exports", user)
+    counts["exports"] += await asyncio.to_thread(
+        _purge_unindexed, folder, dt.datetime.max.replace(tzinfo=dt.UTC)
+    )
     return counts

@@ -143,6 +143,24 @@ results = Table(
     Index(None, "created_at"),
 )
 
+# The index of exported files (the files live under the data directory): who owns each, where
+# it is, when it expires. Any worker serves a download from it, to its owner only.
+exports = Table(
+    "exports",
+    metadata,
+    Column("result_id", String, primary_key=True),
+    Column("format", String, primary_key=True),
+    Column("user", String, nullable=False),
+    Column("path", Text, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("mime", String, nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),
+    Index(None, "user"),
+    Index(None, "expires_at"),
+)
+
 # Failed sign-ins, one row per failure and key ("account:<user>" / "address:<ip>"): counted by
 # every worker, so throttling holds however many processes serve the app.
 sign_in_failures = Table(

@@ -5,14 +5,23 @@ The rows come from the result store (``ToolContext.results``), never from the mo
 
 from __future__ import annotations
 
+import datetime as dt
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.errors import ToolInputError
-from erp_agent.results.export import FORMATS, PDF_MAX_ROWS, export_result
-from erp_agent.results.store import MAX_PAGE, PAGE_SIZE, ResultRecord, page_of, tabulate
+from erp_agent.results.export import FORMATS, PDF_MAX_ROWS, export_block, export_result
+from erp_agent.results.store import (
+    MAX_PAGE,
+    PAGE_SIZE,
+    ExportRecord,
+    ResultRecord,
+    ResultStore,
+    page_of,
+    tabulate,
+)
 from erp_agent.tools.base import Args, Effect, ReadHandler, Shape, Tool, ToolContext
 from erp_agent.tools.factories.schemas import obj
 
@@ -50,10 +59,10 @@ def _title(data: Any, result_id: str) -> str:
     return f"Result {result_id}"
 
 
-def _export(directory: Path) -> ReadHandler:
+def _export(directory: Path, keep_days: int) -> ReadHandler:
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
-        result_id = str(args["result_id"])
-        data = await _data(ctx, result_id)
+        result_id, fmt = str(args["result_id"]), str(args["format"])
+        data = await _data(ctx, result_id)  # the owner's, or refused
         record = ResultRecord(
             result_id,
             ctx.session.user,
@@ -61,20 +70,47 @@ def _export(directory: Path) -> ReadHandler:
             data,
             title=args.get("title") or _title(data, result_id),
         )
+        index = ctx.results if isinstance(ctx.results, ResultStore) else None
+        now = dt.datetime.now(dt.UTC)
+        if index is not None and not args.get("title"):
+            # Exported before, by this owner, on any worker: the same file, if it is here.
+            found = await index.find_export(ctx.session.user, result_id, fmt)
+            if found is not None and not found.expired(now) and Path(found.path).is_file():
+                return {"block": export_block(record, fmt, Path(found.path), found.size)}
         # Each user's exports in their own folder, so a file path never crosses users.
-        folder = directory / _safe(ctx.session.user)
-        return {"block": export_result(record, str(args["format"]), folder)}
+        folder = user_folder(directory, ctx.session.user)
+        block = export_result(record, fmt, folder)
+        if index is not None:
+            # Indexed in the store: any worker finds it for its owner, and the purge and the
+            # deletion of a user's data find its file.
+            await index.add_export(
+                ExportRecord(
+                    result_id=result_id,
+                    format=fmt,
+                    user=ctx.session.user,
+                    path=str(block["path"]),
+                    name=str(block["name"]),
+                    mime=str(block["mime"]),
+                    size=int(block["size"]),
+                    created_at=now,
+                    expires_at=now + dt.timedelta(days=keep_days) if keep_days > 0 else None,
+                )
+            )
+        return {"block": block}
 
     return run
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or "user"
+def user_folder(directory: Path, user: str) -> Path:
+    """The folder of ``user``'s exports under ``directory``."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in user) or "user"
+    return directory / safe
 
 
-def tools(catalog: Catalog, *, export_dir: Path | None = None) -> list[Tool]:
+def tools(catalog: Catalog, *, export_dir: Path | None = None, export_days: int = 7) -> list[Tool]:
     """``results.page`` and ``results.export``; exports are written under ``export_dir``
-    (default: a folder in the system's temporary directory)."""
+    (default: a folder in the system's temporary directory) and expire after ``export_days``
+    (0: kept until their owner's data is deleted)."""
     directory = export_dir or Path(tempfile.gettempdir()) / "erp-agent-exports"
     page_handler: ReadHandler = page
     return [
@@ -122,7 +158,7 @@ def tools(catalog: Catalog, *, export_dir: Path | None = None) -> list[Tool]:
             ),
             effect=Effect.READ,
             module=MODULE,
-            run=_export(directory),
+            run=_export(directory, export_days),
             action="export",
             shape=Shape.DISPLAY,
         ),
