@@ -183,8 +183,9 @@ class Runtime:
         # A confirm's ERP calls (a read retried, then the write) all end within this.
         confirm_timeout = dt.timedelta(seconds=6 * settings.erp_timeout)
         gateway = Gateway(
-            registry, store, connector, catalog, results=results, confirm_timeout=confirm_timeout
-        )
+            registry, store, connector, catalog, results=results, confirm_timeout=confirm_timeout,
+            today=settings.engine.today,
+        )  # fmt: skip
         gateway.decision_hooks.append(OutcomeRecorder(store, connector, catalog, registry))
         router = Router(catalog, registry, connector.name)
         return cls(

@@ -118,10 +118,13 @@ async def run_suites(
         else ErpTruth(runtime.settings.erp_url, password, today)
     )
     engine = runtime.engine(model, runtime.settings.engine.model_copy(update={"today": today}))
+    # The tools take the same business date as the truth ("overdue" = due before it).
+    pinned, runtime.gateway.today = runtime.gateway.today, today
     results = []
     try:
         results = await _run_all(runtime, engine, truth, sessions, suites, admin)
     finally:
+        runtime.gateway.today = pinned
         await truth.aclose()
     return EvalRun(model.profile.name, results)
 

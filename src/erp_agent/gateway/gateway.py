@@ -85,6 +85,7 @@ class Gateway:
         confirm_timeout: dt.timedelta = DEFAULT_CONFIRM_TIMEOUT,
         clock: Clock = _utcnow,
         results: ResultAccess | None = None,
+        today: dt.date | None = None,
     ) -> None:
         self.registry = registry
         self.store = store
@@ -94,6 +95,7 @@ class Gateway:
         self.confirm_timeout = confirm_timeout
         self.clock = clock
         self.results = results
+        self.today = today  # a pinned business date (demos, evals); None: the user's clock
         # Subscribers of the gateway's events; the runtime shares its own lists here, so
         # one set of subscribers hears every event, from a turn or not.
         self.listeners: list[Listener] = []
@@ -142,7 +144,7 @@ class Gateway:
                 message=f"The arguments for {name} are not valid; fix them and call it again.",
             )  # fmt: skip
             return await self.audit(session, name, digest, started, Decision.INVALID, outcome)
-        ctx = ToolContext(session, self.connector, self.catalog, self.results)
+        ctx = ToolContext(session, self.connector, self.catalog, self.results, self.today)
         try:
             if tool.effect is Effect.READ:
                 assert tool.run is not None
@@ -294,7 +296,7 @@ class Gateway:
             return await refuse(
                 "This proposal is already being confirmed; nothing more was written."
             )
-        ctx = ToolContext(session, self.connector, self.catalog, self.results)
+        ctx = ToolContext(session, self.connector, self.catalog, self.results, self.today)
         return await self._execute(session, tool, ctx, proposal, digest, started)
 
     async def _execute(

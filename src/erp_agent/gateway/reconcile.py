@@ -167,7 +167,7 @@ async def settle(
     started = time.perf_counter() if started is None else started
     tool = gateway.registry.get(proposal.tool)
     digest = args_digest({"proposal": proposal.id})
-    ctx = ToolContext(session, gateway.connector, gateway.catalog, gateway.results)
+    ctx = ToolContext(session, gateway.connector, gateway.catalog, gateway.results, gateway.today)
     if tool is None:
         verdict = Verdict(None, reason=f"The tool {proposal.tool} no longer exists; check the ERP.")
     else:

@@ -134,7 +134,7 @@ async def revise(
         return await done(
             Outcome(Status.INVALID, name, errors=errors, message=message), Decision.INVALID
         )
-    ctx = ToolContext(session, gateway.connector, gateway.catalog, gateway.results)
+    ctx = ToolContext(session, gateway.connector, gateway.catalog, gateway.results, gateway.today)
     try:
         change = await tool.prepare(ctx, args)
     except ErpRefusal as exc:

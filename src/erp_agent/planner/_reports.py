@@ -347,7 +347,8 @@ def _report_text(label: str, r: Result, args: Mapping[str, Any], req: Request) -
     )
     count = data.get("row_count")
     count = count if isinstance(count, int) else len(rows)
+    named = f"{label} ({scope})" if scope else label
     if not count and not lines:
-        return f"No records found: the {label} report ({scope}) returned no rows."
-    head = f"{label} ({scope}): {fmt(count)} rows, shown in the table."
+        return f"No records found: the {named} report returned no rows."
+    head = f"{named}: {fmt(count)} rows, shown in the table."
     return head + ("\n" + "\n".join(lines) if lines else "")

@@ -27,7 +27,9 @@ from erp_agent.planner.parse_dates import parse_age_days, parse_as_of, parse_per
 _LEAD = re.compile(
     r"^\s*(?:and|also|but|ok(?:ay)?|now|then|what about|how about|same for|same but|and for|"
     r"and in|only|just|instead|break (?:that|it|this) down|split (?:that|it|this)|"
-    r"show (?:that|it|this)|make (?:that|it|this)|as an?|in an?|the same)\b",
+    r"show (?:that|it|this)|make (?:that|it|this)|as an?|in an?|the same|"
+    # "by branch", "per month": a new grouping of the last figure.
+    r"(?:(?:grouped|split|broken down|sorted) )?(?:by|per))\b",
     re.IGNORECASE,
 )
 _ANAPHORA = re.compile(r"\b(that|it|those|them|same|instead)\b", re.IGNORECASE)
@@ -191,7 +193,9 @@ def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[s
             base.names.append((None, value))
             changed.append("name")
     base.text = f"{base.text} ; {text}"
-    if base.kind in (Kind.COUNT, Kind.LIST) and (base.group or base.top) and e and e.amount_field:
+    # A list regrouped asks for totals; a count regrouped ("how many …?", "per branch") is
+    # still a count.
+    if base.kind is Kind.LIST and (base.group or base.top) and e and e.amount_field:
         base.kind = Kind.TOTAL
     return changed
 

@@ -110,13 +110,35 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
     def rank(n: str) -> tuple[int, int, int]:
         return (scores[n], int(metrics[n].entity == entity), -order.index(n))
 
-    return [metrics[n] for n in sorted(scores, key=rank, reverse=True)]
+    best = [metrics[n] for n in sorted(scores, key=rank, reverse=True)]
+    if req.kind is Kind.COUNT:
+        best = list({m.name: m for m in (counted(catalog, m) for m in best)}.values())
+        # "Number of invoices that are past due": the count that keeps the condition named too.
+        narrower = [m for m in best[1:] if m.entity == best[0].entity
+                    and set(best[0].filters) < set(m.filters)]  # fmt: skip
+        if narrower:
+            best.remove(narrower[0])
+            best.insert(0, narrower[0])
+    return best
 
 
 def pick(catalog: Catalog, req: Request) -> Any | None:
     """The metric the request names, or None (then the record plane answers)."""
     found = ranked(catalog, req) or ranking(catalog, req)
     return found[0] if found else None
+
+
+def counted(catalog: Catalog, metric: Any) -> Any:
+    """'How many invoices are overdue?' asks for the count of what the amount metric sums:
+    the count metric over the same records (same entity, same defining filters), if any."""
+    if metric.measure.func == "count":
+        return metric
+    same = [
+        m
+        for m in (getattr(catalog, "metrics", None) or {}).values()
+        if m.measure.func == "count" and m.entity == metric.entity and m.filters == metric.filters
+    ]
+    return same[0] if same else metric
 
 
 _RANKING = re.compile(r"\b(top|biggest|largest|best|most|highest|each|per|by)\b")
@@ -146,7 +168,15 @@ def names_a_figure(ctx: Ctx) -> bool:
     entity = ctx.catalog.entities.get(metric.entity)
     balance = entity is not None and not entity.date_field
     on_master = req.entity is not None and req.entity.kind.value == "master"
-    return balance or on_master
+    # "What are our total receivables?": one figure of the report's own records, not its rows.
+    report = req.report if req.kind is Kind.REPORT else None
+    in_total = (
+        report is not None and report.entity == metric.entity and bool(_TOTAL.search(req.text))
+    )
+    return balance or on_master or in_total
+
+
+_TOTAL = re.compile(r"\b(total|in all|altogether|overall|combined)\b", re.IGNORECASE)
 
 
 def dimensions_named(catalog: Catalog, text: str) -> set[str]:
@@ -466,7 +496,8 @@ def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple
             cur = f"{row['currency']} " if row.get("currency") else ""
             lines.append(f"- {who}: {cur}{fmt(row.get(metric))}" + _before(row, cur))
         if hidden:
-            lines.append(f"(and {fmt(hidden)} more in the table)")
+            # No count of the rest: a number made here would be no tool's figure.
+            lines.append("(the rest are in the table)")
     head = label
     if totals:
         parts = [f"{t['currency'] + ' ' if t.get('currency') else ''}{fmt(t.get('value'))}"

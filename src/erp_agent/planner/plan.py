@@ -448,6 +448,9 @@ def _count(ctx: Ctx) -> Step:
     flts, step = _all_filters(ctx, e)
     if step:
         return step
+    keys = _group_keys(ctx, e) if ctx.req.group else []
+    if keys and ctx.has(f"{e.name}.aggregate"):
+        return _count_by(ctx, e, flts, keys)
     name = f"{e.name}.count"
     args: dict[str, Any] = {"filters": flts}
     if not ctx.has(name):
@@ -467,6 +470,28 @@ def _count(ctx: Ctx) -> Step:
     if n == 0:
         return _text(f"No records found: there are 0 {e.plural.lower()}{desc} that you can see.")
     return _text(f"There are {fmt(n)} {e.plural.lower()}{desc}.")
+
+
+def _count_by(ctx: Ctx, e: Entity, flts: list[dict[str, Any]], keys: list[dict[str, Any]]) -> Step:
+    """'How many … per branch': the ERP counts each group (an aggregate as the user)."""
+    name = f"{e.name}.aggregate"
+    args = {"measures": [{"func": "count"}], "group_by": keys, "filters": flts}
+    r = ctx.result(name, args)
+    if r is None:
+        return _call(name, args)
+    if not r.ok:
+        return _failed(r)
+    rows = [row for row in _rows(r) if row.get("count_records")]
+    desc = _desc(ctx, _names_text(ctx))
+    if not rows:
+        return _text(f"No records found: there are 0 {e.plural.lower()}{desc} that you can see.")
+    cols = [k for k in rows[0] if k != "count_records"]
+    lines = [
+        f"- {', '.join(str(row.get(c)) for c in cols)}: {fmt(row.get('count_records'))}"
+        for row in sorted(rows, key=lambda row: -float(row.get("count_records") or 0))
+    ]
+    by = str(keys[-1].get("part") or keys[-1]["field"]).replace("_", " ")
+    return _text(f"{e.plural} by {by}{desc}:\n" + "\n".join(lines))
 
 
 def _group_keys(ctx: Ctx, e: Entity) -> list[dict[str, Any]]:
@@ -589,11 +614,7 @@ def _total(ctx: Ctx) -> Step:
     )
     if ctx.req.date_part:
         head = f"{label.capitalize()} by {ctx.req.date_part}"
-    more = (
-        f"\n(and {fmt(len(rows) - len(picked))} more in the table)"
-        if len(rows) > len(picked) and not ctx.req.top
-        else ""
-    )
+    more = "\n(the rest are in the table)" if len(rows) > len(picked) and not ctx.req.top else ""
     return _text(f"{head} of {e.plural.lower()}{desc}:\n" + "\n".join(lines) + more)
 
 

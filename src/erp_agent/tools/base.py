@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -51,6 +52,7 @@ class ToolContext:
     connector: Connector
     catalog: Catalog
     results: ResultAccess | None = None
+    today: dt.date | None = None  # the business date when pinned (demos, evals)
 
 
 @dataclass

@@ -151,7 +151,9 @@ async def all_records(
 
 
 def today(ctx: ToolContext) -> dt.date:
-    """The user's today, in their session's time zone."""
+    """The user's today, in their session's time zone (or the deployment's pinned date)."""
+    if ctx.today is not None:
+        return ctx.today
     try:
         zone = ZoneInfo(ctx.session.timezone)
     except (KeyError, ValueError):
