@@ -105,7 +105,10 @@ async def test_a_total_asked_of_a_reports_records_is_one_figure(
 
 async def test_a_bare_per_branch_regroups_the_last_figure(sql: tuple[str, Runtime]) -> None:
     url, runtime = sql
-    _, then = await ask(runtime, "how many invoices did we issue last year?", "per branch")
+    first, then = await ask(runtime, "how many invoices did we issue last year?", "per branch")
+    # Each count says what was counted, in the system's own terms.
+    for answer in (first, then):
+        assert "Counted: posted Sales Invoices only (stage = 'posted')" in text_of(answer)
     year = TEST_TODAY.year - 1
     # Every posted invoice document of the year (the record count the first answer gave).
     rows = raw(url, f"select branch_id, count(*) from invoices where {POSTED} "

@@ -469,7 +469,15 @@ def _count(ctx: Ctx) -> Step:
     desc = _desc(ctx, _names_text(ctx))
     if n == 0:
         return _text(f"No records found: there are 0 {e.plural.lower()}{desc} that you can see.")
-    return _text(f"There are {fmt(n)} {e.plural.lower()}{desc}.")
+    return _text(f"There are {fmt(n)} {e.plural.lower()}{desc}." + counted_line(r))
+
+
+def counted_line(r: Any) -> str:
+    """What the ERP counted, in the tool's own definition: every figure says how it was made."""
+    data = r.data if isinstance(r.data, dict) else {}
+    definition = data.get("definition") if isinstance(data.get("definition"), dict) else {}
+    words = [str(w) for w in (definition or {}).get("filters") or [] if w]
+    return "\nCounted: " + "; ".join(words) + "." if words else ""
 
 
 def _count_by(ctx: Ctx, e: Entity, flts: list[dict[str, Any]], keys: list[dict[str, Any]]) -> Step:
@@ -491,7 +499,7 @@ def _count_by(ctx: Ctx, e: Entity, flts: list[dict[str, Any]], keys: list[dict[s
         for row in sorted(rows, key=lambda row: -float(row.get("count_records") or 0))
     ]
     by = str(keys[-1].get("part") or keys[-1]["field"]).replace("_", " ")
-    return _text(f"{e.plural} by {by}{desc}:\n" + "\n".join(lines))
+    return _text(f"{e.plural} by {by}{desc}:\n" + "\n".join(lines) + counted_line(r))
 
 
 def _group_keys(ctx: Ctx, e: Entity) -> list[dict[str, Any]]:
@@ -581,7 +589,9 @@ def _total(ctx: Ctx) -> Step:
             for row in rows
         ]
         what = "Total" if label == "total" else f"Total {label}"
-        return _text(f"{what} of {e.plural.lower()}{desc}: " + "; ".join(parts) + ".")
+        return _text(
+            f"{what} of {e.plural.lower()}{desc}: " + "; ".join(parts) + "." + counted_line(r)
+        )
     key = keys[-1]["field"]
     group_cols = [k for k in rows[0] if k not in (sum_key, "count_records", "currency")]
     label_key = group_cols[-1] if group_cols else key
