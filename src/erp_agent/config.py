@@ -374,6 +374,19 @@ class Settings(BaseSettings):
         "same one (unset: a key per process, so sign-ins last until it restarts).",
     )
     erp_timeout: float = Field(30.0, gt=0, description="Seconds to wait for one ERP call.")
+    grants_ttl: float = Field(
+        300.0,
+        ge=0,
+        description="Seconds a user's ERP permissions, read at sign-in, are reused for that "
+        "user's next sign-in with the same roles (0: read them at every sign-in). They only "
+        "choose the tools offered: the ERP still checks every call.",
+    )
+    master_data_ttl: float = Field(
+        120.0,
+        ge=0,
+        description="Seconds a signed-in session reuses the names it looked up in the ERP's "
+        "master data (customers, items, warehouses…), read as that user (0: look up every turn).",
+    )
     data_dir: str = Field("data", description="Where the embedded store, indexes and exports live.")
     read_only: bool = Field(
         False, description="A read-only workspace: write tools are never offered or executed."

@@ -9,6 +9,7 @@ import asyncio
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from erp_agent.catalog import Catalog, load_catalog
 from erp_agent.config import EngineSettings, Settings, engine_settings, scan_limits
@@ -24,6 +25,7 @@ from erp_agent.engine.routing import Router
 from erp_agent.engine.subscribers import InteractionLog
 from erp_agent.engine.turn import Engine
 from erp_agent.gateway.gateway import Gateway
+from erp_agent.gateway.grants import GrantsCache
 from erp_agent.gateway.policy import RolePolicy, load_policy
 from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
@@ -38,8 +40,6 @@ from erp_agent.retrieval.backfill import Progress
 from erp_agent.retrieval.knowledge import KnowledgeBase
 from erp_agent.retrieval.retriever import Retriever
 from erp_agent.retrieval.settings import make_retriever
-from erp_agent.shared.rate_gate import RedisRateGate
-from erp_agent.shared.redis_link import RedisLink
 from erp_agent.store.base import Store
 from erp_agent.store.budgets import Budgets
 from erp_agent.store.sql_store import SQLStore, open_store
@@ -54,6 +54,9 @@ from erp_agent.tools.modules import results as result_tools
 from erp_agent.tools.modules import workflow as workflow_tools
 from erp_agent.tools.modules.discovery import search_tool
 from erp_agent.tools.modules.documents import VisionSource
+
+if TYPE_CHECKING:  # the Redis client loads only for a deployment that configures Redis
+    from erp_agent.shared.redis_link import RedisLink
 
 
 def build_registry(
@@ -120,6 +123,8 @@ class Runtime:
     listeners: list[Listener] = field(default_factory=list)
     async_listeners: list[AsyncListener] = field(default_factory=list)
     site_prompt: str = ""  # ERP_AGENT_SITE_DIR/prompts, read and checked at start
+    # What the ERP granted each user at sign-in, reused by their next one (ERP_AGENT_GRANTS_TTL).
+    grants: GrantsCache | None = None
 
     def __post_init__(self) -> None:
         # One set of subscribers for the turns' events and the gateway's (the audit log among
@@ -169,14 +174,15 @@ class Runtime:
         # One budget: per organisation, counted in the store, asked before every model call.
         budgets = Budgets(store, settings.monthly_token_budget)
         models.budget = budgets
-        redis = (
-            RedisLink(settings.redis_url, prefix=settings.redis_prefix)
-            if settings.redis_url
-            else None
-        )
-        if redis is not None and settings.tokens_per_minute:
-            # One tokens-per-minute budget for all workers, not one per process.
-            models.gate = RedisRateGate(redis, settings.tokens_per_minute)
+        redis: RedisLink | None = None
+        if settings.redis_url:
+            from erp_agent.shared.rate_gate import RedisRateGate
+            from erp_agent.shared.redis_link import RedisLink
+
+            redis = RedisLink(settings.redis_url, prefix=settings.redis_prefix)
+            if settings.tokens_per_minute:
+                # One tokens-per-minute budget for all workers, not one per process.
+                models.gate = RedisRateGate(redis, settings.tokens_per_minute)
         results: ResultStore = (
             SQLResultStore(store.engine) if isinstance(store, SQLStore) else MemoryResultStore()
         )
@@ -185,6 +191,7 @@ class Runtime:
         gateway = Gateway(
             registry, store, connector, catalog, results=results, confirm_timeout=confirm_timeout,
             today=settings.engine.today,
+            lookup_ttl=dt.timedelta(seconds=settings.master_data_ttl),
         )  # fmt: skip
         gateway.decision_hooks.append(OutcomeRecorder(store, connector, catalog, registry))
         router = Router(catalog, registry, connector.name)
@@ -204,6 +211,11 @@ class Runtime:
             budgets,
             redis=redis,
             site_prompt=site_prompt,
+            grants=GrantsCache(
+                store,
+                settings.erp_url or connector.name,
+                dt.timedelta(seconds=settings.grants_ttl),
+            ),
         )
 
     async def sign_in(self, user: str, password: str) -> Session:
@@ -214,6 +226,7 @@ class Runtime:
             user,
             password,
             read_only=self.settings.read_only,
+            grants=self.grants,
         )
 
     def default_model(self, org: str = "default") -> ChatModel:

@@ -131,7 +131,7 @@ class KeyRing:
             roles = frozenset(await runtime.connector.roles(credential))
             allowed = await resolve_allowed_tools(
                 runtime.connector, credential, roles, runtime.registry, runtime.policy,
-                read_only=self.read_only(),
+                read_only=self.read_only(), grants=runtime.grants,
             )  # fmt: skip
         except (ErpAuthenticationError, ErpSessionExpired) as exc:
             raise ApiKeyInvalid(

@@ -40,6 +40,7 @@ from erp_agent.errors import (
     ToolInputError,
 )
 from erp_agent.gateway import reconcile
+from erp_agent.gateway.lookups import LookupCache
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.proposals import (
     args_digest,
@@ -86,6 +87,7 @@ class Gateway:
         clock: Clock = _utcnow,
         results: ResultAccess | None = None,
         today: dt.date | None = None,
+        lookup_ttl: dt.timedelta = dt.timedelta(0),
     ) -> None:
         self.registry = registry
         self.store = store
@@ -104,6 +106,8 @@ class Gateway:
         # hook returns is the message it put in the proposal's conversation.
         self.decision_hooks: list[DecisionHook] = []
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        # Master-data name lookups reused within a session (ERP_AGENT_MASTER_DATA_TTL).
+        self.lookups = LookupCache(catalog, lookup_ttl, clock)
 
     # ------------------------------------------------------------ the one entry
 
@@ -148,7 +152,12 @@ class Gateway:
         try:
             if tool.effect is Effect.READ:
                 assert tool.run is not None
-                data = await tool.run(ctx, dict(args))
+                reuse = self.lookups.applies(tool, args)
+                data = self.lookups.get(session, tool, args) if reuse else None
+                if data is None:
+                    data = await tool.run(ctx, dict(args))
+                    if reuse:
+                        self.lookups.put(session, tool, args, data)
                 return await self.audit(
                     session,
                     name,
@@ -297,7 +306,9 @@ class Gateway:
                 "This proposal is already being confirmed; nothing more was written."
             )
         ctx = ToolContext(session, self.connector, self.catalog, self.results, self.today)
-        return await self._execute(session, tool, ctx, proposal, digest, started)
+        outcome = await self._execute(session, tool, ctx, proposal, digest, started)
+        self.lookups.forget(session)  # what it wrote (a new customer) must be found next
+        return outcome
 
     async def _execute(
         self,

@@ -15,6 +15,7 @@ import yaml
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
 from erp_agent.errors import ConfigError
+from erp_agent.gateway.grants import Grants, GrantsCache
 from erp_agent.tools.base import Effect, Tool
 
 _PROBES = 8  # concurrent permission questions to the ERP at sign-in
@@ -82,11 +83,43 @@ def parse_policy(raw: Any, source: str = "policy") -> RolePolicy:
     return RolePolicy(tuple(everyone), {str(r): tuple(p) for r, p in roles.items()})
 
 
-async def erp_grants(connector: Connector, cred: Credential, tools: Iterable[Tool]) -> set[str]:
-    """The names of the tools whose every requirement the ERP grants this user (asked as them)."""
+async def erp_grants(
+    connector: Connector,
+    cred: Credential,
+    tools: Iterable[Tool],
+    *,
+    cache: GrantsCache | None = None,
+    roles: Iterable[str] = (),
+) -> set[str]:
+    """The names of the tools whose every requirement the ERP grants this user (asked as them,
+    or reused from ``cache`` when this user with these ``roles`` was asked within its TTL)."""
     tools = list(tools)
     entities = sorted({r.entity for t in tools for r in t.requires if r.entity})
     reports = sorted({r.report for t in tools for r in t.requires if r.report})
+    roles = sorted(set(roles))
+    saved = await cache.get(cred.user, roles) if cache is not None else None
+    if saved is not None and saved.covers(entities, reports):
+        rights = saved
+    else:
+        rights = await _ask(connector, cred, entities, reports)
+        if cache is not None:
+            await cache.put(cred.user, roles, rights)
+    granted = set()
+    for tool in tools:
+        ok = True
+        for req in tool.requires:
+            if req.entity and not rights.entities.get(req.entity, {}).get(req.right, False):
+                ok = False
+            if req.report and not rights.reports.get(req.report, False):
+                ok = False
+        if ok:
+            granted.add(tool.name)
+    return granted
+
+
+async def _ask(
+    connector: Connector, cred: Credential, entities: list[str], reports: list[str]
+) -> Grants:
     gate = asyncio.Semaphore(_PROBES)
 
     async def entity_access(name: str) -> tuple[str, dict[str, bool]]:
@@ -99,17 +132,7 @@ async def erp_grants(connector: Connector, cred: Credential, tools: Iterable[Too
 
     entity_rights = dict(await asyncio.gather(*(entity_access(e) for e in entities)))
     report_rights = dict(await asyncio.gather(*(report_access(r) for r in reports)))
-    granted = set()
-    for tool in tools:
-        ok = True
-        for req in tool.requires:
-            if req.entity and not entity_rights.get(req.entity, {}).get(req.right, False):
-                ok = False
-            if req.report and not report_rights.get(req.report, False):
-                ok = False
-        if ok:
-            granted.add(tool.name)
-    return granted
+    return Grants(entity_rights, report_rights)
 
 
 async def resolve_allowed_tools(
@@ -120,6 +143,7 @@ async def resolve_allowed_tools(
     policy: RolePolicy,
     *,
     read_only: bool,
+    grants: GrantsCache | None = None,
 ) -> frozenset[str]:
     """Policy ∩ what the ERP grants; no write tool at all for a read-only tenant."""
     roles = list(roles)
@@ -128,4 +152,4 @@ async def resolve_allowed_tools(
         for t in tools
         if policy.permits(t.name, roles) and not (read_only and t.effect is Effect.WRITE)
     ]
-    return frozenset(await erp_grants(connector, cred, candidates))
+    return frozenset(await erp_grants(connector, cred, candidates, cache=grants, roles=roles))

@@ -7,6 +7,7 @@ import secrets
 
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
+from erp_agent.gateway.grants import GrantsCache
 from erp_agent.gateway.policy import RolePolicy, resolve_allowed_tools
 from erp_agent.gateway.session import Session
 from erp_agent.tools.base import ToolRegistry
@@ -21,10 +22,13 @@ async def sign_in(
     *,
     org: str = "default",
     read_only: bool = False,
+    grants: GrantsCache | None = None,
 ) -> Session:
     """Log in to the ERP as ``user`` and resolve the session's tools (policy ∩ ERP grants)."""
     cred = await connector.login(user, password)
-    return await session_for(connector, registry, policy, cred, org=org, read_only=read_only)
+    return await session_for(
+        connector, registry, policy, cred, org=org, read_only=read_only, grants=grants
+    )
 
 
 async def session_for(
@@ -35,12 +39,16 @@ async def session_for(
     *,
     org: str = "default",
     read_only: bool = False,
+    grants: GrantsCache | None = None,
 ) -> Session:
-    """The session of a credential the ERP already accepted (password, API key or SSO)."""
+    """The session of a credential the ERP already accepted (password, API key or SSO);
+    ``grants`` reuses what the ERP granted this user with these roles a moment ago."""
     user = cred.user
     roles = frozenset(await connector.roles(cred))
     allowed, default_company = await asyncio.gather(
-        resolve_allowed_tools(connector, cred, roles, registry, policy, read_only=read_only),
+        resolve_allowed_tools(
+            connector, cred, roles, registry, policy, read_only=read_only, grants=grants
+        ),
         connector.user_default(cred, "company"),
     )
     return Session(

@@ -20,6 +20,7 @@ from erp_agent.store.models import (
 )
 
 SIGN_IN_FAILURES_KEPT = dt.timedelta(days=1)  # longer than any throttling window
+GRANTS_KEPT = dt.timedelta(days=1)  # longer than any sensible ERP_AGENT_GRANTS_TTL
 
 
 class Store(ABC):
@@ -134,6 +135,21 @@ class Store(ABC):
 
     @abstractmethod
     async def clear_sign_in_failures(self, key: str) -> None: ...
+
+    # what the ERP granted a user at sign-in (reused for ERP_AGENT_GRANTS_TTL)
+    @abstractmethod
+    async def saved_grants(self, key: str, since: dt.datetime) -> dict[str, Any] | None:
+        """The grants saved under ``key`` at or after ``since``; None when none are that fresh."""
+
+    @abstractmethod
+    async def save_grants(
+        self, key: str, user: str, grants: dict[str, Any], at: dt.datetime
+    ) -> None:
+        """Replace the grants under ``key``; rows older than a day are dropped."""
+
+    @abstractmethod
+    async def forget_grants(self, user: str) -> None:
+        """Drop every saved grant of ``user`` (sign-out, deletion of their data)."""
 
     # signed-in web sessions
     @abstractmethod

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from erp_agent.errors import StoreError
-from erp_agent.store.base import SIGN_IN_FAILURES_KEPT, Store
+from erp_agent.store.base import GRANTS_KEPT, SIGN_IN_FAILURES_KEPT, Store
 from erp_agent.store.models import (
     ApiKey,
     AuditEvent,
@@ -31,6 +31,7 @@ class MemoryStore(Store):
         self._turns: dict[str, Turn] = {}
         self._states: dict[str, dict[str, Any]] = {}
         self._sign_in_failures: list[tuple[str, dt.datetime]] = []
+        self._grants: dict[str, tuple[str, dict[str, Any], dt.datetime]] = {}
         self._web_sessions: dict[str, WebSession] = {}
         self._settings: dict[str, Any] = {}
         self._interactions: dict[str, Interaction] = {}
@@ -186,6 +187,19 @@ class MemoryStore(Store):
     async def clear_sign_in_failures(self, key: str) -> None:
         self._sign_in_failures = [(k, t) for k, t in self._sign_in_failures if k != key]
 
+    async def saved_grants(self, key: str, since: dt.datetime) -> dict[str, Any] | None:
+        found = self._grants.get(key)
+        return copy.deepcopy(found[1]) if found is not None and found[2] >= since else None
+
+    async def save_grants(
+        self, key: str, user: str, grants: dict[str, Any], at: dt.datetime
+    ) -> None:
+        self._grants = {k: v for k, v in self._grants.items() if v[2] >= at - GRANTS_KEPT}
+        self._grants[key] = (user, copy.deepcopy(grants), at)
+
+    async def forget_grants(self, user: str) -> None:
+        self._grants = {k: v for k, v in self._grants.items() if v[0] != user}
+
     async def save_web_session(self, row: WebSession) -> None:
         if row.token_hash in self._web_sessions:
             raise StoreError("That web session exists already.")
@@ -235,6 +249,7 @@ class MemoryStore(Store):
             del self._interactions[key]
         for key in sessions:
             del self._web_sessions[key]
+        await self.forget_grants(user)
         return {
             "conversations": self._drop_conversations(ids),
             "interactions": len(logged),

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from erp_agent.store.tables import (
     conversation_state,
     conversations,
+    erp_grants,
     interactions,
     proposals,
     turns,
@@ -65,6 +66,7 @@ class Retention:
             sessions = await connection.execute(
                 delete(web_sessions).where(web_sessions.c.user == user)
             )
+            await connection.execute(delete(erp_grants).where(erp_grants.c.user == user))
         return {
             "conversations": gone,
             "interactions": int(logged.rowcount or 0),

@@ -24,7 +24,7 @@ from sqlalchemy.pool import StaticPool
 
 from erp_agent.errors import ConfigError, StoreError
 from erp_agent.store import rows, schema
-from erp_agent.store.base import SIGN_IN_FAILURES_KEPT, Store
+from erp_agent.store.base import GRANTS_KEPT, SIGN_IN_FAILURES_KEPT, Store
 from erp_agent.store.models import (
     ApiKey,
     AuditEvent,
@@ -44,6 +44,7 @@ from erp_agent.store.tables import (
     audit_events,
     conversation_state,
     conversations,
+    erp_grants,
     proposals,
     sign_in_failures,
     turns,
@@ -411,6 +412,35 @@ class SQLStore(ServerTables, Retention, Store):
     async def clear_sign_in_failures(self, key: str) -> None:
         async with self._transaction("clear failed sign-ins", write=True) as connection:
             await connection.execute(delete(sign_in_failures).where(sign_in_failures.c.key == key))
+
+    # ------------------------------------------------------------ ERP grants
+
+    async def saved_grants(self, key: str, since: dt.datetime) -> dict[str, Any] | None:
+        query = (
+            select(erp_grants.c.grants)
+            .where(erp_grants.c.key == key)
+            .where(erp_grants.c.checked_at >= since)
+        )
+        async with self._transaction("read saved grants", write=False) as connection:
+            found = (await connection.execute(query)).scalar()
+        return dict(found) if isinstance(found, dict) else None
+
+    async def save_grants(
+        self, key: str, user: str, grants: dict[str, Any], at: dt.datetime
+    ) -> None:
+        async with self._transaction("save grants", write=True) as connection:
+            await connection.execute(
+                delete(erp_grants).where(
+                    (erp_grants.c.key == key) | (erp_grants.c.checked_at < at - GRANTS_KEPT)
+                )
+            )
+            await connection.execute(
+                insert(erp_grants).values(key=key, user=user, grants=grants, checked_at=at)
+            )
+
+    async def forget_grants(self, user: str) -> None:
+        async with self._transaction("forget grants", write=True) as connection:
+            await connection.execute(delete(erp_grants).where(erp_grants.c.user == user))
 
     # ------------------------------------------------------------ API keys
 

@@ -172,6 +172,18 @@ sign_in_failures = Table(
     Index(None, "key", "at"),
 )
 
+# What the ERP granted a user (per doctype: read/create/…; per report: may run), asked at sign-in
+# and reused by that user's next sign-in with the same roles until ERP_AGENT_GRANTS_TTL passes.
+# The key hashes the ERP, the user and their roles: one row never serves another user.
+erp_grants = Table(
+    "erp_grants",
+    metadata,
+    Column("key", String, primary_key=True),
+    Column("user", String, nullable=False, index=True),
+    Column("grants", JSON, nullable=False),
+    Column("checked_at", UTCDateTime, nullable=False, index=True),
+)
+
 # Signed-in browsers: every web worker reads the same rows, so a cookie works on any of them.
 web_sessions = Table(
     "web_sessions",

@@ -136,8 +136,9 @@ async def _session_of(state: ServerState, cred: Credential) -> Session:
     cred = Credential(user, cred.sid, cred.api_key, cred.api_secret, cred.access_token,
                       cred.refresh_token, cred.expires_at)  # fmt: skip
     return await session_for(
-        runtime.connector, runtime.registry, runtime.policy, cred, read_only=state.read_only
-    )
+        runtime.connector, runtime.registry, runtime.policy, cred, read_only=state.read_only,
+        grants=runtime.grants,
+    )  # fmt: skip
 
 
 @router.post("/sign-in", summary="Sign in with your ERP user (email or username) and password")
@@ -260,6 +261,10 @@ async def sign_out(
     request: Request, response: Response, state: State, user: User
 ) -> dict[str, bool]:
     await state.store.delete_web_session(user.row.token_hash)
+    state.runtime.gateway.lookups.forget(user.session)
+    if state.runtime.grants is not None:
+        # Signing in again asks the ERP afresh (a user who just had a right changed signs out).
+        await state.runtime.grants.forget(user.session.user)
     if user.session.credential.kind == "bearer":
         with contextlib.suppress(ErpAgentError):  # the session here has ended either way
             await oauth.revoke(state.runtime.settings, user.session.credential)
