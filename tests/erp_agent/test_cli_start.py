@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -19,8 +20,8 @@ from erp_agent.cli import COMMANDS, app
 NOT_FOR_HELP = (
     "erp_agent.runtime", "sqlalchemy", "pydantic", "httpx", "rich", "click", "demo_erp",
 )  # fmt: skip
-# Only an export needs these; asking a question must not pay for them.
-NOT_FOR_ASK = ("openpyxl", "reportlab")
+# Only an export, a migration, Redis or a PostgreSQL store needs these; asking must not pay for them.
+NOT_FOR_ASK = ("openpyxl", "reportlab", "alembic", "redis", "sqlalchemy.dialects.postgresql")
 
 _PROBE = """
 import json, sys
@@ -48,7 +49,7 @@ def _modules_after(*argv: str) -> set[str]:
 
 
 def _loaded(modules: set[str], prefixes: tuple[str, ...]) -> list[str]:
-    return sorted(m for m in modules if m.split(".")[0] in prefixes or m in prefixes)
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes))
 
 
 def test_help_imports_no_command() -> None:
@@ -84,3 +85,26 @@ def test_unknown_command_is_a_clear_error() -> None:
     result = CliRunner().invoke(app, ["no-such-command"])
     assert result.exit_code == 2
     assert "No such command" in result.output
+
+
+_MIGRATE = """
+import asyncio, sys
+from erp_agent.store.sql_store import open_store
+async def main():
+    store = open_store("sqlite+aiosqlite:///" + sys.argv[1])
+    await store.migrate()
+    await store.close()
+asyncio.run(main())
+print("alembic" in sys.modules)
+"""
+
+
+def test_a_store_at_the_current_schema_starts_without_alembic(tmp_path: Path) -> None:
+    def migrate() -> str:
+        path = str(tmp_path / "store.sqlite")
+        out = subprocess.run([sys.executable, "-c", _MIGRATE, path], capture_output=True,
+                             text=True, check=True)  # fmt: skip
+        return out.stdout.split()[-1]
+
+    assert migrate() == "True"  # a new store is migrated by Alembic
+    assert migrate() == "False"  # then every start checks the version with one query

@@ -10,7 +10,6 @@ import typer
 from erp_agent.cli._agent import Agent, run_agent
 from erp_agent.cli._common import console, err_console
 from erp_agent.cli._model import BaseUrlOption, ModelOption
-from erp_agent.cli._render import definition_view, print_blocks, progress_line
 from erp_agent.engine.events import EventBus
 from erp_agent.engine.response import TurnResponse
 
@@ -69,6 +68,9 @@ def ask(
         run = agent.engine.run_turn
         if json_output:
             return await run(agent.session, question, conversation_id=conversation, bus=bus)
+        # Rich's Markdown and syntax highlighting load only for output a person reads.
+        from erp_agent.cli._render import progress_line
+
         with progress_line(err_console, bus):
             return await run(agent.session, question, conversation_id=conversation, bus=bus)
 
@@ -76,6 +78,8 @@ def ask(
     if json_output:
         typer.echo(json.dumps(as_json(response), default=str, ensure_ascii=False))
         return
+    from erp_agent.cli._render import definition_view, print_blocks
+
     print_blocks(console, response.blocks)
     if not any(isinstance(b.get("definition"), dict) for b in response.blocks):
         # A figure answered in words still says how it was computed.

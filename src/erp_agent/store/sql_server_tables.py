@@ -7,11 +7,11 @@ A mixin of ``SQLStore`` (kept apart so each file stays small); it uses the store
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 from sqlalchemy import Date, cast, delete, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.sql.elements import ColumnElement
@@ -110,9 +110,11 @@ class ServerTables:
 
     async def log_interaction(self: _Transactional, row: Interaction) -> None:
         dialect = self.engine.dialect.name
-        insert_row = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(
-            interactions
-        ).values(**row.__dict__)
+        # Imported here: the PostgreSQL dialect package alone costs a noticeable part of a
+        # terminal command's start, and a SQLite store never needs it.
+        module = "postgresql" if dialect == "postgresql" else "sqlite"
+        upsert = importlib.import_module(f"sqlalchemy.dialects.{module}")
+        insert_row = upsert.insert(interactions).values(**row.__dict__)
         async with self._transaction(f"log turn {row.turn_id}", write=True) as connection:
             await connection.execute(insert_row.on_conflict_do_nothing())
 
