@@ -117,7 +117,9 @@ async def test_a_write_in_the_session_drops_its_lookups() -> None:
     erp, gateway, _ = _setup()
     ana = await _session(erp, gateway, "ana@fake", "s1")
     await gateway.call(ana, "customer.list", _lookup())
-    proposed = await gateway.call(ana, "customer.create", {"name": "Savanna Hides", "customer_type": "Company"})
+    proposed = await gateway.call(
+        ana, "customer.create", {"name": "Savanna Hides", "customer_type": "Company"}
+    )
     assert proposed.status is Status.PROPOSAL, proposed.message
     assert proposed.proposal is not None
     done = await gateway.confirm(ana, str(proposed.proposal["id"]))
