@@ -160,3 +160,13 @@ async def test_deleting_a_users_data_drops_their_grants(store: Store) -> None:
 def test_the_shipped_head_is_alembics_head() -> None:
     # `migrate` skips Alembic when the store is at the head read from the scripts' text.
     assert schema.shipped_head() == schema.head_revision()
+
+
+async def test_saved_grants_missing_a_right_are_asked_again(store: Store) -> None:
+    # Saved by an older catalog that asked only whether customers can be read.
+    erp, clock = CountingERP(), Clock()
+    cache = GrantsCache(store, "http://erp", TTL, clock)
+    await cache.put("ana@fake", ["Accounts Manager"], Grants({"customer": {"read": True}}))
+    tools = await _sign_in(erp, cache, "ana@fake")
+    assert erp.asked
+    assert "sales_invoice.list" in tools

@@ -32,8 +32,12 @@ class Grants:
     entities: dict[str, dict[str, bool]] = field(default_factory=dict)
     reports: dict[str, bool] = field(default_factory=dict)
 
-    def covers(self, entities: Iterable[str], reports: Iterable[str]) -> bool:
-        return all(e in self.entities for e in entities) and all(r in self.reports for r in reports)
+    def covers(self, rights: Iterable[tuple[str, str]], reports: Iterable[str]) -> bool:
+        """Whether every (entity, right) and report asked about has an answer here (a newer
+        catalog may ask about a doctype or a right these were not asked for)."""
+        return all(right in self.entities.get(e, {}) for e, right in rights) and all(
+            r in self.reports for r in reports
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {"entities": self.entities, "reports": self.reports}

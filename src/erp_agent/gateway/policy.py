@@ -98,7 +98,8 @@ async def erp_grants(
     reports = sorted({r.report for t in tools for r in t.requires if r.report})
     roles = sorted(set(roles))
     saved = await cache.get(cred.user, roles) if cache is not None else None
-    if saved is not None and saved.covers(entities, reports):
+    needed = {(r.entity, r.right) for t in tools for r in t.requires if r.entity}
+    if saved is not None and saved.covers(needed, reports):
         rights = saved
     else:
         rights = await _ask(connector, cred, entities, reports)
