@@ -20,8 +20,12 @@ from erp_agent.cli import COMMANDS, app
 NOT_FOR_HELP = (
     "erp_agent.runtime", "sqlalchemy", "pydantic", "httpx", "rich", "click", "demo_erp",
 )  # fmt: skip
-# Only an export, a migration, Redis or a PostgreSQL store needs these; asking must not pay for them.
-NOT_FOR_ASK = ("openpyxl", "reportlab", "alembic", "redis", "sqlalchemy.dialects.postgresql")
+# Only an export, a migration, Redis, a PostgreSQL store or an embedding needs these; asking
+# must not pay for them before it needs them.
+NOT_FOR_ASK = (
+    "openpyxl", "reportlab", "alembic", "redis", "sqlalchemy.dialects.postgresql", "numpy",
+    "onnxruntime",
+)  # fmt: skip
 
 _PROBE = """
 import json, sys

@@ -143,3 +143,20 @@ async def test_knowledge_search_tool(kb: KnowledgeBase) -> None:
     first = result["passages"][0]
     assert first["source"] == "Leave - types, allocations, applications, approval > Approval"
     assert "approver" in first["text"]
+
+
+def test_an_empty_index_answers_without_embedding_the_question(tmp_path: Path) -> None:
+    embedder = CountingEmbedder(fast=True)
+    kb = KnowledgeBase(Retriever(SQLiteIndex(tmp_path / "empty.sqlite"), embedder), "acme")
+    assert kb.knowledge_context("how do I approve a purchase order?", 500) == []
+    assert embedder.calls == 0
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "approvals.md").write_text(
+        "# Approvals\n\n## Purchase orders\n\nA manager approves purchase orders.\n",
+        encoding="utf-8",
+    )
+    kb.index_path(root)
+    embedder.calls = 0
+    assert kb.knowledge_context("how do I approve a purchase order?", 500)
+    assert embedder.calls == 1  # once something is indexed, the question is embedded

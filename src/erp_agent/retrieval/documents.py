@@ -7,8 +7,6 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-import numpy as np
-
 from erp_agent.retrieval.embeddings import Vectors
 
 
@@ -46,6 +44,8 @@ class Document:
         return self.text if self.kind is Kind.RECORD else f"{self.title}\n{self.text}"
 
     def embedded(self, vector: Vectors) -> Document:
+        import numpy as np
+
         return replace(self, embedding=np.asarray(vector, dtype=np.float32))
 
 

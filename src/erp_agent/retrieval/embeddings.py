@@ -12,20 +12,22 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import httpx
-import numpy as np
-import numpy.typing as npt
 
 from erp_agent.config import MINILM_DIM as MINILM_DIM  # the one definition
 from erp_agent.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import onnxruntime as ort  # type: ignore[import-untyped]
     from tokenizers import Tokenizer
 
-Vectors = npt.NDArray[np.float32]
+# NumPy is imported where vectors are made, not here: a terminal command whose question needs
+# no embedding (an empty index) then never loads it.
+Vectors: TypeAlias = "npt.NDArray[np.float32]"
 
 MINILM_ID = "all-MiniLM-L6-v2-onnx-int8"
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
@@ -33,6 +35,8 @@ MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
 
 def normalise(matrix: npt.NDArray[Any]) -> Vectors:
     """Rows scaled to unit length (zero rows stay zero), as float32."""
+    import numpy as np
+
     out = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     scaled: Vectors = (out / np.maximum(norms, 1e-12)).astype(np.float32)
@@ -103,6 +107,8 @@ class MiniLMEmbedder(Embedder):
             return self._session, self._tokenizer
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         session, tokenizer = self._load()
@@ -128,6 +134,8 @@ class MiniLMEmbedder(Embedder):
         ids: npt.NDArray[np.int64],
         mask: npt.NDArray[np.int64],
     ) -> Vectors:
+        import numpy as np
+
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden = np.asarray(session.run(None, feeds)[0], dtype=np.float32)
         weights = mask[:, :, None].astype(np.float32)
@@ -164,6 +172,8 @@ class OpenAICompatibleEmbedder(Embedder):
         )
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        import numpy as np
+
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             rows += self._request(list(texts[start : start + self.batch_size]))

@@ -15,18 +15,18 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from erp_agent.errors import ConfigError, StoreError
 from erp_agent.retrieval import _sql
-from erp_agent.retrieval._dense import DenseMatrix
 from erp_agent.retrieval._spelling import Speller
 from erp_agent.retrieval.documents import Batch, Document, Scope
 from erp_agent.retrieval.embeddings import MINILM_DIM, Vectors
 from erp_agent.retrieval.index import Index, Pending, Ranked, with_fallback
 from erp_agent.retrieval.text import identifier_parts, identifier_tokens, query_terms
+
+if TYPE_CHECKING:
+    from erp_agent.retrieval._dense import DenseMatrix
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -87,7 +87,8 @@ class SQLiteIndex(Index):
         self._db.executescript(_SCHEMA)
         self._generation = 0  # this connection's commits; other processes: PRAGMA data_version
         self._speller = Speller(self._db)
-        self._dense = DenseMatrix(dim)
+        # The in-RAM matrix (NumPy) is built at the first dense search, not at open.
+        self._dense: DenseMatrix | None = None
         self._dense_at: tuple[int, int] | None = None
         self._counts: dict[tuple[tuple[int, int], str], Any] = {}
 
@@ -191,7 +192,7 @@ class SQLiteIndex(Index):
                 values["id"] = next_id
                 next_id += 1
             if doc.embedding is not None:
-                vectors.append((values["id"], doc.embedding.astype(np.float32).tobytes()))
+                vectors.append((values["id"], doc.embedding.astype("float32").tobytes()))
             rows_out.append(values)
         if not rows_out:
             return
@@ -255,6 +256,8 @@ class SQLiteIndex(Index):
         return [Pending(r["key"], r["text"]) for r in rows]
 
     def store_vectors(self, tenant: str, rows: Sequence[tuple[Pending, Vectors]]) -> int:
+        import numpy as np  # vectors are stored only where they are made
+
         for item, vector in rows:
             if vector.shape != (self.dim,):
                 raise ConfigError(f"{item.key}: a {vector.shape} vector in a {self.dim}-d index")
@@ -429,9 +432,13 @@ class SQLiteIndex(Index):
 
     def _refresh(self) -> DenseMatrix:
         """The in-RAM matrix, brought up to date with the file (call with the lock held)."""
+        from erp_agent.retrieval._dense import DenseMatrix
+
         version = self._version()
-        if self._dense_at == version:
+        if self._dense is not None and self._dense_at == version:
             return self._dense
+        if self._dense is None:
+            self._dense = DenseMatrix(self.dim)
         self._dense.append(self._db)
         total = int(self._db.execute("SELECT count(*) FROM doc_vectors").fetchone()[0])
         if total != self._dense.rows:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
-import numpy as np
 
 from erp_agent.errors import ConfigError, ModelError
 
@@ -59,6 +58,8 @@ class OnnxCrossEncoder(Reranker):
             return self._loaded
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        import numpy as np  # with the model, not when the module is imported
+
         session, tokenizer = self._load()
         wanted = {i.name for i in session.get_inputs()}
         scores: list[float] = []

@@ -20,6 +20,11 @@ class Retriever:
     rerank_top: int = 20
 
     def search(self, query: str, scope: Scope, *, limit: int = 10) -> list[Hit]:
+        if self.index.count(scope.tenant) == 0:
+            # Nothing indexed for this tenant (no knowledge uploaded, no records synced): the
+            # answer is empty without loading the embedding model (a noticeable part of a
+            # second at a terminal command's first question).
+            return []
         vector = self.embedder.embed_one(query) if self.embedder is not None else None
         wanted = max(limit, self.rerank_top) if self.reranker else limit
         hits = self.index.search(query, vector, scope, limit=wanted)
