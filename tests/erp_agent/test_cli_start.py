@@ -112,3 +112,14 @@ def test_a_store_at_the_current_schema_starts_without_alembic(tmp_path: Path) ->
 
     assert migrate() == "True"  # a new store is migrated by Alembic
     assert migrate() == "False"  # then every start checks the version with one query
+
+
+def test_loading_a_command_keeps_the_collector_on_and_its_imports_out_of_it() -> None:
+    probe = (
+        "import gc, typer\n"
+        "from erp_agent.cli import app\n"
+        "typer.main.get_group(app).get_command(None, 'ask')\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 10000)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True"]
