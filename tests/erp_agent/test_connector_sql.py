@@ -197,6 +197,42 @@ async def test_field_and_entity_roles(shop: tuple[str, SQLConnector]) -> None:
     assert (await c.access(viewer, "stock_balance"))["read"] is False
 
 
+async def test_a_constant_field_reads_filters_and_groups_like_a_column(
+    shop: tuple[str, SQLConnector],
+) -> None:
+    """``payment_type: {const: Receive}``: every payment reads Receive, a filter on it holds for
+    every row or none, and it groups as one value; it is never written."""
+    url, c = shop
+    cred = await c.login("owner@savanna.test", "demo")
+    live = "tenant_id = 'SAVANNA' and deleted_at is null"
+    total = raw(url, f"select count(*), sum(amount) from payments where {live}")[0]
+    page = await c.list(cred, "payment_entry", fields=["id", "payment_type"], limit=0)
+    assert len(page.records) == total[0]
+    assert {r["payment_type"] for r in page.records} == {"Receive"}
+    assert (
+        await c.count(cred, "payment_entry", [Filter("payment_type", Op.EQ, "Receive")]) == total[0]
+    )
+    assert await c.count(cred, "payment_entry", [Filter("payment_type", Op.EQ, "Pay")]) == 0
+    assert await c.count(cred, "payment_entry", [Filter("payment_type", Op.IN, ["Pay", "Internal Transfer"])]) == 0  # fmt: skip
+    result = await c.aggregate(cred, "payment_entry", AggregateRequest(
+        (Measure(Func.SUM, "received_amount"),), (GroupKey("payment_type"),),
+        (Filter("payment_type", Op.NE, "Pay"),),
+    ))  # fmt: skip
+    assert [(r["payment_type"], r["sum_received_amount"]) for r in result.rows] == [
+        ("Receive", pytest.approx(float(total[1])))
+    ]
+
+
+def test_a_constant_names_no_column(tmp_path: Path) -> None:
+    url = seeded(f"sqlite:///{tmp_path / 'shop.sqlite'}", per_branch=2)
+    both = _mapping_with(
+        tmp_path,
+        {"entities.payment_entry.fields.payment_type": {"const": "Receive", "column": "method"}},
+    )
+    with pytest.raises(ConfigError, match="const"):
+        SQLConnector(url, mapping=both)
+
+
 # ------------------------------------------------------------------ bad input
 
 

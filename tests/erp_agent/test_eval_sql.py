@@ -69,7 +69,7 @@ async def test_offline_planner_passes_the_bespoke_gates(dialect: str, tmp_path: 
 
 # The wider suite's gate is the product's target; the offline planner does not meet it yet. The
 # test holds the floor it has reached so a regression fails; the floor rises with each fix.
-BREADTH_FLOOR = {"accuracy": 0.6, "groundedness": 1.0}
+BREADTH_FLOOR = {"accuracy": 0.7, "groundedness": 1.0}
 
 
 @pytest.mark.anyio

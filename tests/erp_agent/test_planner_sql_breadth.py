@@ -120,3 +120,26 @@ async def test_a_bare_per_branch_regroups_the_last_figure(sql: tuple[str, Runtim
         assert branch in text, text
         assert figure_present(text, count), (branch, count, text)
     assert "branches:" not in text.lower()  # not a list of the branch records
+
+
+async def test_payments_by_method_and_one_method_by_its_value(sql: tuple[str, Runtime]) -> None:
+    """A payment method is only a column's value here (no records of methods): grouped by it,
+    and a method named is found among the values the payments carry."""
+    url, runtime = sql
+    year = TEST_TODAY.year - 1
+    span = f"paid_on between '{year}-01-01' and '{year}-12-31'"
+    live = "tenant_id = 'SAVANNA' and deleted_at is null"
+    by_method = raw(url, f"select method, sum(amount) from payments where {live} and {span} "
+                         "group by method")  # fmt: skip
+    (grouped,) = await ask(runtime, "money received last year split by payment method")
+    text = text_of(grouped)
+    assert len(by_method) == 3
+    for method, amount in by_method:
+        assert method in text, text
+        assert figure_present(text, amount), (method, amount, text)
+    (one,) = await ask(runtime, f"how much was received through M-Pesa in {year}?")
+    mpesa = raw(url, f"select sum(amount) from payments where {live} and {span} "
+                     "and method = 'M-Pesa'")[0][0]  # fmt: skip
+    everything = sum(a for _, a in by_method)
+    assert figure_present(text_of(one), mpesa), text_of(one)
+    assert not figure_present(text_of(one), everything), text_of(one)

@@ -45,9 +45,9 @@ def catalog_for(
                 "status_field": entity.status_field if entity.status_field in fields else None,
             }
         )
-    dimensions = {
-        n: d for n, d in catalog.dimensions.items() if d.entity is None or d.entity in entities
-    }
+    # A dimension whose entity this system does not keep as records (a payment method that is
+    # only a column's value) still groups the metrics whose records carry the field.
+    dimensions = dict(catalog.dimensions)
     metrics: dict[str, Metric] = {}
     for name, metric in catalog.metrics.items():
         kept = _metric_for(metric, entities, dimensions)

@@ -307,6 +307,9 @@ def _group(entity: Entity | None, haystack: str, catalog: Catalog) -> tuple[str 
             if f.target and f.target in catalog.entities:
                 target = catalog.entities[f.target]
                 labels |= {target.label.lower(), target.plural.lower(), *target.synonyms}
+            dim = (getattr(catalog, "dimensions", None) or {}).get(name)
+            if dim is not None:  # "by payment method": the dimension's own words for the field
+                labels |= {dim.label.lower(), *(s.lower() for s in dim.synonyms)}
             if any(_has(f" {phrase} ", lab) for lab in labels if lab):
                 return name, None
     return None, None

@@ -88,6 +88,7 @@ def resolve(
     names: Sequence[tuple[str | None, str]],
     dimensions: Sequence[str],
     optional: Sequence[str] = (),
+    values_of: str | None = None,
 ) -> tuple[dict[str, tuple[str, str]], Step | None]:
     """name → (dimension, record id) for every name found; or the step that looks them up /
     asks which one is meant. Names found nowhere are reported, never dropped — except the
@@ -110,6 +111,14 @@ def resolve(
         for order, dim_name in enumerate(dims_for):
             dim = dims.get(dim_name)
             entity_name = getattr(dim, "entity", None)
+            if values_of and entity_name not in catalog.entities:
+                # No records of this kind here (a payment method that is only a column's
+                # value): the values the figure's own records carry, as the ERP groups them.
+                got, ask = _values(ctx, values_of, dim_name, dim, name, order)
+                if ask is not None and ask not in pending:
+                    pending.append(ask)
+                candidates += got
+                continue
             if not entity_name or not ctx.has(f"{entity_name}.list"):
                 continue
             args = probe_args(ctx, entity_name, name)
@@ -159,6 +168,40 @@ def resolve(
     if pending:
         return found, Step(calls=pending)
     return found, None
+
+
+def _values_call(ctx: Ctx, entity: str, dim_name: str, dim: Any) -> Call:
+    path = dim.path_for(entity, ctx.catalog.entities[entity].fields) if dim else None
+    args = {"measures": [{"func": "count"}], "group_by": [{"field": path or dim_name}]}
+    return Call(f"{entity}.aggregate", args)
+
+
+def _values(
+    ctx: Ctx, entity: str, dim_name: str, dim: Any, name: str, order: int
+) -> tuple[list[tuple[float, int, str, str, str]], Call | None]:
+    """Candidates for ``name`` among the values of the field that carries ``dim_name`` on
+    ``entity``'s records, or the call still to make (the values, or enabling their tool)."""
+    if entity not in ctx.catalog.entities:
+        return [], None
+    if not ctx.has(f"{entity}.aggregate"):
+        search = {"query": f"{entity.replace('_', ' ')} aggregate"}
+        if ctx.has("tools.search") and ctx.result("tools.search", search) is None:
+            return [], Call("tools.search", search)
+        return [], None
+    call = _values_call(ctx, entity, dim_name, dim)
+    r = ctx.result(call.name, call.args)
+    if r is None:
+        return [], call
+    if not r.ok:
+        return [], None
+    field = call.args["group_by"][0]["field"]
+    out = []
+    for row in _rows(r):
+        value = str(row.get(field) or "")
+        score = _score(name, {"id": value}, None) if value else 0.0
+        if score >= ACCEPT:
+            out.append((score, order, dim_name, value, value))
+    return out, None
 
 
 def _enable_lists(ctx: Ctx, entities: Sequence[str]) -> Step | None:

@@ -347,7 +347,8 @@ def metric_step(ctx: Ctx) -> Step | None:
             # A name may be the party of a sibling metric ("Gulf Traders bought" is a customer).
             dims += [d for m in candidates[1:4] for d in m.dimensions
                      if d not in dims and d in _PARTY_DIMENSIONS]  # fmt: skip
-        found, step = master_data.resolve(ctx, names, dims, loose)
+        entity = metric.entity if metric is not None else None
+        found, step = master_data.resolve(ctx, names, dims, loose, values_of=entity)
         if step is not None:
             return step
         resolved = found

@@ -100,7 +100,7 @@ def bind(mapping: Mapping, tables: dict[str, sa.Table], catalog: Catalog) -> dic
         for fname, fspec in spec.fields.items():
             if fname not in known:
                 problems.append(f"{where}.fields: {name} has no canonical field {fname!r}")
-            if fspec.link is None:
+            if fspec.link is None and fspec.const is None:
                 need(table, fspec.column, f"{where}.fields.{fname}")
         bound[name] = Bound(name, spec, table, {}, children)
     for name, b in bound.items():

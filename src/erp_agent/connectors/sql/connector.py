@@ -140,7 +140,7 @@ class SQLConnector(Connector):
     def native_maps(self) -> ConnectorMaps:
         entities = {}
         for name, b in self.bound.items():
-            fmaps = {f: FieldMap(native=s.column) for f, s in b.spec.fields.items()}
+            fmaps = {f: FieldMap(native=s.column or f) for f, s in b.spec.fields.items()}
             fmaps.setdefault("id", FieldMap(native=b.spec.id))
             entities[name] = EntityMap(
                 entity=name, doctype=b.spec.table, fields=fmaps, link=self.mapping.link,
@@ -335,7 +335,7 @@ class SQLConnector(Connector):
         for name in self._visible_fields(b, principal, b.scalar_fields()):
             col = b.column(name)
             label = spec.fields[name].label if name in spec.fields else name
-            native = b.field(name).column if name != "id" else b.spec.id
+            native = (b.field(name).column or name) if name != "id" else b.spec.id
             out.append(FieldInfo(name, native, label, str(col.type), read_only=name == "id"))
         return out
 

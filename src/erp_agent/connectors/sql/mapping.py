@@ -36,10 +36,13 @@ class FieldSpec(_Model):
     ``values`` maps canonical values to stored ones where they differ; ``roles``, when given,
     are the only roles that may read it."""
 
-    column: str
+    column: str = ""
     link: str | None = None
     values: dict[str | int, str | int] = PydanticField(default_factory=dict)
     roles: tuple[str, ...] = ()
+    # The same value on every row, stored nowhere: a payments table that holds only receipts
+    # maps ``payment_type: {const: Receive}``. Read-only; a filter on it is true or false.
+    const: str | int | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -48,6 +51,10 @@ class FieldSpec(_Model):
 
     @model_validator(mode="after")
     def _check(self) -> Self:
+        if self.const is not None:
+            if self.column or self.link:
+                raise ValueError("a field with 'const' names no column or link")
+            return self
         _ident(self.column, "column")
         return self
 

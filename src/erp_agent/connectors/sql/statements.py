@@ -92,6 +92,8 @@ class Bound:
         if name == "id":
             return self.id_column()
         fspec = self.field(name)
+        if fspec.const is not None:
+            return sa.literal(fspec.const)
         if fspec.link is None:
             return self.table.c[fspec.column]
         target = self.links[fspec.link]
@@ -143,6 +145,8 @@ class Bound:
         if rest:
             return self._child_condition(head, rest, flt)
         fspec = self.field(flt.field) if flt.field != "id" else FieldSpec(column=self.spec.id)
+        if fspec.const is not None:
+            return sa.true() if const_holds(fspec.const, flt) else sa.false()
         return compare(self.column(flt.field), fspec, flt, f"{self.entity}.{flt.field}")
 
     def _child_condition(self, head: str, rest: str, flt: Filter) -> sa.ColumnElement[bool]:
@@ -160,6 +164,24 @@ class Bound:
         self, principal: Principal, filters: Sequence[Filter]
     ) -> list[sa.ColumnElement[bool]]:
         return [*self.scope(principal), *(self.condition(f) for f in filters)]
+
+
+def const_holds(const: str | int, flt: Filter) -> bool:
+    """Whether a filter holds for a constant field (the same on every row): decided here, so
+    the statement carries no comparison of two bound values."""
+    items = flt.value if isinstance(flt.value, list | tuple) else [flt.value]
+    same = [str(v) for v in items]
+    checks: dict[Op, bool] = {
+        Op.EQ: str(const) == str(flt.value),
+        Op.NE: str(const) != str(flt.value),
+        Op.IN: str(const) in same,
+        Op.NOT_IN: str(const) not in same,
+        Op.IS_SET: str(const) != "",
+        Op.IS_NOT_SET: str(const) == "",
+    }
+    if flt.op not in checks:
+        raise invalid(f"'{flt.op}' is not supported on {flt.field}: it is the same on every row")
+    return checks[flt.op]
 
 
 def compare(
@@ -266,8 +288,8 @@ def write_values(b: Bound, values: Mapping[str, Any]) -> dict[str, Any]:
         if name in ("id", "modified", "created") or name in b.spec.tables:
             continue
         spec = b.field(name)
-        if spec.link is not None:
-            continue  # read through the link; written on the linked record
+        if spec.link is not None or spec.const is not None:
+            continue  # read through the link (written on the linked record), or a constant
         if spec.column in b.spec.scope.values():
             continue  # scope columns come from the principal, never from the caller
         out[spec.column] = coerce(b.table.c[spec.column], spec.stored(value), f"{b.entity}.{name}")
