@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import ssl
 
 import httpx
 import pytest
 
 from erp_agent.connectors.credentials import Credential
-from erp_agent.connectors.frappe.client import FrappeClient
+from erp_agent.connectors.frappe.client import FrappeClient, _tls_for
 from erp_agent.connectors.frappe.errors import refusal_from_response
 from erp_agent.errors import ErpRefusal, ErpUnavailable
 
@@ -96,3 +97,13 @@ def test_refusal_keeps_every_message_verbatim_without_tags() -> None:
     assert login.message == "Invalid login credentials"
     bare = refusal_from_response(404, {"exc_type": "DoesNotExistError"})
     assert bare.message == "The ERP answered HTTP 404"
+
+
+def test_a_plain_http_erp_loads_no_ca_bundle_and_an_https_one_checks_certificates() -> None:
+    assert _tls_for("https://erp.example.com") is True  # httpx's checks with its CA bundle
+    plain = _tls_for("http://127.0.0.1:8000")
+    assert isinstance(plain, ssl.SSLContext)
+    # Trusts nothing: a TLS connection through it would fail, never go unchecked.
+    assert plain.verify_mode is ssl.CERT_REQUIRED
+    assert plain.check_hostname
+    assert plain.get_ca_certs() == []

@@ -11,6 +11,7 @@ import asyncio
 import http.cookiejar
 import json
 import random
+import ssl
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -60,6 +61,16 @@ class _NoCookies(http.cookiejar.DefaultCookiePolicy):
         return False
 
 
+def _tls_for(base_url: str) -> ssl.SSLContext | bool:
+    """Certificate checks as usual for an https ERP. For a plain-http one no TLS is spoken (the
+    client calls only paths under ``base_url`` and follows no redirect), so instead of loading the
+    CA bundle (a noticeable part of a terminal command's start) it gets a context that trusts
+    no certificate: any TLS connection would fail, never go unchecked."""
+    if urllib.parse.urlsplit(base_url).scheme.lower() != "http":
+        return True
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verify_mode CERT_REQUIRED, no CA loaded
+
+
 class FrappeClient:
     """Native Frappe calls. One instance per ERP site; share it across users and requests."""
 
@@ -81,6 +92,7 @@ class FrappeClient:
             timeout=timeout,
             transport=transport,
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=20),
+            verify=_tls_for(self.base_url),
         )
         # One client serves many users: it must never remember a session cookie.
         self._http.cookies.jar.set_policy(_NoCookies())
