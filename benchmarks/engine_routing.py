@@ -1,6 +1,8 @@
 """Prompt tokens per request with routing vs with every permitted tool offered, over the seed
-questions, with needed-tool recall. Tokens are estimated (characters / 4) over the exact system
-prompt and tool schemas the engine would send; no model is called.
+questions, with needed-tool recall; then follow-ups routed as the engine routes them (against
+the conversation's tools so far), with their recall and how many keep the tools array as it
+was. Tokens are estimated (characters / 4) over the exact system prompt and tool schemas the
+engine would send; no model is called.
 
     uv run python benchmarks/engine_routing.py
 """
@@ -50,6 +52,20 @@ QUESTIONS = [
     ("Approve PO PUR-ORD-2026-00087", "purchase_order.workflow_action"),
     ("Mark this lead as qualified", "lead.update"),
 ]
+
+# (first question, follow-up, a tool the follow-up needs offered).
+FOLLOW_UPS = [
+    ("Revenue by month this year", "and last year?", "sales_invoice.aggregate"),
+    ("How many open sales orders do we have?", "which customers are they for?", "sales_order.aggregate"),
+    ("How many open sales orders do we have?", "what credit limit do those customers have?", "customer.get"),
+    ("What are our overdue receivables?", "show the top 5 as a chart", "display.chart"),
+    ("List this month's sales invoices", "export that to Excel", "results.export"),
+    ("Show me the open purchase orders", "the next ones please", "results.page"),
+    ("Purchases by supplier last quarter", "how is that trending?", "analytics.trend"),
+    ("What's the current stock balance across all warehouses?", "which items are below reorder level?", "item.list"),
+    ("How many leave applications are pending?", "list them", "leave_application.list"),
+    ("Show me the open purchase orders", "approve the first one", "purchase_order.workflow_action"),
+]  # fmt: skip
 
 
 def tokens(text: str) -> int:
@@ -101,6 +117,24 @@ def main() -> None:
         f"reduction: {statistics.median(everything) / statistics.median(routed):.1f}x fewer tokens (median)"
     )
     print(f"needed-tool recall: {hits}/{len(QUESTIONS)} = {hits / len(QUESTIONS):.0%}")
+    follow_ups(router, session)
+
+
+def follow_ups(router: Router, session: Session) -> None:
+    hits = same = 0
+    for first, then, needed in FOLLOW_UPS:
+        before = router.route(first, session)
+        state = {"offered": before.offered, "modules": before.modules, "entities": before.entities}
+        after = router.follow(router.route(then, session), state, session)
+        found = needed in after.offered
+        hits += found
+        same += after.offered == before.offered
+        if not found:
+            print(f"  needed tool not offered: {needed!r} for {first!r} → {then!r}")
+    n = len(FOLLOW_UPS)
+    print(
+        f"follow-ups: needed-tool recall {hits}/{n} = {hits / n:.0%}; tools array unchanged {same}/{n}"
+    )
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ from demo_erp.server import running
 from erp_agent.config import Settings
 from erp_agent.models._fit import fit
 from erp_agent.models.base import ChatModel, Completion, Message
-from erp_agent.models.openai_compatible import wire_messages
+from erp_agent.models.openai_compatible import wire_messages, wire_tools
+from erp_agent.models.prefix import hermes_prompt, shared_prefix
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.planner import OfflinePlanner
 from erp_agent.runtime import Runtime
@@ -103,13 +104,8 @@ class Recording(ChatModel):
 
 
 def body(request: tuple[list[Message], list[dict[str, Any]]]) -> dict[str, Any]:
-    from erp_agent.config import ModelSettings
-    from erp_agent.models.openai_compatible import OpenAICompatibleModel
-
     messages, tools = request
-    adapter = OpenAICompatibleModel(ModelSettings(model="m", base_url="http://127.0.0.1:9/v1"))
-    _, wire_tools = adapter._tools(tools)
-    return {"messages": wire_messages(messages), "tools": wire_tools}
+    return {"messages": wire_messages(messages), "tools": wire_tools(tools)}
 
 
 def size(request: tuple[list[Message], list[dict[str, Any]]]) -> int:
@@ -118,31 +114,7 @@ def size(request: tuple[list[Message], list[dict[str, Any]]]) -> int:
 
 
 def rendered(request: tuple[list[Message], list[dict[str, Any]]]) -> str:
-    """The prompt text a Qwen2.5 (Hermes) chat template makes of the request."""
-    payload = body(request)
-    out = []
-    messages = payload["messages"]
-    first = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
-    tools = "\n".join(json.dumps(t, ensure_ascii=False) for t in payload["tools"])
-    out.append(f"<|im_start|>system\n{first}\n\n# Tools\n<tools>\n{tools}\n</tools><|im_end|>")
-    for message in messages[1:] if first else messages:
-        text = message.get("content") or ""
-        for call in message.get("tool_calls") or ():
-            text += f"\n<tool_call>\n{json.dumps(call['function'])}\n</tool_call>"
-        role = "user" if message["role"] == "tool" else message["role"]
-        if message["role"] == "tool":
-            text = f"<tool_response>\n{text}\n</tool_response>"
-        out.append(f"<|im_start|>{role}\n{text}<|im_end|>")
-    return "\n".join(out) + "\n<|im_start|>assistant\n"
-
-
-def shared_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    return hermes_prompt(*request)
 
 
 async def run(url: str, user: str) -> None:
@@ -189,9 +161,15 @@ async def run(url: str, user: str) -> None:
             at = shared_prefix(rendered(turn_one[-1]), second)
             print("   turn 1:", repr(rendered(turn_one[-1])[at - 80 : at + 120]))
             print("   turn 2:", repr(second[at - 80 : at + 120]))
+        # The same two requests as a model with a small context is sent them (compact schemas).
+        small = [
+            rendered((m, fit(m, t, WINDOW)))
+            for m, t in (turn_one[-1], model.requests[len(turn_one)])
+        ]
+        vs_small = shared_prefix(*small) / len(small[1])
         print(
             f"  {vs_first:6.1%} of turn 1's first request, {vs_last:6.1%} of its last"
-            f"  ({len(second)} chars)  {one!r} → {two!r}"
+            f" ({vs_small:6.1%} compact)  ({len(second)} chars)  {one!r} → {two!r}"
         )
     await runtime.aclose()
 

@@ -74,6 +74,12 @@ class ModelSettings(BaseModel):
         True, description="Ask for a final usage chunk when streaming (stream_options)."
     )
     strict_tools: bool = Field(False, description="Send tool schemas in strict mode.")
+    compact_tools: bool | None = Field(
+        None,
+        description="Send tool schemas compact (first sentence of each description, no "
+        "parameter prose, long enums left to the gateway's check); unset, they are compact "
+        "when context_window is under 32768 tokens.",
+    )
     headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers.")
     tool_role: bool | None = Field(
         None,

@@ -106,3 +106,44 @@ def test_figure_questions_are_offered_the_metric_layer(question: str) -> None:
     assert "metrics.query" in route.offered
     assert "metrics.catalog" in route.offered
     assert len(route.offered) <= DEFAULT_CAP
+
+
+def _follow(first: str, then: str, s: Session | None = None) -> tuple[list[str], list[str]]:
+    """The tools offered to ``first``, and to ``then`` as its follow-up (as the engine keeps
+    the conversation's state between the two turns)."""
+    s = s or session()
+    before = ROUTER.route(first, s)
+    state = {"offered": before.offered, "modules": before.modules, "entities": before.entities}
+    return before.offered, ROUTER.follow(ROUTER.route(then, s), state, s).offered
+
+
+def test_a_follow_up_keeps_the_conversations_tools() -> None:
+    """Nothing new named: the tools array is the same, so a prefix cache holds. Routed alone,
+    the same words would add a fallback aggregate at the end of a different list."""
+    before, after = _follow("Show me this quarter's purchase invoices", "and the quarter before?")
+    assert after == before
+    alone = ROUTER.route("and the quarter before?", session()).offered
+    assert "analytics.aggregate" in alone
+    assert "results.page" in before  # what a follow-up about the last result needs
+
+
+def test_a_follow_up_only_appends_and_a_linked_entity_adds_its_reading_tools() -> None:
+    before, after = _follow(
+        "Which purchase orders are still open?", "who are the suppliers on them?"
+    )
+    assert after[: len(before)] == before
+    added = after[len(before) :]
+    assert {"supplier.list", "supplier.get"} <= set(added)
+    assert not {"supplier.count", "supplier.aggregate"} & set(added)
+    # As a question of its own, the same entity gets its counts and sums.
+    assert "supplier.count" in ROUTER.route("How many suppliers do we have?", session()).offered
+
+
+def test_a_change_that_names_nothing_acts_on_the_conversations_records() -> None:
+    before, after = _follow("Show me the open purchase orders", "submit the second one")
+    assert "purchase_order.submit" not in before
+    assert "purchase_order.submit" in after
+    _, read_only = _follow(
+        "Show me the open purchase orders", "submit the second one", session(read_only=True)
+    )
+    assert not any(n.endswith(".submit") for n in read_only)

@@ -12,6 +12,7 @@ import pytest
 from conftest import DemoERP
 from erp_agent.config import EngineSettings, Settings
 from erp_agent.engine.events import Event, EventBus, TextDelta
+from erp_agent.engine.routing import DEFAULT_CAP
 from erp_agent.errors import ModelAuthError, ModelContextTooLong, ModelRateLimited
 from erp_agent.models.base import Message
 from erp_agent.models.testing import ScriptedModel
@@ -91,7 +92,7 @@ async def test_question_streams_progress_and_answers_with_a_chart(
     assert "Calculating" in kinds or "RunningTool" in kinds
     assert kinds[-1] == "TurnFinished"
     # The model was offered only routed tools, not all of them.
-    assert 0 < len(model.requests[0].tools) <= 24
+    assert 0 < len(model.requests[0].tools) <= DEFAULT_CAP
 
 
 async def test_document_ids_become_links_and_progress_names_the_document(

@@ -6,15 +6,20 @@ starts with exactly what it was sent before; a first request fits an 8k window."
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from erp_agent.config import Settings
 from erp_agent.models._fit import FIRST_TO_LEAVE, fit, request_tokens
-from erp_agent.models._schemas import compact
+from erp_agent.models._schemas import MAX_COMPACT_ENUM, TRIMMED_ENUM, compact
+from erp_agent.models.base import ChatModel, Completion, Message
+from erp_agent.models.prefix import hermes_prompt, prefix_share
 from erp_agent.models.testing import ScriptedModel
+from erp_agent.planner import OfflinePlanner
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore
 
@@ -54,6 +59,86 @@ async def test_a_follow_up_keeps_the_prompt_prefix(demo_erp: Any, tmp_path: Path
     assert (three.messages[1].content or "").startswith(rules)  # new tools' rules come after
 
 
+PREFIX_TARGET = 0.80  # of a follow-up's first request, unchanged from the turn before
+
+
+class Recording(ChatModel):
+    """The offline planner, with every request kept as sent."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+        self.profile = inner.profile
+        self.requests: list[tuple[list[Message], list[dict[str, Any]]]] = []
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        self.requests.append((list(messages), list(tools)))
+        return await self.inner.complete(messages, tools)
+
+
+async def _two_turns(
+    runtime: Runtime, first: str, then: str
+) -> tuple[tuple[list[Message], list[dict[str, Any]]], tuple[list[Message], list[dict[str, Any]]]]:
+    """Turn one's last request and turn two's first, as the planner drives real turns."""
+    session = await runtime.sign_in("accounts.manager@demo.local", "demo")
+    model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
+    engine = runtime.engine(model)
+    one = await engine.run_turn(session, first)
+    asked = len(model.requests)
+    await engine.run_turn(session, then, conversation_id=one.conversation_id)
+    return model.requests[asked - 1], model.requests[asked]
+
+
+def _names(tools: Sequence[dict[str, Any]]) -> list[str]:
+    return [t["function"]["name"] for t in tools]
+
+
+async def test_a_follow_up_sends_the_same_tools_array(demo_erp: Any, tmp_path: Path) -> None:
+    """A follow-up that names nothing new: the tools array byte for byte as before (no
+    fallback tool, nothing for "the last result" added), so the prefix cache holds through
+    the whole first turn."""
+    runtime = await _runtime(demo_erp, tmp_path)
+    try:
+        before, after = await _two_turns(
+            runtime, "Monthly invoiced totals for this year", "and for last year?"
+        )
+    finally:
+        await runtime.aclose()
+    assert json.dumps(after[1]) == json.dumps(before[1])
+    share = prefix_share(hermes_prompt(*before), hermes_prompt(*after))
+    assert share >= 0.9
+
+
+async def test_a_follow_up_only_appends_tools(demo_erp: Any, tmp_path: Path) -> None:
+    """A follow-up that names what the records link to appends that entity's reading tools at
+    the end (not its counts and sums: the orders' own aggregate groups by supplier); the tools
+    before them and the share of the prompt a prefix cache reuses hold. (The module sections
+    come after the tools array, so a module the follow-up adds does not break it.)"""
+    runtime = await _runtime(demo_erp, tmp_path)
+    try:
+        before, after = await _two_turns(
+            runtime, "How many open purchase orders are there?", "which suppliers are they with?"
+        )
+    finally:
+        await runtime.aclose()
+    old, new = before[1], after[1]
+    assert json.dumps(new[: len(old)]) == json.dumps(old)
+    added = _names(new[len(old) :])
+    assert "supplier.list" in added
+    assert not {"supplier.count", "supplier.aggregate"} & set(added)
+    share = prefix_share(hermes_prompt(*before), hermes_prompt(*after))
+    assert share >= PREFIX_TARGET
+    # What the measure catches: the same tools with the new ones first share far less.
+    reordered = (after[0], [*new[len(old) :], *old])
+    assert prefix_share(hermes_prompt(*before), hermes_prompt(*reordered)) < 0.05
+
+
 async def test_two_users_of_one_role_get_the_same_prefix(demo_erp: Any, tmp_path: Path) -> None:
     runtime = await _runtime(demo_erp, tmp_path)
     sent = []
@@ -79,20 +164,27 @@ async def test_a_first_request_fits_an_8k_window(demo_erp: Any, tmp_path: Path) 
         await runtime.aclose()
     request = model.requests[0]
     assert request_tokens(request.messages, request.tools) > 8192  # too big as it is
+    # Compact schemas: every routed tool fits, in its order, with room for the answer.
     fitted = fit(request.messages, request.tools, 8192)
+    assert _names(fitted) == _names(request.tools)
     assert request_tokens(request.messages, fitted) <= 8192 - 1024
-    assert len(fitted) >= len(request.tools) - 6
-    kept = [t["function"]["name"] for t in fitted]
-    offered = [t["function"]["name"] for t in request.tools]
+    assert fitted == [compact(t) for t in request.tools]
+    # A large context gets the full schemas, unless the setting asks for compact ones.
+    assert fit(request.messages, request.tools, 128_000) == list(request.tools)
+    assert fit(request.messages, request.tools, 128_000, compact_tools=True) == fitted
+    # Full schemas in a small window: tools are left off, the rarely needed spine first.
+    full = fit(request.messages, request.tools, 8192, compact_tools=False)
+    assert request_tokens(request.messages, full) <= 8192 - 1024
+    kept, offered = _names(full), _names(request.tools)
     left = [name for name in offered if name not in kept]
     leaving = [name for name in FIRST_TO_LEAVE if name in offered]
+    assert left
     if len(left) <= len(leaving):
         assert set(left) == set(leaving[: len(left)])
     else:
         assert set(leaving) <= set(left)
         assert offered[-1] in left
     assert "metrics.query" in kept  # the request's own tools stay
-    assert fit(request.messages, request.tools, 128_000) == list(request.tools)
 
 
 def test_compact_schemas_keep_what_a_call_needs() -> None:
@@ -123,3 +215,45 @@ def test_compact_schemas_keep_what_a_call_needs() -> None:
     assert parameters["required"] == ["status"]
     assert "description" not in parameters
     assert tool["function"]["parameters"]["description"] == "Arguments."  # a copy was changed
+
+
+def test_compact_schemas_leave_long_enums_to_the_gateway() -> None:
+    """A long list of names (metrics, fields) is dropped from the compact schema, saying so; a
+    short one (statuses, operators) stays. Every call valid for the full schema is valid for
+    the compact one, and the gateway, which checks the full schema, lists the names when one
+    is wrong."""
+    names = [f"metric_{i}" for i in range(MAX_COMPACT_ENUM + 1)]
+    full = {
+        "type": "function",
+        "function": {
+            "name": "figures.query",
+            "description": "Query a figure.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "metric": {"type": "string", "enum": names, "description": "Which one."},
+                    "fields": {"type": "array", "items": {"type": "string", "enum": names}},
+                    "order": {"type": "string", "enum": ["asc", "desc"]},
+                    "note": {"type": "string", "maxLength": 50},
+                },
+                "required": ["metric"],
+            },
+        },
+    }
+    small = compact(full)["function"]["parameters"]["properties"]
+    assert small["metric"] == {"type": "string", "description": TRIMMED_ENUM.format(n=len(names))}
+    assert small["fields"]["items"]["type"] == "string"
+    assert "enum" not in small["fields"]["items"]
+    assert small["order"] == {"type": "string", "enum": ["asc", "desc"]}
+    assert small["note"] == {"type": "string"}
+    schema = compact(full)["function"]["parameters"]
+    call = {"metric": names[-1], "fields": names[:3], "order": "asc"}
+    assert not list(jsonschema.Draft202012Validator(schema).iter_errors(call))
+    wrong = list(
+        jsonschema.Draft202012Validator(full["function"]["parameters"]).iter_errors(
+            {"metric": "revenu"}
+        )
+    )
+    assert wrong
+    assert names[0] in wrong[0].message  # the full list, as the gateway's error shows it
+    assert len(json.dumps(compact(full))) < len(json.dumps(full))

@@ -36,8 +36,9 @@ from erp_agent.runtime import Runtime
 SessionSource = Callable[[ServerRequestContext[Any, Any]], Awaitable[Session]]
 RESULT_URI = "erp-agent://results/"
 CONFIRM = "confirm"
-# Beyond the loop's spine: what an outside model needs to answer figures and page results.
-MCP_TOOLS = (*SPINE, "metrics.query", "results.page", "workflow.pending")
+# The loop's spine (but export, which writes a file on the server for the web app to offer: an
+# MCP client reads a whole result as a resource), and what an outside model needs for figures.
+MCP_TOOLS = (*(n for n in SPINE if n != "results.export"), "metrics.query")
 INSTRUCTIONS = (
     "erp-agent reads the company's ERP as the signed-in user. Figures come from metrics.query "
     "or the ERP's reports, never from adding rows yourself; tools.search finds any other tool "

@@ -20,8 +20,6 @@ MAX_REQUESTS = 6  # user messages kept: enough for a chain of follow-ups
 MAX_DOCUMENTS = 10
 MAX_TOOLS = 14  # with the routing spine, within the router's cap
 CONTEXT_PREFIX = "Conversation state: "
-# Tools a follow-up about the last result may need even when its own words name none of them.
-FOLLOW_UP_TOOLS = ("results.export", "results.page", "display.table", "display.chart")
 _QUERY_ACTIONS = ("aggregate", "count", "list", "query", "get")
 
 
@@ -44,10 +42,10 @@ def query_record(tool: str, args: Any, result_id: str | None, data: Any) -> dict
 
 
 def route_extra(state: Mapping[str, Any]) -> list[str]:
-    """Tools to offer besides what the message's words select: the ones the last turn used."""
-    if not state:
-        return []
-    return [*state.get("tools", []), *FOLLOW_UP_TOOLS]
+    """Tools to offer besides what the message's words select: the ones the last turn used.
+    (What a follow-up about the last result needs, results.export and results.page, the
+    routing spine offers from the first turn.)"""
+    return list(state.get("tools", [])) if state else []
 
 
 def context_block(state: Mapping[str, Any]) -> str:

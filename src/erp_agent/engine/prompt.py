@@ -1,9 +1,14 @@
-"""The layered system prompt, stable bytes first so providers can cache the prefix:
+"""The layered system prompt, stable bytes first so providers can cache the prefix.
 
-core → write rules (if the user can write) → module sections (matched modules, in the order
-they were matched) → tool rules (of every offered tool, in the order offered) → the session
-block (date, user, roles). Nothing in it changes between rounds or follow-up turns that keep
-their tools, so a server's prefix cache holds.
+Two system messages. The first holds what is the same for every request of the deployment:
+core rules, then the site's own sections. Chat templates of self-hosted models (Qwen2.5,
+Hermes) render the tools array right after it, before everything else, so anything that
+differs between requests comes in the second: module sections (matched modules, in the order
+they were matched) → write rules (when write tools are offered) → tool rules (of every offered
+tool, in the order offered) → the session block (date, user, roles). A follow-up that adds a
+module, a write tool or a tool then changes the prompt only after the tools array, and nothing
+changes between rounds or follow-up turns that keep their tools, so a server's prefix cache
+holds.
 """
 
 from __future__ import annotations
@@ -62,13 +67,13 @@ def with_context(
 
 @dataclass(frozen=True)
 class PromptParts:
-    stable: str  # core + write rules + modules: identical across turns of similar requests
-    tool_rules: str
+    stable: str  # core + site sections: identical for every request of the deployment
+    rules: str  # module sections, write rules, the offered tools' rules
     session: str
 
     @property
     def text(self) -> str:
-        return "\n\n".join(p for p in (self.stable, self.tool_rules, self.session) if p)
+        return "\n\n".join(p for p in (self.stable, self.rules, self.session) if p)
 
 
 def session_block(session: Session, today: dt.date) -> str:
@@ -102,15 +107,10 @@ def build(
     """The prompt, and the tools whose rules were sent now (remember them for the conversation).
     ``site`` is the deployment's own sections (ERP_AGENT_SITE_DIR/prompts), after the packaged
     ones: they add to the rules, and cannot lift the gateway's checks, which are not prompts."""
-    parts = [prompt_file("core.md")]
+    stable = [prompt_file("core.md"), site]
+    varying = [prompt_file(f"modules/{module}.md") for module in dict.fromkeys(modules)]
     if can_write:
-        parts.append(prompt_file("write_rules.md"))
-    for module in dict.fromkeys(modules):
-        text = prompt_file(f"modules/{module}.md")
-        if text:
-            parts.append(text)
-    if site:
-        parts.append(site)
+        varying.append(prompt_file("write_rules.md"))
     sent_now: list[str] = []
     rules: list[str] = []
     for tool in offered:
@@ -119,9 +119,12 @@ def build(
         if tool.prompt_rules:
             rules.append(f"- {tool.name}: {tool.prompt_rules}")
             sent_now.append(tool.name)
-    tool_rules = ("Tool rules:\n" + "\n".join(rules)) if rules else ""
+    if rules:
+        varying.append("Tool rules:\n" + "\n".join(rules))
     return PromptParts(
-        "\n\n".join(p for p in parts if p), tool_rules, session_block(session, today)
+        "\n\n".join(p for p in stable if p),
+        "\n\n".join(p for p in varying if p),
+        session_block(session, today),
     ), sent_now
 
 

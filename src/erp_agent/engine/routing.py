@@ -9,11 +9,12 @@ under a hard cap. ``tools.search`` lets the model enable any other permitted too
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from erp_agent.catalog import Catalog
+from erp_agent.catalog.fields import FieldType
 from erp_agent.gateway.session import Session
 from erp_agent.tools.base import Effect, Tool, ToolRegistry
 
@@ -29,14 +30,11 @@ SPINE = (
     "records.search",
     "workflow.describe",
     "workflow.pending",
+    # Small, and what a follow-up about the last result asks for ("export that", "the next
+    # ones"): offered from the first turn, so a follow-up need not change the tools array.
+    "results.export",
+    "results.page",
 )
-# Tools whose schema is large or whose use is rarer: offered when the request's words ask.
-ON_DEMAND = {
-    "export": "results.export", "excel": "results.export", "xlsx": "results.export",
-    "csv": "results.export", "pdf": "results.export", "download": "results.export",
-    "more": "results.page", "next": "results.page", "rest": "results.page", "page": "results.page",
-    "sort": "results.page", "sorted": "results.page",
-}  # fmt: skip
 WRITE_WORDS = frozenset(
     [
         "create",
@@ -85,7 +83,11 @@ FIGURE_WORDS = frozenset(
     ]
 )  # fmt: skip
 METRICS_QUERY = "metrics.query"
-DEFAULT_CAP = 24
+# A follow-up naming what the conversation's records link to ("which customers are they
+# for?") is about those records broken down by it: their own aggregate groups by the link, so
+# the linked entity adds only the tools that read its records, not its counts and sums.
+DIMENSION_ACTIONS = ("list", "get")
+DEFAULT_CAP = 26  # the spine (13) and up to 13 tools the request picks
 _WORD = re.compile(r"[a-z0-9][a-z0-9\-]*")
 
 
@@ -114,6 +116,7 @@ class Route:
     document_ids: list[tuple[str, str]] = field(default_factory=list)  # (entity, id)
     wants_write: bool = False
     offered: list[str] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)  # tools the words ask for besides entities
 
 
 class Router:
@@ -156,18 +159,22 @@ class Router:
         for name in route.reports:
             modules.append(self.catalog.report(name).module)
         route.modules = list(dict.fromkeys(self.catalog.with_related(dict.fromkeys(modules))))
-        analyses = [tool for word, tool in {**ANALYSIS_WORDS, **ON_DEMAND}.items() if word in words]
+        analyses = [tool for word, tool in ANALYSIS_WORDS.items() if word in words]
         if self._asks_for_a_figure(haystack, words):
             analyses.insert(0, METRICS_QUERY)
-        route.offered = self._offer(route, session, [*analyses, *extra])
+        route.asked = [*analyses, *extra]
+        route.offered = self._offer(route, session, route.asked)
         return route
 
     def follow(self, route: Route, before: Mapping[str, Any], session: Session) -> Route:
-        """``route`` for a follow-up turn: the previous turn's modules and tools first, in their
-        order, then what this message adds. The system prompt and the tools array then stay
-        byte-identical from turn to turn, so a server's prefix cache (vLLM, llama.cpp) and a
-        provider's prompt cache reuse them. Write tools carry over only to a request to change
-        something."""
+        """``route`` for a follow-up turn, routed against the conversation's tools so far: they
+        come first, in their order, and this message only appends what they do not already
+        cover (a fallback such as ``analytics.aggregate`` is not added when the conversation
+        has an aggregate). The tools array then stays byte-identical from turn to turn, or
+        grows at its end, so a server's prefix cache (vLLM, llama.cpp) and a provider's prompt
+        cache reuse it: chat templates render the tools before the messages, and any change
+        inside the array would invalidate the whole history after it. Write tools carry over
+        only to a request to change something."""
         kept = [
             name
             for name in before.get("offered", [])
@@ -175,9 +182,26 @@ class Router:
             and (tool := self.registry.get(name)) is not None
             and (route.wants_write or tool.effect is not Effect.WRITE)
         ]
+        if route.wants_write and not route.entities:
+            # "approve the first one", "submit it": a change that names nothing acts on what
+            # the conversation was about, so its write tools are offered.
+            route.entities = [e for e in before.get("entities", []) if e in self.catalog.entities]
+        # This message's own modules pick its tools; the conversation's modules keep its prompt.
+        route.offered = self._offer(route, session, route.asked, kept)
         route.modules = list(dict.fromkeys([*before.get("modules", []), *route.modules]))
-        route.offered = list(dict.fromkeys([*kept, *route.offered]))[: self.cap + len(kept)]
         return route
+
+    def _dimensions(self, kept: Sequence[str]) -> set[str]:
+        """Entities the conversation's records link to by a field they group by (the customer
+        of the sales orders already in play)."""
+        entities = {t.entity for n in kept if (t := self.registry.get(n)) is not None and t.entity}
+        return {
+            f.target
+            for name in entities
+            if name in self.catalog.entities
+            for f in self.catalog.entity(name).fields.values()
+            if f.type is FieldType.LINK and f.groupable and f.target and f.target != name
+        }
 
     def _asks_for_a_figure(self, haystack: str, words: set[str]) -> bool:
         """Figure words, or the name of a metric ("revenue", "overdue", "headcount")."""
@@ -189,9 +213,13 @@ class Router:
             for term in (metric.name.replace("_", " "), metric.label, *metric.synonyms)
         )
 
-    def _offer(self, route: Route, session: Session, extra: Iterable[str]) -> list[str]:
+    def _offer(
+        self, route: Route, session: Session, extra: Iterable[str], kept: Sequence[str] = ()
+    ) -> list[str]:
+        """``kept``: the conversation's tools so far, first and unchanged; the cap bounds what
+        this message adds to them."""
         allowed = session.allowed_tools
-        chosen: list[str] = []
+        chosen: list[str] = list(dict.fromkeys(kept))
 
         def add(names: Iterable[str]) -> None:
             for name in names:
@@ -204,10 +232,16 @@ class Router:
         for tool in self.registry:
             if tool.entity:
                 by_entity.setdefault(tool.entity, []).append(tool)
+        dimensions = self._dimensions(kept)
         # Directly named entities and reports first; the rest of a module only when nothing
         # more specific matched (every extra schema costs hundreds of prompt tokens).
         for name in route.entities:
-            add(t.name for t in by_entity.get(name, []) if t.effect is Effect.READ)
+            add(
+                t.name
+                for t in by_entity.get(name, [])
+                if t.effect is Effect.READ
+                and (name not in dimensions or t.action in DIMENSION_ACTIONS)
+            )
             if route.wants_write and not session.read_only:
                 add(t.name for t in by_entity.get(name, []) if t.effect is Effect.WRITE)
         add(f"report.{r}" for r in route.reports)
@@ -223,4 +257,4 @@ class Router:
                         for t in by_entity.get(entity.name, [])
                         if t.action in ("list", "aggregate")
                     )
-        return chosen[: self.cap]
+        return chosen[: self.cap + len(kept)]

@@ -234,7 +234,7 @@ class Engine:
             run.turn.state["prompt_hash"] = hashlib.sha256(parts.stable.encode()).hexdigest()[:16]
             system = [
                 Message("system", parts.stable, cache_breakpoint=True),
-                Message("system", "\n\n".join(p for p in (parts.tool_rules, parts.session) if p)),
+                Message("system", "\n\n".join(p for p in (parts.rules, parts.session) if p)),
             ]
             run.context_message = prompt.context_message(context)
             bus.emit(Thinking(run.turn.id, round=round_no))

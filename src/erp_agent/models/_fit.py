@@ -1,7 +1,8 @@
 """Requests that fit a small context window (a self-hosted model with 8k tokens).
 
-Tool schemas are most of a first request (24 tools ≈ 11k tokens). Below ``COMPACT_BELOW``
-tokens of context every tool is sent compact (see ``_schemas.compact``) — always, so the bytes
+Tool schemas are most of a first request (26 tools ≈ 11k tokens). Below ``COMPACT_BELOW``
+tokens of context (or whenever the model's ``compact_tools`` setting says so) every tool is
+sent compact (see ``_schemas.compact``, ≈ 5k tokens for the same tools) — always, so the bytes
 stay the same from request to request and a prefix cache holds. If the request still does not
 fit, tools are left off: first a few always-offered ones a small model rarely needs, then from
 the end of the list; ``tools.search`` can offer them again.
@@ -37,11 +38,17 @@ def request_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]])
 
 
 def fit(
-    messages: Sequence[Message], tools: Sequence[dict[str, Any]], window: int
+    messages: Sequence[Message],
+    tools: Sequence[dict[str, Any]],
+    window: int,
+    compact_tools: bool | None = None,
 ) -> list[dict[str, Any]]:
-    if window >= COMPACT_BELOW or not tools:
+    """``tools`` as sent to a model reading ``window`` tokens; ``compact_tools`` None chooses
+    compact schemas below ``COMPACT_BELOW``."""
+    small = window < COMPACT_BELOW if compact_tools is None else compact_tools
+    if not tools or (not small and window >= COMPACT_BELOW):
         return list(tools)
-    fitted = [compact(t) for t in tools]
+    fitted = [compact(t) for t in tools] if small else list(tools)
     budget = window - min(ANSWER_RESERVE, window // 8)
     while len(fitted) > 1 and request_tokens(messages, fitted) > budget:
         fitted.pop(_next_to_leave(fitted))

@@ -56,10 +56,20 @@ def _close_objects(node: Any) -> None:
             _close_objects(item)
 
 
+# Compact schemas list an enum of at most this many values (statuses, operators, directions);
+# a longer one (metric, field, entity names) is left to the gateway, which validates every call
+# against the full schema and answers a wrong value with the whole list.
+MAX_COMPACT_ENUM = 12
+TRIMMED_ENUM = "one of {n} names; a wrong one is answered with the list"
+# Bounds the gateway checks anyway: a small model gains little from reading them.
+_COMPACT_DROPS = ("description", "title", "examples", "minLength", "maxLength", "uniqueItems")
+
+
 def compact(tool: dict[str, Any]) -> dict[str, Any]:
     """A tool definition for a small context window: the tool's description cut to its first
-    sentence, parameters without their descriptions, titles and examples (names, types, enums
-    and required fields stay, so calls remain valid)."""
+    sentence, parameters without their descriptions, titles, examples and length bounds, and
+    long enums trimmed (names, types, short enums and required fields stay, so calls remain
+    valid; the gateway still checks each call against the full schema)."""
     out = copy.deepcopy(tool)
     function = out.get("function", out)
     description = str(function.get("description", ""))
@@ -77,8 +87,12 @@ def _strip(schema: Any) -> None:
         return
     if not isinstance(schema, dict):
         return
-    for key in ("description", "title", "examples"):
+    for key in _COMPACT_DROPS:
         schema.pop(key, None)
+    enum = schema.get("enum")
+    if isinstance(enum, list) and len(enum) > MAX_COMPACT_ENUM:
+        del schema["enum"]
+        schema["description"] = TRIMMED_ENUM.format(n=len(enum))
     for key, value in schema.items():
         if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
             for sub in value.values():

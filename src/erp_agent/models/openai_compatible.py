@@ -70,7 +70,7 @@ class OpenAICompatibleModel(ChatModel):
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> Completion:
-        tools = fit(messages, tools, self.settings.context_window)
+        tools = fit(messages, tools, self.settings.context_window, self.settings.compact_tools)
         names, wire_tools = self._tools(tools)
 
         async def once(request: Sequence[Message]) -> Completion:
@@ -87,7 +87,7 @@ class OpenAICompatibleModel(ChatModel):
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> AsyncIterator[StreamDelta]:
-        tools = fit(messages, tools, self.settings.context_window)
+        tools = fit(messages, tools, self.settings.context_window, self.settings.compact_tools)
         names, wire_tools = self._tools(tools)
         assembler = _StreamAssembler(names, model=self.settings.model)
         # Text that may be a tool call written out is held back until the answer is complete.
@@ -183,17 +183,23 @@ class OpenAICompatibleModel(ChatModel):
 
     def _tools(self, tools: Sequence[dict[str, Any]]) -> tuple[NameMap, list[Any]]:
         specs = tool_specs(tools, strict=self.settings.strict_tools)
-        wire = []
-        for spec in specs:
-            function: dict[str, Any] = {
-                "name": spec.wire_name,
-                "description": spec.description,
-                "parameters": spec.parameters,
-            }
-            if self.settings.strict_tools:
-                function["strict"] = True
-            wire.append({"type": "function", "function": function})
+        wire = wire_tools(tools, strict=self.settings.strict_tools)
         return NameMap(s.name for s in specs), cast("list[ChatCompletionToolUnionParam]", wire)
+
+
+def wire_tools(tools: Sequence[dict[str, Any]], *, strict: bool = False) -> list[dict[str, Any]]:
+    """The tools array as the server receives it: tool names encoded for the wire."""
+    wire = []
+    for spec in tool_specs(tools, strict=strict):
+        function: dict[str, Any] = {
+            "name": spec.wire_name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        }
+        if strict:
+            function["strict"] = True
+        wire.append({"type": "function", "function": function})
+    return wire
 
 
 def wire_messages(messages: Sequence[Message]) -> list[ChatCompletionMessageParam]:
