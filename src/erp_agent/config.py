@@ -482,6 +482,19 @@ class Settings(BaseSettings):
     queue_max_attempts: int = Field(
         3, ge=1, description="Tries of a background turn whose worker died before it is stopped."
     )
+    scheduled_sync_seconds: float = Field(
+        0.0,
+        ge=0,
+        description="Seconds between delta syncs of ERP records into the search index, run on "
+        "the queue as the sync user by `erp-agent worker --beat` (e.g. 300); 0 turns it off.",
+    )
+    scheduled_knowledge_seconds: float = Field(
+        0.0,
+        ge=0,
+        description="Seconds between re-indexes of the knowledge base (unchanged documents "
+        "are skipped), run on the queue by `erp-agent worker --beat` (e.g. 3600); 0 turns it "
+        "off.",
+    )
     metrics_token: SecretStr | None = Field(
         None,
         description="Bearer token a Prometheus scraper sends to /metrics; unset, only an "

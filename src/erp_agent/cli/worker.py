@@ -1,10 +1,12 @@
-"""`erp-agent worker`: a queue worker running background turns (Celery, one turn at a time
-per process: start several for more)."""
+"""`erp-agent worker`: a queue worker running background turns and the scheduled jobs
+(Celery, one task at a time per process: start several for more); with ``--beat`` it also
+sends the scheduled jobs (run exactly one worker with ``--beat``)."""
 
 from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -19,6 +21,15 @@ def worker(
         typer.Option("--model", help="offline, or provider:model (default: the configured one)."),
     ] = None,
     loglevel: Annotated[str, typer.Option("--loglevel", help="Celery's log level.")] = "INFO",
+    beat: Annotated[
+        bool,
+        typer.Option(
+            "--beat",
+            help="Also run the scheduler (Celery beat) that sends the delta sync and the "
+            "knowledge re-index at ERP_AGENT_SCHEDULED_SYNC_SECONDS and "
+            "ERP_AGENT_SCHEDULED_KNOWLEDGE_SECONDS; one worker of the deployment only.",
+        ),
+    ] = False,
 ) -> None:
     """Run background turns from the queue at ERP_AGENT_QUEUE_URL (Celery); start as many as
     you need."""
@@ -31,11 +42,27 @@ def worker(
             )
         from erp_agent.queue import tasks
         from erp_agent.queue.celery_app import configure
+        from erp_agent.queue.scheduled import beat_schedule
 
-        app = configure(settings.queue_url, settings.queue_name)
+        schedule = beat_schedule(settings) if beat else {}
+        if beat and not schedule:
+            raise ConfigError(
+                "--beat has nothing to schedule: set ERP_AGENT_SCHEDULED_SYNC_SECONDS (e.g. 300) "
+                "and/or ERP_AGENT_SCHEDULED_KNOWLEDGE_SECONDS (e.g. 3600)."
+            )
+        data_dir = Path(settings.data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        app = configure(
+            settings.queue_url,
+            settings.queue_name,
+            schedule=schedule,
+            schedule_file=str(data_dir / "celerybeat-schedule"),
+        )
         tasks.MODEL_SPEC["model"] = model
         queue = settings.queue_name
         console.print(f"erp-agent worker on queue [bold]{queue}[/] — model {model or 'configured'}")
+        for name, entry in schedule.items():
+            console.print(f"  scheduled: {name} every {entry['schedule']:g} s")
         # The solo pool: one turn at a time on this process's one event loop; scale by
         # starting more workers. A worker killed mid-turn leaves its turn to the others.
         app.worker_main(
@@ -49,6 +76,7 @@ def worker(
                 f"erp-agent-{os.getpid()}@{socket.gethostname()}",
                 "--without-gossip",
                 "--without-mingle",
+                *(["--beat"] if beat else []),
             ]
         )
     except ErpAgentError as exc:

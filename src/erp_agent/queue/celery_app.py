@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Celery
 
 RUN_TURN = "erp_agent.run_turn"
@@ -10,8 +12,18 @@ QUEUE = "erp-agent-turns"
 celery = Celery("erp_agent")
 
 
-def configure(broker_url: str, queue: str = QUEUE) -> Celery:
+def configure(
+    broker_url: str,
+    queue: str = QUEUE,
+    *,
+    schedule: dict[str, dict[str, Any]] | None = None,
+    schedule_file: str | None = None,
+) -> Celery:
+    """``schedule``: Celery beat's entries (``queue.scheduled.beat_schedule``); their tasks
+    go to the same queue as the turns (the default queue)."""
     celery.conf.update(
+        beat_schedule=schedule or {},
+        beat_schedule_filename=schedule_file or "celerybeat-schedule",
         broker_url=broker_url,
         task_routes={RUN_TURN: {"queue": queue}},
         # Acknowledged only once the turn is done: a worker that dies mid-turn (even kill -9)

@@ -1,5 +1,6 @@
 """The queue worker's side: one runtime per worker process (built on its first task, on one
-event loop kept for the process's life), and the task that runs a stored turn."""
+event loop kept for the process's life), the task that runs a stored turn, and the scheduled
+jobs (``queue/scheduled.py``: delta sync, knowledge re-index)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from erp_agent.queue import scheduled
 from erp_agent.queue.celery_app import RUN_TURN, celery
 from erp_agent.server.state import ServerState
 
@@ -63,3 +65,23 @@ def run_turn(turn_id: str, session_id: str, message: str, conversation_id: str) 
     outcome: str = context().run(go)
     log.info("turn %s: %s", turn_id, outcome)
     return outcome
+
+
+@celery.task(name=scheduled.SYNC_RECORDS)  # type: ignore[untyped-decorator]
+def sync_records() -> dict[str, Any]:
+    async def go(state: ServerState) -> dict[str, Any]:
+        return await scheduled.sync_records(state.runtime)
+
+    report: dict[str, Any] = context().run(go)
+    log.info("scheduled sync: %s", report)
+    return report
+
+
+@celery.task(name=scheduled.REINDEX_KNOWLEDGE)  # type: ignore[untyped-decorator]
+def reindex_knowledge() -> dict[str, Any]:
+    async def go(state: ServerState) -> dict[str, Any]:
+        return await scheduled.reindex_knowledge(state.runtime)
+
+    report: dict[str, Any] = context().run(go)
+    log.info("scheduled knowledge re-index: %s", report)
+    return report
