@@ -31,7 +31,8 @@ def test_connector_check_answers_from_the_mapping() -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert set(report["entities"]) == {
-        "company", "branch", "customer", "item", "sales_invoice", "payment_entry", "stock_balance"}  # fmt: skip
+        "company", "branch", "warehouse", "customer", "item", "sales_invoice", "payment_entry",
+        "stock_balance"}  # fmt: skip
     assert report["entities"]["stock_balance"]["read"] is False  # Sales User: no stock
     assert report["entities"]["customer"]["create"] is False
     assert report["reports"] == {"customer_balances": True}
