@@ -21,6 +21,7 @@ from erp_agent.planner.plan import (
     _list,
     _rows,
     _text,
+    enable,
 )
 
 
@@ -103,11 +104,18 @@ def _record_plane(ctx: Ctx) -> Step | None:
     return _documents(ctx, report.entity)
 
 
-def report(ctx: Ctx) -> Step:
+def report(ctx: Ctx, preset: Mapping[str, Any] | None = None) -> Step:
+    """The report the request names, its parameters from the request, the session and
+    ``preset`` (what the caller already resolved, e.g. the accounts of a ledger question)."""
     report = ctx.req.report
     assert report is not None
     name = f"report.{report.name}"
     if not ctx.has(name):
+        # Routing reads the words as typed; the report named in shorthand ("p and l") or
+        # another inflection still gets its tool when the user may run it.
+        step = enable(ctx, name)
+        if step is not None:
+            return step
         if (
             report.entity
             and report.entity in ctx.catalog.entities
@@ -129,6 +137,7 @@ def report(ctx: Ctx) -> Step:
         if step:
             return step
         args["company"] = company
+    args.update(preset or {})
     return _run(ctx, report, name, schema, props, args)
 
 

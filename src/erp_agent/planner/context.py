@@ -51,8 +51,11 @@ class Result:
         summary = self.content.get("summary")
         if isinstance(summary, dict) and ("report_summary" in summary or "top_rows" in summary):
             # A big report: the engine sends its own summary (the ERP's totals, the top rows).
+            # The report's own summary lines (opening, total, closing) after its top rows.
+            rows = [*(summary.get("top_rows") or [])]
+            rows += [r for r in summary.get("summary_rows") or [] if r not in rows]
             return {
-                "rows": summary.get("top_rows") or [],
+                "rows": rows,
                 "summary": summary.get("report_summary") or [],
                 "total_row": summary.get("totals") or {},
                 "columns": [

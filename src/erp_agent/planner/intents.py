@@ -44,7 +44,14 @@ _POLITE = (
 _COUNT = re.compile(r"\b(how many|number of|count of|count\b|headcount|how much of)")
 _TOTAL = re.compile(
     r"\b(total|sum|how much|worth|value|amount|revenue|sales|turnover|spend|spent|billed|bill(?:ed)?|"
-    r"purchases|earned|received|paid|collected|by\s+\w+|per\s+\w+|breakdown|top|largest|biggest)\b"
+    r"billings?|invoiced|purchases|earned|received|paid|collected|by\s+\w+|per\s+\w+|breakdown|"
+    r"top|largest|biggest)\b"
+)
+# "What have we invoiced / did we sell / have they spent": the amount of what was done, a figure
+# (not the documents that did it), whatever the verb.
+_WHAT_DONE = re.compile(
+    r"^\s*(?:so\s+|and\s+)?what\s+(?:have|has|had|did|do|does)\s+(?:we|i|you|they|our \w+)\s+"
+    r"(?!(?:have|got|need|want|get|know|mean|say|see|think)\b)(?:\w+ly\s+)?\w+"
 )
 # Comparing a figure with an earlier period: "vs last year", "more than last year".
 COMPARE = re.compile(
@@ -508,6 +515,7 @@ def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> 
     if (
         req.group
         or req.top
+        or (req.entity.amount_field and _WHAT_DONE.search(low))
         or (
             _TOTAL.search(low)
             and req.entity.amount_field

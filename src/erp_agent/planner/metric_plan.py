@@ -162,7 +162,9 @@ def names_a_figure(ctx: Ctx) -> bool:
     req = ctx.req
     if req.kind not in (Kind.LIST, Kind.REPORT) or req.doc_ids:
         return False
-    metric = pick(ctx.catalog, req)
+    # A report named by its words is not overruled by a ranking's default figure ("by age").
+    found = ranked(ctx.catalog, req) if req.kind is Kind.REPORT else [pick(ctx.catalog, req)]
+    metric = found[0] if found else None
     if metric is None:
         return False
     entity = ctx.catalog.entities.get(metric.entity)
@@ -253,6 +255,27 @@ def group_by(catalog: Catalog, metric: Any, req: Request) -> list[str]:
     return list(dict.fromkeys(out))[:4]
 
 
+def party_modifiers(catalog: Catalog, metric: Any, text: str) -> list[str]:
+    """'supplier spend', 'customer revenue': a party named before the figure, as a modifier,
+    asks for the figure per party (the records' own names, 'customer invoices', do not)."""
+    hay = norm(text)
+    entity_names = [norm(t).strip() for e in catalog.entities.values() for t in (e.label, e.plural)]
+    out = []
+    for name in metric.dimensions:
+        if name not in _PARTY_DIMENSIONS:
+            continue
+        dim = catalog.dimensions[name]
+        for party in (dim.label, name.replace("_", " "), *dim.synonyms):
+            for term, _ in _terms(metric):
+                said = f"{party} {term}".lower()
+                inside = any(
+                    said in g or (norm(term).strip() in g and f" {g} " in hay) for g in entity_names
+                )
+                if party and not inside and says(hay, said):
+                    out.append(name)
+    return list(dict.fromkeys(out))
+
+
 def _dimension_named(catalog: Catalog, metric: Any, phrase: str) -> str | None:
     hay = f" {phrase} "
     for name in metric.dimensions:
@@ -333,7 +356,14 @@ def metric_step(ctx: Ctx) -> Step | None:
         return enable(ctx, "metrics.query") if pick(ctx.catalog, req) is not None else None
     candidates = ranked(ctx.catalog, req) or ranking(ctx.catalog, req)
     named = dimensions_named(ctx.catalog, req.text)
-    metric = fitting(candidates, {d for d in named if d in _PARTY_DIMENSIONS})
+    parties = {d for d in named if d in _PARTY_DIMENSIONS}
+    if parties and candidates and not any(parties <= set(m.dimensions) for m in candidates[:4]):
+        # "Which customers bought the most": no figure named is cut by customer, the figure
+        # customers are ranked by in the catalog (revenue) is; the verb alone said "bought".
+        known, metrics = ctx.catalog.dimensions, ctx.catalog.metrics
+        by = [getattr(known[d], "ranked_by", None) for d in sorted(parties) if d in known]
+        candidates += [metrics[m] for m in by if m in metrics and metrics[m] not in candidates]
+    metric = fitting(candidates, parties)
     names = list(req.names) + [(None, code) for code in req.items]
     resolved: dict[str, tuple[str, str]] = {}
     if metric is None and not _STOCK_WORDS.search(req.text.lower()):
@@ -378,14 +408,16 @@ def _arguments(
 ) -> dict[str, Any] | None:
     args: dict[str, Any] = {"metric": metric.name}
     groups = group_by(ctx.catalog, metric, req)
-    if groups:
-        args["group_by"] = groups
     filters: list[dict[str, Any]] = []
     by_dim: dict[str, list[str]] = {}
     for dim, value in resolved.values():
         if dim not in metric.dimensions:
             return None  # a name this metric cannot be filtered by: never drop it
         by_dim.setdefault(dim, []).append(value)
+    groups += [d for d in party_modifiers(ctx.catalog, metric, req.text)
+               if d not in groups and d not in by_dim]  # fmt: skip
+    if groups:
+        args["group_by"] = groups[:4]
     for dim, values in by_dim.items():
         one: Any = values[0] if len(values) == 1 else values
         filters.append({"dimension": dim, "op": "=" if len(values) == 1 else "in", "value": one})

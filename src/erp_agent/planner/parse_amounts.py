@@ -64,6 +64,16 @@ def parse_top(text: str) -> int | None:
     if m:
         word = m.group(1)
         return int(word) if word.isdigit() else _WORDS[word]
+    # "which 3 suppliers did we spend the most with": N things picked by the most of a figure.
+    m = re.search(
+        r"\b(?:which|what|the)\s+(\d{1,3}|"
+        + "|".join(_WORDS)
+        + r")\s+[a-z]+\b.*\b(?:(?<!at )most|highest)\b",
+        t,
+    )
+    if m:
+        word = m.group(1)
+        return int(word) if word.isdigit() else _WORDS[word]
     if re.search(r"\b(top|biggest|largest|best|leading)\b", t):
         return 5
     return None

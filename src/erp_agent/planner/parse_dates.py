@@ -15,6 +15,7 @@ MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
 MONTHS["sept"] = 9
 _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_FULL_MONTH = "(" + "|".join(n for n in calendar.month_name if n and n != "May") + ")"
 _UNITS = {"day": 1, "week": 7}
 _ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
 _DATE = (
@@ -168,6 +169,15 @@ def parse_period(text: str, today: dt.date) -> Period | None:
     m = re.search(rf"\b(?:in|for|during|of)\s+{_MONTH}(?:\s+(\d{{4}}))?\b", t)
     if m:
         month = MONTHS[m.group(1)[:3]]
+        year = int(m.group(2)) if m.group(2) else _year_for_month(month, today)
+        return Period(
+            dt.date(year, month, 1), month_end(year, month), f"{calendar.month_name[month]} {year}"
+        )
+    # A month said alone ("debtors GL march"), spelt out in full so "may" and "mar" stay words,
+    # and not the start of a name ("March Supplies").
+    m = re.search(rf"(?<![\w-])(?i:{_FULL_MONTH})(?!\s+[A-Z])(?:\s+(20\d{{2}}))?(?![\w-])", text)
+    if m:
+        month = MONTHS[m.group(1).lower()[:3]]
         year = int(m.group(2)) if m.group(2) else _year_for_month(month, today)
         return Period(
             dt.date(year, month, 1), month_end(year, month), f"{calendar.month_name[month]} {year}"

@@ -89,12 +89,24 @@ def plan(ctx: Ctx) -> Step:
     """The next step for a request already read."""
     req = ctx.req
     # Handlers in sibling modules import this one's helpers, so they are imported here.
-    from erp_agent.planner import _analysis, _lookups, _owing, _reports, _writes, metric_plan
+    from erp_agent.planner import (
+        _analysis,
+        _ledger,
+        _lookups,
+        _owing,
+        _reports,
+        _writes,
+        metric_plan,
+    )
 
     if _owing.applies(ctx):
         owing = _owing.owing(ctx)
         if owing is not None:
             return owing
+    if _ledger.applies(ctx):
+        ledger = _ledger.ledger(ctx)
+        if ledger is not None:
+            return ledger
     if req.kind in (Kind.TOTAL, Kind.UNKNOWN) and req.entity is None and forecasting(req.text):
         # "What will we sell next month?": the future of the figure the words name.
         metric = metric_plan.pick(ctx.catalog, req)

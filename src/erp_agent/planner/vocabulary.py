@@ -11,6 +11,7 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import DamerauLevenshtein
 
 from erp_agent.catalog import Catalog
+from erp_agent.planner import shorthand
 
 # Words of questions and periods: not catalog data, the grammar around it.
 GRAMMAR = frozenset(
@@ -368,20 +369,29 @@ ABBREVIATIONS = {"yr": "year", "yrs": "years", "mth": "month", "mo": "month", "q
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 
-_CACHE: dict[int, tuple[Catalog, frozenset[str]]] = {}
+_CACHE: dict[int, tuple[Catalog, frozenset[str], frozenset[str]]] = {}
 
 
 def _catalog_words(catalog: Catalog) -> frozenset[str]:
     """Cached per catalog object (catalogs are immutable once loaded)."""
+    return _cached(catalog)[1]
+
+
+def _catalog_phrases(catalog: Catalog) -> frozenset[str]:
+    return _cached(catalog)[2]
+
+
+def _cached(catalog: Catalog) -> tuple[Catalog, frozenset[str], frozenset[str]]:
     hit = _CACHE.get(id(catalog))
     if hit is not None and hit[0] is catalog:
-        return hit[1]
-    words = _collect(catalog)
-    _CACHE[id(catalog)] = (catalog, words)
-    return words
+        return hit
+    phrases = _phrases(catalog)
+    words = frozenset(w.lower() for p in phrases for w in _WORD.findall(p) if len(w) > 2)
+    _CACHE[id(catalog)] = (catalog, words, frozenset(p.lower() for p in phrases if p))
+    return _CACHE[id(catalog)]
 
 
-def _collect(catalog: Catalog) -> frozenset[str]:
+def _phrases(catalog: Catalog) -> list[str]:
     phrases: list[str] = []
     for e in catalog.entities.values():
         phrases += [e.name.replace("_", " "), e.label, e.plural, *e.keywords, *e.synonyms]
@@ -398,8 +408,7 @@ def _collect(catalog: Catalog) -> frozenset[str]:
     dimensions: dict[str, Any] = getattr(catalog, "dimensions", None) or {}
     for dim in dimensions.values():
         phrases += [str(getattr(dim, "label", "")), *getattr(dim, "synonyms", [])]
-    words = {w.lower() for p in phrases for w in _WORD.findall(p) if len(w) > 2}
-    return frozenset(words)
+    return phrases
 
 
 def known_words(catalog: Catalog) -> frozenset[str]:
@@ -443,17 +452,30 @@ def correct(text: str, catalog: Catalog) -> str:
     Capitalised words are left alone (they are names: customers, items, places), and so is any
     word the vocabulary already holds or that is too short to judge."""
     vocab = _catalog_words(catalog)
+    phrases = _catalog_phrases(catalog)
     choices = sorted(vocab | GRAMMAR | _MONTHS)
+
+    def known(phrase: str) -> bool:
+        # A catalog term of these words, in the singular too ("gl entries": "gl entry").
+        one = re.sub(r"ies$", "y", phrase) if phrase.endswith("ies") else phrase.removesuffix("s")
+        return phrase in phrases or one in phrases
 
     def fix(m: re.Match[str]) -> str:
         word = m.group(0)
         low = word.lower()
         if low in ABBREVIATIONS and word == low:
             return ABBREVIATIONS[low]
-        if word != low or low in vocab or low in GRAMMAR or low in _MONTHS or len(low) < 5:
+        if word != low or low in vocab or low in GRAMMAR or low in _MONTHS:
+            return word
+        period = shorthand.period_word(low)
+        if period is not None:
+            return period
+        if len(low) < 5:
             return word
         if low.endswith("'s") and (low[:-2] in vocab or low[:-2] in GRAMMAR):
             return word  # "this year's": a possessive, not a typo
+        if any(stem in vocab or stem in GRAMMAR for stem in _stems(low)):
+            return word  # "spending", "billings": a known word inflected, not "pending"
         found = process.extractOne(low, choices, scorer=fuzz.ratio, score_cutoff=84)
         if found:
             return str(found[0])
@@ -461,7 +483,20 @@ def correct(text: str, catalog: Catalog) -> str:
         near = process.extractOne(low, choices, scorer=DamerauLevenshtein.distance, score_cutoff=1)
         return str(near[0]) if near and len(low) >= 5 else word
 
-    return _WORD.sub(fix, rephrase(text))
+    return _WORD.sub(fix, rephrase(shorthand.expand(text, known)))
+
+
+def _stems(word: str) -> list[str]:
+    """What an inflected word may come from: spending → spend, billings → bill, invoiced →
+    invoice, shipped → ship."""
+    out = []
+    for end in ("ings", "ing", "ed", "es", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 3:
+            stem = word[: -len(end)]
+            out += [stem, stem + "e"]
+            if len(stem) > 3 and stem[-1] == stem[-2]:
+                out.append(stem[:-1])
+    return out
 
 
 def loose_names(text: str, catalog: Catalog) -> list[str]:

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 TOP_ROWS = 5
+SUMMARY_ROWS = 8  # a report's own opening, total and closing lines, shown beside the top rows
 _NUMERIC_TYPES = frozenset({"Currency", "Float", "Int", "Percent"})
 
 
@@ -97,9 +98,19 @@ def _get(result: Any, key: str) -> Any:
     return result.get(key) if isinstance(result, Mapping) else getattr(result, key, None)
 
 
+def _labelled(row: Mapping[str, Any]) -> bool:
+    """A report's own summary line: ERPNext quotes its label ('Opening', 'Total', 'Closing
+    (Opening + Total)', 'Total Income (Credit)') where a data row has an account or a name."""
+    return any(
+        isinstance(v, str) and len(v) > 2 and v.startswith("'") and v.endswith("'")
+        for v in row.values()
+    )
+
+
 def summarize_report(result: Any, *, top: int = TOP_ROWS) -> dict[str, Any]:
     """What the model sees of a report (a ``ReportResult`` or its dict): the columns, the ERP's
-    own totals (from its total row), its report summary, and the top rows by the main amount.
+    own totals (from its total row and its labelled summary lines), its report summary, and the
+    top rows by the main amount.
 
     Totals are the ERP's, never re-added here; the whole report stays stored for display.
     """
@@ -133,6 +144,7 @@ def summarize_report(result: Any, *, top: int = TOP_ROWS) -> dict[str, Any]:
         ],
         "top_by": main,
         "top_rows": top_rows(rows, main, top),
+        "summary_rows": [dict(r) for r in rows if _labelled(r)][:SUMMARY_ROWS],
         "message": _get(result, "message"),
         "has_chart": bool(_get(result, "chart")),
     }

@@ -1,0 +1,218 @@
+"""The planner reads finance shorthand, ledger questions and figure questions by their meaning:
+AP is payables (never receivables), "p and l" the profit and loss, "mnth" a month; a word that
+names an account makes a ledger question that account's General Ledger; "what have we
+invoiced", "which 2 customers … the most" and "vendor spend" ask for a figure, a ranking and a
+figure per party. Wordings here are not the eval suite's; figures are checked against the demo
+ERP's own database, and the deliberately wrong readings are shown to fail the same checks."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import TEST_TODAY, DemoERP
+from erp_agent.catalog import load_catalog
+from erp_agent.config import EngineSettings, Settings
+from erp_agent.evals.score import figure_present, grounded, plain, tool_sources
+from erp_agent.gateway.signin import sign_in
+from erp_agent.planner import OfflinePlanner, _ledger, metric_plan, shorthand, vocabulary
+from erp_agent.planner.intents import Kind, Request, understand
+from erp_agent.runtime import Runtime
+from erp_agent.store.sql_store import open_store
+
+CATALOG = load_catalog()
+TODAY = dt.date(2026, 11, 30)
+
+
+def read(text: str) -> Request:
+    return understand(CATALOG, "erpnext", vocabulary.correct(text, CATALOG), TODAY)
+
+
+def report_of(text: str) -> str | None:
+    req = read(text)
+    return req.report.name if req.kind is Kind.REPORT and req.report is not None else None
+
+
+# ------------------------------------------------------------------ shorthand
+
+
+@pytest.mark.parametrize(
+    ("text", "report"),
+    [
+        ("A/P ageing as of today", "accounts_payable"),
+        ("ap aging by supplier", "accounts_payable"),
+        ("AP balances over 90 days", "accounts_payable"),
+        ("a/r aging", "accounts_receivable"),
+        ("PnL for the third quarter", "profit_and_loss"),
+        ("P & L last year", "profit_and_loss"),
+        ("what's owing to us from customers", "accounts_receivable"),
+    ],
+)
+def test_finance_shorthand_reads_as_the_report_it_stands_for(text: str, report: str) -> None:
+    assert report_of(text) == report
+
+
+def wrong_reader(text: str) -> str | None:
+    """A reading without the shorthand layer: 'AP' is then only a keyword that ties with the
+    ageing words of receivables, and receivables come first."""
+    req = understand(CATALOG, "erpnext", vocabulary.rephrase(text), TODAY)
+    return req.report.name if req.report is not None else None
+
+
+def test_payables_shorthand_is_never_receivables_and_the_check_catches_a_reader_that_errs() -> None:
+    reads: Callable[[str], str | None]
+    for reads in (report_of, wrong_reader):
+        ok = reads("AP ageing") == "accounts_payable"
+        assert ok is (reads is report_of)
+
+
+def test_shorthand_keeps_catalog_terms_and_names() -> None:
+    known = {"gl entries", "gl entry"}.__contains__
+    assert shorthand.expand("GL entries of October", known) == "GL entries of October"
+    assert shorthand.expand("gl for october", known) == "general ledger for october"
+    # A capitalised name that starts with the letters is a name, not accounts receivable.
+    assert shorthand.expand("AR Traders invoices", known) == "AR Traders invoices"
+
+
+@pytest.mark.parametrize(
+    ("word", "period"),
+    [("mnth", "month"), ("mths", "months"), ("qtrly", "quarterly"), ("qrtr", "quarter"),
+     ("yrs", "years"), ("wkly", "weekly"), ("yes", None), ("gear", None), ("mon", None)],
+)  # fmt: skip
+def test_period_words_typed_without_their_vowels(word: str, period: str | None) -> None:
+    assert shorthand.period_word(word) == period
+
+
+def test_abbreviated_period_words_group_a_figure() -> None:
+    req = read("qtrly sales last yr")
+    assert (req.date_part, req.period and req.period.label) == ("quarter", "2025")
+    assert read("purchases per mnth this year").date_part == "month"
+
+
+def test_inflected_words_are_not_corrected_into_other_words() -> None:
+    # "spending" is spend, not "pending"; "billings" is bill, not "billing".
+    assert vocabulary.correct("vendor spending last month", CATALOG) == "vendor spending last month"
+    assert vocabulary.correct("Kisumu billings in May", CATALOG) == "Kisumu billings in May"
+
+
+# ------------------------------------------------------------------ figures, rankings, per party
+
+
+def test_what_was_done_asks_for_a_figure_not_the_documents() -> None:
+    req = read("what have we billed customers this quarter?")
+    assert req.kind is Kind.TOTAL
+    assert metric_plan.pick(CATALOG, read("what did we invoice in October, before tax?")).name == (
+        "revenue"
+    )
+    # A list stays a list.
+    assert read("which invoices did we raise in October?").kind is Kind.LIST
+
+
+def test_which_n_parties_most_is_a_ranking() -> None:
+    req = read("which 2 customers did we sell the most to last quarter?")
+    assert (req.top, req.kind) == (2, Kind.TOTAL)
+    assert read("which 4 items have at most 3 units left").top is None
+
+
+def test_a_party_before_a_figure_asks_for_it_per_party() -> None:
+    purchases, revenue = CATALOG.metrics["purchases"], CATALOG.metrics["revenue"]
+    assert metric_plan.party_modifiers(CATALOG, purchases, "vendor spending in May") == ["supplier"]
+    assert metric_plan.party_modifiers(CATALOG, revenue, "customer revenue this year") == [
+        "customer"
+    ]
+    # The records' own name is not a party modifier.
+    assert metric_plan.party_modifiers(CATALOG, revenue, "total of customer sales invoices") == []
+
+
+# ------------------------------------------------------------------ ledger
+
+
+def test_ledger_questions_and_the_words_that_may_name_an_account() -> None:
+    assert _ledger.phrases("ledger of the Cash account for October") == ["Cash"]
+    assert _ledger.phrases("postings to Bank - ST last month") == ["Bank - ST"]
+    assert _ledger.phrases("what went through rent in q3") == ["rent"]
+    for text, ledger in [("statement of account for Sales", True),
+                         ("what came into the bank account in May", True),
+                         ("sales activity this month", False)]:  # fmt: skip
+        assert bool(_ledger._LEDGER.search(text) or (
+            _ledger._MOVED.search(text) and _ledger._ACCOUNT.search(text)
+        )) is ledger, text  # fmt: skip
+
+
+@pytest.fixture
+async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Runtime]:
+    store = open_store(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}")
+    rt = await Runtime.create(Settings(erp_url=demo_erp.url, data_dir=str(tmp_path)), store=store)
+    yield rt
+    await rt.aclose()
+
+
+async def ask(rt: Runtime, question: str, user: str = "accounts@demo.local") -> dict[str, Any]:
+    session = await sign_in(rt.connector, rt.registry, rt.policy, user, "demo")
+    engine = rt.engine(OfflinePlanner(rt.catalog), EngineSettings(today=TEST_TODAY))
+    response = await engine.run_turn(session, question)
+    turns = await rt.store.turns(response.conversation_id)
+    text = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
+    sources = tool_sources(turns[-1].state["messages"])
+    return {"text": text, "calls": response.tools_called,
+            "grounded": grounded(text, sources, question)}  # fmt: skip
+
+
+def gl_debits(demo: DemoERP, account: str | None, start: str, end: str) -> float:
+    """The period's debits straight from the ERP's GL entries (not through the agent)."""
+    where = "is_cancelled = 0 and posting_date between ? and ?"
+    params: list[Any] = [start, end]
+    if account is not None:
+        where += " and account = ?"
+        params.append(account)
+    else:
+        where += " and company = 'Savanna Trading Ltd'"
+    with sqlite3.connect(demo.path) as conn:
+        [(total,)] = conn.execute(f"select sum(debit) from `tabGL Entry` where {where}", params)
+    return round(float(total or 0), 2)
+
+
+@pytest.mark.anyio
+async def test_a_named_account_is_the_general_ledgers_filter(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    a = await ask(runtime, "show me the bank account's postings in october")
+    reports = [c for c in a["calls"] if c["name"] == "report.general_ledger"]
+    assert reports and reports[-1]["arguments"]["account"] == ["Bank - ST"], a["calls"]
+    truth = gl_debits(demo_erp, "Bank - ST", "2026-10-01", "2026-10-31")
+    assert truth and figure_present(a["text"], truth), a["text"]
+    # The ledger of every account (the filter dropped) states another figure: the check fails it.
+    unfiltered = gl_debits(demo_erp, None, "2026-10-01", "2026-10-31")
+    assert unfiltered != truth and not figure_present(a["text"], unfiltered)
+    assert a["grounded"]
+
+
+@pytest.mark.anyio
+async def test_debtors_in_a_ledger_question_is_the_account_not_receivables(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    a = await ask(runtime, "debtors account activity in april")
+    names = [c["name"] for c in a["calls"]]
+    assert "report.general_ledger" in names and "report.accounts_receivable" not in names
+    assert figure_present(a["text"], gl_debits(demo_erp, "Debtors - ST", "2026-04-01", "2026-04-30"))
+
+
+@pytest.mark.anyio
+async def test_who_bought_the_most_ranks_customers_by_revenue(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    a = await ask(runtime, "which two customers bought the most from us last quarter?")
+    query = next(c["arguments"] for c in a["calls"] if c["name"] == "metrics.query")
+    assert (query["metric"], query["group_by"], query["top"]) == ("revenue", ["customer"], 2)
+    with sqlite3.connect(demo_erp.path) as conn:
+        rows = list(conn.execute(
+            "select customer, sum(base_net_total) s from `tabSales Invoice` where docstatus = 1 "
+            "and company = 'Savanna Trading Ltd' and posting_date between '2026-07-01' and "
+            "'2026-09-30' group by customer order by s desc limit 2"))  # fmt: skip
+    for customer, total in rows:
+        assert customer in a["text"] and figure_present(a["text"], round(total, 2)), a["text"]
