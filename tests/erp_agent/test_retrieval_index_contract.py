@@ -286,3 +286,35 @@ def test_embedded_keyword_leg_forgives_slips_and_unknown_words(
     sent = index.keyword("the invoice we sent to Gulf Traders", Scope("acme"), 60)
     assert {k for k, _ in sent[: getattr(sent, "strict", 0)]} == gulf
     index.close()
+
+
+def test_sqlite_reads_do_not_queue_behind_the_writer(tmp_path: Path) -> None:
+    """Another thread's search reads on its own connection while the writer's lock is held
+    (a long commit, the spelling model, the vectors): turns of one process search in parallel."""
+    import concurrent.futures
+    import threading
+
+    index = SQLiteIndex(tmp_path / "index.sqlite")
+    index.upsert(invoice_cards())
+    scope = Scope("acme")
+    key = invoice_cards()[0].key
+    record_id = invoice_cards()[0].record_id or ""
+    expected = (index.fetch("acme", [key]), index.exact([record_id], scope))
+    held, release = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        with index._lock:
+            held.set()
+            release.wait(10)
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        pool.submit(writer)
+        assert held.wait(5)
+        reading = pool.submit(lambda: (index.fetch("acme", [key]), index.exact([record_id], scope)))
+        try:
+            found = reading.result(timeout=5)  # with one locked connection: a timeout
+        finally:
+            release.set()
+    assert found == expected
+    assert found[0][0].key == key
+    index.close()

@@ -9,11 +9,13 @@ is added later (``pending`` / ``store_vectors``), so a large first sync is usabl
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+import urllib.parse
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,7 +73,11 @@ _INSERT = (
 
 
 class SQLiteIndex(Index):
-    """Embedded default. Thread-safe (one connection behind a lock); one writer process."""
+    """Embedded default. Thread-safe: writes, the spelling model, the cached counts and the
+    in-RAM vectors go through one connection behind a lock; the reads of a search (keyword
+    match, exact ids, fetching cards) use a read-only connection per thread, so concurrent
+    turns do not queue behind one another (WAL lets them read while a write commits). One
+    writer process."""
 
     def __init__(self, path: str | Path, *, dim: int = MINILM_DIM) -> None:
         self.dim = dim
@@ -91,6 +97,26 @@ class SQLiteIndex(Index):
         self._dense: DenseMatrix | None = None
         self._dense_at: tuple[int, int] | None = None
         self._counts: dict[tuple[tuple[int, int], str], Any] = {}
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()  # not the writer's: a reader never waits on it
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """This thread's read-only connection; an index in memory has only the one."""
+        if self.path == ":memory:":
+            with self._lock:
+                yield self._db
+            return
+        reader: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if reader is None:
+            uri = f"file:{urllib.parse.quote(self.path)}?mode=ro"
+            reader = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            reader.row_factory = sqlite3.Row
+            self._local.db = reader
+            with self._readers_lock:
+                self._readers.append(reader)
+        yield reader
 
     def _upgrade(self) -> None:
         """Files written before checksums and vector sequence numbers: add what is missing."""
@@ -305,8 +331,8 @@ class SQLiteIndex(Index):
     # ---------------------------------------------------------------- reads
 
     def state(self, tenant: str, name: str) -> str | None:
-        with self._lock:
-            row = self._db.execute(
+        with self._reading() as db:
+            row = db.execute(
                 "SELECT value FROM index_state WHERE tenant = ? AND name = ?", (tenant, name)
             ).fetchone()
         return None if row is None else str(row["value"])
@@ -315,8 +341,8 @@ class SQLiteIndex(Index):
         if not keys:
             return []
         marks = ",".join("?" * len(keys))
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 f"SELECT * FROM docs WHERE tenant = ? AND key IN ({marks})", (tenant, *keys)
             ).fetchall()
         found = {r["key"]: _sql.to_document(r) for r in rows}
@@ -326,14 +352,14 @@ class SQLiteIndex(Index):
         sql, params = "SELECT key FROM docs WHERE tenant = ?", [tenant]
         if parent is not None:
             sql, params = sql + " AND parent = ?", [*params, parent]
-        with self._lock:
-            return sorted(r["key"] for r in self._db.execute(sql, params))
+        with self._reading() as db:
+            return sorted(r["key"] for r in db.execute(sql, params))
 
     def exact(self, identifiers: Sequence[str], scope: Scope) -> list[str]:
         where, params = self._where(scope, "d")
         marks = ",".join("?" * len(identifiers))
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 # The planner otherwise walks (tenant, key) in key order: 75 ms at 100k cards.
                 f"SELECT d.key FROM docs d INDEXED BY docs_ident WHERE {where} "
                 f"AND d.ident IN ({marks})",
@@ -419,9 +445,9 @@ class SQLiteIndex(Index):
                 f" WHERE docs_fts MATCH ? AND {where} ORDER BY score, d.key LIMIT ?"
             )
             params += [*extra, k]
-        with self._lock:
+        with self._reading() as db:
             try:
-                rows = self._db.execute(sql, params).fetchall()
+                rows = db.execute(sql, params).fetchall()
             except sqlite3.OperationalError as exc:
                 raise StoreError(f"keyword search failed on {expression!r}: {exc}") from exc
         return [(r["key"], -float(r["score"])) for r in rows]
@@ -473,7 +499,10 @@ class SQLiteIndex(Index):
             )
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._readers_lock:
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
             self._db.close()
 
 
