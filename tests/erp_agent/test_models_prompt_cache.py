@@ -5,6 +5,7 @@ starts with exactly what it was sent before; a first request fits an 8k window."
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,10 +17,11 @@ import pytest
 from erp_agent.config import Settings
 from erp_agent.models._fit import FIRST_TO_LEAVE, fit, request_tokens
 from erp_agent.models._schemas import MAX_COMPACT_ENUM, TRIMMED_ENUM, compact
-from erp_agent.models.base import ChatModel, Completion, Message
+from erp_agent.models.base import ChatModel, Completion, Message, ModelProfile
 from erp_agent.models.prefix import hermes_prompt, prefix_share
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.planner import OfflinePlanner
+from erp_agent.retrieval.knowledge import packaged_root
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore
 
@@ -158,7 +160,10 @@ async def test_a_first_request_fits_an_8k_window(demo_erp: Any, tmp_path: Path) 
     runtime = await _runtime(demo_erp, tmp_path)
     try:
         session = await runtime.sign_in("accounts.manager@demo.local", "demo")
-        model = ScriptedModel(S.reply("ok"))
+        # A model that reads 8k tokens: its share of knowledge passages is smaller too.
+        model = ScriptedModel(
+            S.reply("ok"), profile=ModelProfile(name="small", context_window=8192)
+        )
         await runtime.engine(model).run_turn(session, "What did we bill the Nakuru branch in Q2?")
     finally:
         await runtime.aclose()
@@ -185,6 +190,27 @@ async def test_a_first_request_fits_an_8k_window(demo_erp: Any, tmp_path: Path) 
         assert set(leaving) <= set(left)
         assert offered[-1] in left
     assert "metrics.query" in kept  # the request's own tools stay
+
+
+async def test_a_small_context_gets_a_smaller_share_of_knowledge(
+    demo_erp: Any, tmp_path: Path
+) -> None:
+    runtime = await _runtime(demo_erp, tmp_path)
+    sent = {}
+    try:
+        await asyncio.to_thread(runtime.knowledge.index_path, packaged_root())
+        session = await runtime.sign_in("accounts.manager@demo.local", "demo")
+        for window in (8192, 128_000):
+            profile = ModelProfile(name="m", context_window=window)
+            model = ScriptedModel(S.reply("ok"), profile=profile)
+            await runtime.engine(model).run_turn(session, "How do I close an accounting period?")
+            context = [m.content or "" for m in model.requests[0].messages if m.role == "user"]
+            sent[window] = context[0]
+    finally:
+        await runtime.aclose()
+    assert "Knowledge" in sent[128_000]  # passages were found for the question
+    assert len(sent[8192]) < len(sent[128_000])
+    assert len(sent[8192]) <= 8192 // 20 * 4 + 1000  # the passages' share, and the frame
 
 
 def test_compact_schemas_keep_what_a_call_needs() -> None:

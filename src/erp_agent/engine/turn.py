@@ -63,6 +63,7 @@ from erp_agent.tools.base import Effect
 
 ContextProvider = Callable[[str, Session, int], Awaitable[str]]
 RECENT_TURNS = 3
+CONTEXT_SHARE = 20  # at most a twentieth of the model's context goes to knowledge passages
 
 
 class Engine:
@@ -437,8 +438,14 @@ class Engine:
     # ------------------------------------------------------------ context, render, persistence
 
     async def _context(self, run: Run) -> str:
+        # A model with a small context (a self-hosted 8k one) gets a share of it for passages
+        # in proportion, so the routed tools still fit beside them.
+        budget = min(
+            self.settings.context_budget_tokens,
+            self.model.profile.context_window // CONTEXT_SHARE,
+        )
         provided = [
-            await provider(run.turn.user_message, run.session, self.settings.context_budget_tokens)
+            await provider(run.turn.user_message, run.session, budget)
             for provider in self.context_providers
         ]
         return context_text(run.turn.state, run.conversation, provided)
