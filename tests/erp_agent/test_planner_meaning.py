@@ -138,10 +138,9 @@ def test_ledger_questions_and_the_words_that_may_name_an_account() -> None:
     assert _ledger.phrases("what went through rent in q3") == ["rent"]
     for text, ledger in [("statement of account for Sales", True),
                          ("what came into the bank account in May", True),
+                         ("what went out of petty cash", True),
                          ("sales activity this month", False)]:  # fmt: skip
-        assert bool(_ledger._LEDGER.search(text) or (
-            _ledger._MOVED.search(text) and _ledger._ACCOUNT.search(text)
-        )) is ledger, text  # fmt: skip
+        assert _ledger.asks_ledger(text) is ledger, text
 
 
 @pytest.fixture
@@ -223,3 +222,29 @@ async def test_who_bought_the_most_ranks_customers_by_revenue(
     for customer, total in rows:
         assert customer in a["text"]
         assert figure_present(a["text"], round(total, 2)), a["text"]
+
+
+@pytest.mark.anyio
+async def test_every_account_named_is_kept_and_a_party_ledger_is_the_partys(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    a = await ask(runtime, "GL for cash and bank in september")
+    ledger = next(c["arguments"] for c in a["calls"] if c["name"] == "report.general_ledger")
+    assert ledger["account"] == ["Cash - ST", "Bank - ST"]
+    both = gl_debits(demo_erp, "Cash - ST", "2026-09-01", "2026-09-30") + gl_debits(
+        demo_erp, "Bank - ST", "2026-09-01", "2026-09-30"
+    )
+    assert figure_present(a["text"], round(both, 2)), a["text"]
+    # No account is called Acme: the customer's own ledger, never the whole ledger unfiltered.
+    b = await ask(runtime, "ledger for Acme Ltd in the second quarter")
+    ledger = next(c["arguments"] for c in b["calls"] if c["name"] == "report.general_ledger")
+    assert (ledger["party_type"], ledger["party"]) == ("customer", ["Acme Ltd"])
+    with sqlite3.connect(demo_erp.path) as conn:
+        [(total,)] = conn.execute(
+            "select sum(debit) from `tabGL Entry` where is_cancelled = 0 and party = 'Acme Ltd' "
+            "and company = 'Savanna Trading Ltd' and posting_date between '2026-04-01' and "
+            "'2026-06-30'"
+        )
+    assert figure_present(b["text"], round(total, 2)), b["text"]
+    c = await ask(runtime, "ledger for Nowhere Holdings")
+    assert c["text"].startswith("No records found"), c["text"]

@@ -12,7 +12,7 @@ from typing import Any
 
 from erp_agent.planner import vocabulary
 from erp_agent.planner.intents import Kind
-from erp_agent.planner.master_data import ACCEPT, CLOSE, _ask, _probe_token, _score
+from erp_agent.planner.master_data import ACCEPT, CLOSE, _ask, _probe_token, _score, resolve
 from erp_agent.planner.plan import Call, Ctx, Step, _rows, enable
 
 REPORT = "general_ledger"
@@ -33,14 +33,24 @@ _MONTH_WORDS = frozenset(m.lower() for m in (*calendar.month_name, *calendar.mon
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9&'.]*|-")
 
 
+# Money moving through something, said as a verb ("what went through the bank in March").
+_THROUGH = re.compile(r"\b(went|gone|go(?:es)?|passed|moved|came)\s+(through|into|in|out of)\b")
+
+
 def applies(ctx: Ctx) -> bool:
     req = ctx.req
     if req.kind not in (Kind.REPORT, Kind.LIST, Kind.UNKNOWN) or req.doc_ids:
         return False
     if REPORT not in ctx.catalog.reports:
         return False
-    low = req.text.lower()
-    return bool(_LEDGER.search(low) or (_MOVED.search(low) and _ACCOUNT.search(low)))
+    return asks_ledger(req.text)
+
+
+def asks_ledger(text: str) -> bool:
+    """A ledger said outright, money moving through something, or an account's movements."""
+    low = text.lower()
+    moved = _MOVED.search(low) and _ACCOUNT.search(low)
+    return bool(_LEDGER.search(low) or _THROUGH.search(low) or moved)
 
 
 def phrases(text: str) -> list[str]:
@@ -101,8 +111,30 @@ def ledger(ctx: Ctx) -> Step | None:
     if pending:
         return Step(calls=pending)
     if not matches and not options:
-        return None
+        return _party_ledger(ctx)
     return _report(ctx, matches, options)
+
+
+_PARTIES = ("customer", "supplier")
+
+
+def _party_ledger(ctx: Ctx) -> Step | None:
+    """'Ledger for Acme Ltd': no account of that name, so the party's ledger (its postings on
+    every account); a name found as neither is said so, never dropped from the report."""
+    from erp_agent.planner import _reports
+
+    names = [(h if h in _PARTIES else None, v) for h, v in ctx.req.names]
+    if not names or not ctx.has(f"report.{REPORT}"):
+        return None
+    found, step = resolve(ctx, names, _PARTIES)
+    if step is not None:
+        return step
+    kinds = {dim for dim, _ in found.values()}
+    if len(kinds) != 1:
+        return None  # a customer and a supplier at once: one party type per ledger
+    ctx.req.report, ctx.req.kind = ctx.catalog.reports[REPORT], Kind.REPORT
+    party = list(dict.fromkeys(i for _, i in found.values()))
+    return _reports.report(ctx, {"party_type": next(iter(kinds)), "party": party})
 
 
 def _report(

@@ -284,26 +284,31 @@ def _resolve_links(ctx: Ctx, report: str, args: dict[str, Any]) -> Step | None:
         tool = f"{param.target}.list"
         if not ctx.has(tool):
             continue
-        raw = value[0] if isinstance(value, list) else value
-        lookup = {
-            "filters": [{"field": "id", "op": "like", "value": f"%{raw}%"}],
-            "fields": ["id"],
-            "limit": 5,
-        }
         target = ctx.catalog.entities.get(param.target)
         if target is None or "id" not in target.fields or not target.fields["id"].filterable:
             continue
-        r = ctx.result(tool, lookup)
-        if r is None:
-            return _call(tool, lookup)
-        ids = [str(row["id"]) for row in _rows(r) if row.get("id")]
-        if args.get("company"):
-            ids = [i for i in ids if _company_suffix_ok(i, str(args["company"]))] or ids
-        if not ids:
-            return _text(
-                f"No records found: I can't find a {param.target.replace('_', ' ')} called {raw}."
-            )
-        args[pname] = ids[:1] if isinstance(value, list) else ids[0]
+        # Every value of a list is resolved: none of the records named is dropped.
+        resolved: list[str] = []
+        for raw in value if isinstance(value, list) else [value]:
+            lookup = {
+                "filters": [{"field": "id", "op": "like", "value": f"%{raw}%"}],
+                "fields": ["id"],
+                "limit": 5,
+            }
+            r = ctx.result(tool, lookup)
+            if r is None:
+                return _call(tool, lookup)
+            ids = [str(row["id"]) for row in _rows(r) if row.get("id")]
+            if args.get("company"):
+                ids = [i for i in ids if _company_suffix_ok(i, str(args["company"]))] or ids
+            if not ids:
+                return _text(
+                    f"No records found: I can't find a {param.target.replace('_', ' ')} "
+                    f"called {raw}."
+                )
+            exact = [i for i in ids if i == str(raw)]
+            resolved.append((exact or ids)[0])
+        args[pname] = list(dict.fromkeys(resolved)) if isinstance(value, list) else resolved[0]
     return None
 
 

@@ -96,7 +96,7 @@ _AGEING = re.compile(r"\b(ageing|aging|aged|receivables?|payables?|debtors|credi
 _NAME = re.compile(r"(?:(?<=\s)|^)((?:[A-Z][\w&.'\-]*)(?:\s+(?:&\s+)?[A-Z][\w&.'\-]*)*)")
 _STOP = {"I", "What", "Which", "Who", "How", "Show", "List", "Give", "Find", "The", "Our", "We",
          "Please", "Can", "Could", "Is", "Are", "Any", "Do", "Does", "Tell", "Compare", "Why",
-         "Create", "Approve", "Reject", "Submit", "Cancel", "Mark", "Q1", "Q2", "Q3", "Q4", "YTD",
+         "Create", "Approve", "Reject", "Submit", "Cancel", "Mark", "Q1", "Q2", "Q3", "Q4", "YTD", "MTD", "QTD",
          "Total", "Revenue", "Make", "Raise", "Draft", "Set", "Update", "Delete", "This", "Last",
          "Next", "Top", "And", "Of", "In", "For", "Me", "My", "Us", "A", "An", "SO", "PO",
          "P&L", "AR", "AP", "GL", "Projected", "When", "Where", "Has", "Have", "Was", "Were"}  # fmt: skip

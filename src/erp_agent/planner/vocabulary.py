@@ -169,6 +169,8 @@ GRAMMAR = frozenset(
         "years",
         "yesterday",
         "ytd",
+        "mtd",
+        "qtd",
         "you",
         "your",
         "sum",
