@@ -214,6 +214,36 @@ async def test_a_clarification_resumes_the_request(chat: Chat, rest: RestERP) ->
     assert report["arguments"]["company"] == choices["options"][1]["value"]
 
 
+async def test_owing_us_asks_the_company_then_answers_its_receivables(
+    chat: Chat, rest: RestERP
+) -> None:
+    # "Owing us" is receivables: for a user of several companies the report asks which one,
+    # and the name typed in reply resumes it (a customer list would answer neither turn).
+    asked = await chat.say("what are clients still owing us?")
+    assert block(asked, "choices").get("slot") == "company"
+    resumed = await chat.say("Harbor Goods")
+    report = next(c for c in resumed.tools_called if c["name"] == "report.accounts_receivable")
+    assert report["arguments"]["company"] == "Harbor Goods Inc"
+    invoices = rest.rows(
+        "Sales Invoice",
+        ["outstanding_amount"],
+        [["company", "=", "Harbor Goods Inc"], ["docstatus", "=", 1],
+         ["outstanding_amount", ">", 0]],
+    )  # fmt: skip
+    owed = sum(Decimal(str(i["outstanding_amount"])) for i in invoices)
+    assert figure_present(text_of(resumed), float(owed)), text_of(resumed)
+    # The Savanna company's figure is another number: the check tells the companies apart.
+    other = rest.rows(
+        "Sales Invoice",
+        ["outstanding_amount"],
+        [["company", "!=", "Harbor Goods Inc"], ["docstatus", "=", 1],
+         ["outstanding_amount", ">", 0]],
+    )  # fmt: skip
+    assert not figure_present(
+        text_of(resumed), float(sum(Decimal(str(i["outstanding_amount"])) for i in other))
+    )
+
+
 async def test_arithmetic_goes_to_the_calculator(chat: Chat) -> None:
     answer = await chat.say("what is 17.5% VAT on 1,234.56?")
     assert tools(answer) == ["calculator.evaluate"]
