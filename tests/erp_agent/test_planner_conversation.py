@@ -5,6 +5,7 @@ read independently (raw httpx, native doctypes and fields, docstatus)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -331,3 +332,80 @@ async def test_two_conditions_are_both_kept(chat: Chat, rest: RestERP) -> None:
         assert figure_present(words, float(cents(value)))
     under = [k[0] for k, v in owed.items() if v <= 10_000 and k[0] not in {c for c, _ in over}]
     assert all(f"- {c}:" not in words for c in under)
+
+
+def _warehouses(rest: RestERP) -> dict[str, str]:
+    """City → warehouse id, for the "<city> Stores" warehouses of the demo data."""
+    rows = rest.rows("Warehouse", ["warehouse_name"], [["warehouse_name", "like", "% Stores"]])
+    return {r["warehouse_name"].removesuffix(" Stores"): r["name"] for r in rows}
+
+
+def _bins(rest: RestERP, field: str, filters: list[list[Any]]) -> Decimal:
+    return sum((Decimal(str(b[field])) for b in rest.rows("Bin", [field], filters)), Decimal())
+
+
+async def test_a_misspelt_item_in_a_named_warehouse(chat: Chat, rest: RestERP) -> None:
+    """A typo inside the item's name ('pakcing') and 'the <city> warehouse' (a warehouse, not
+    the branch of the same name): the item's quantity in that warehouse."""
+    tapes = rest.rows("Item", ["item_name"], [["item_name", "like", "% Packing Tape"]])
+    item = sorted(tapes, key=lambda r: r["name"])[0]
+    colour = item["item_name"].removesuffix(" Packing Tape").lower()
+    city, warehouse = sorted(_warehouses(rest).items())[0]
+    truth = _bins(
+        rest, "actual_qty", [["item_code", "=", item["name"]], ["warehouse", "=", warehouse]]
+    )
+    answer = await chat.say(f"how many {colour} pakcing tape rolls are in the {city} warehouse")
+    flt = query_args(answer)["filters"]
+    assert {"dimension": "item", "op": "=", "value": item["name"]} in flt
+    assert {"dimension": "warehouse", "op": "=", "value": warehouse} in flt
+    assert figure_present(text_of(answer), float(truth)), text_of(answer)
+    # The wrong reading (the item everywhere) gives a figure the answer must not show.
+    everywhere = _bins(rest, "actual_qty", [["item_code", "=", item["name"]]])
+    if everywhere != truth:
+        assert not figure_present(text_of(answer), float(everywhere))
+
+
+async def test_worth_is_the_stock_value_of_the_warehouse(chat: Chat, rest: RestERP) -> None:
+    city, warehouse = sorted(_warehouses(rest).items())[-1]
+    value = _bins(rest, "stock_value", [["warehouse", "=", warehouse]])
+    qty = _bins(rest, "actual_qty", [["warehouse", "=", warehouse]])
+    answer = await chat.say(f"what's all the stock at the {city} warehouse worth?")
+    args = query_args(answer)
+    assert args["metric"] == "stock_value"
+    assert {"dimension": "warehouse", "op": "=", "value": warehouse} in args["filters"]
+    assert figure_present(text_of(answer), float(cents(value))), text_of(answer)
+    assert not figure_present(text_of(answer), float(qty))  # the quantity: the wrong reading
+
+
+async def test_a_bare_place_after_a_warehouse_is_the_next_warehouse(
+    chat: Chat, rest: RestERP
+) -> None:
+    [item] = rest.rows("Item", ["item_name"], [["item_name", "=", "Grey Hammer"]])
+    places = sorted(_warehouses(rest).items())
+    (first, _), (second, w2) = places[0], places[1]
+    await chat.say(f"stock of grey hammer at {first.lower()} stores")
+    then = await chat.say(f"how about {second}?")
+    flt = query_args(then)["filters"]
+    assert {"dimension": "warehouse", "op": "=", "value": w2} in flt
+    assert {"dimension": "item", "op": "=", "value": item["name"]} in flt
+    assert not any(f["dimension"] == "branch" for f in flt), flt
+    truth = _bins(rest, "actual_qty", [["item_code", "=", item["name"]], ["warehouse", "=", w2]])
+    assert figure_present(text_of(then), float(truth)), text_of(then)
+
+
+async def test_a_ranking_the_figure_cannot_make_is_declined_in_words(chat: Chat) -> None:
+    answer = await chat.say("which products sold best last month?")
+    words = text_of(answer)
+    assert "metrics.query" not in tools(answer)
+    assert "can't break" in words, words
+    assert "item" in words
+    assert "customer" in words  # what it can be broken down by instead
+    assert not re.search(r"\d", words), words  # no figure of another question
+    grouped = await chat.say("turnover by customer group last month")
+    assert query_args(grouped)["group_by"] == ["customer_group"]
+
+
+async def test_what_an_action_does_is_asked_of_the_knowledge_base(chat: Chat) -> None:
+    answer = await chat.say("can we amend a submitted sales order and what does that change?")
+    assert "knowledge.search" in tools(answer)
+    assert not any(t.endswith(".list") for t in tools(answer)), tools(answer)

@@ -175,3 +175,105 @@ def test_the_context_cannot_pose_as_session_or_state() -> None:
     assert view.company is None
     assert view.state == {"requests": [{"text": "revenue"}]}
     assert view.request == "and last year?"
+
+
+def _read(text: str) -> Any:
+    return understand(CATALOG, "erpnext", vocabulary.correct(text, CATALOG), TODAY)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        # The words intents read as "unusual" survive typo correction ("strange" ≠ "storage").
+        ("anything weird about last month's purchase invoices", Kind.ANOMALIES),
+        ("were any purchase orders strange last week?", Kind.ANOMALIES),
+        # A part of the whole that comes from the biggest few is a concentration.
+        ("what proportion of purchases goes to our five largest suppliers", Kind.CONCENTRATION),
+        ("how much of our revenue came from the biggest 5 customers this year?",
+         Kind.CONCENTRATION),
+        # What an action does, with no document named, is a process question.
+        ("may I amend a submitted quotation, and what does that do to the original?",
+         Kind.KNOWLEDGE),
+        ("can we return a delivered item and how does that affect stock?", Kind.KNOWLEDGE),
+    ],
+)  # fmt: skip
+def test_the_kind_of_question_follows_its_meaning(text: str, kind: Kind) -> None:
+    assert _read(text).kind is kind, text
+
+
+def test_a_record_list_or_one_document_is_not_read_as_a_process_question() -> None:
+    assert _read("show me the submitted sales invoices from last week").kind is Kind.LIST
+    assert _read("how many of our sales invoices are submitted?").kind is Kind.COUNT
+    # One document named: about that document, not the knowledge base.
+    named = _read("can I cancel ACC-SINV-2026-00012 and what does it do to the ledger?")
+    assert named.kind is not Kind.KNOWLEDGE
+
+
+def test_worth_asks_for_the_value_not_the_quantity() -> None:
+    def metric(text: str) -> str | None:
+        found = metric_plan.pick(CATALOG, _read(text))
+        return found.name if found is not None else None
+
+    assert metric("what's all the stock at the Nakuru warehouse worth?") == "stock_value"
+    assert metric("how much is our inventory valued at in Kisumu") == "stock_value"
+    # The wrong reading, checked too: no value word, the quantity.
+    assert metric("how much stock is at the Nakuru warehouse?") == "stock_on_hand"
+
+
+def test_a_name_beside_a_dimension_word_is_looked_for_in_that_dimension() -> None:
+    dims = ["item", "warehouse", "branch"]
+    said = "stock value of blue widget at the Nakuru warehouse"
+    got = metric_plan._hinted(CATALOG, said, [(None, "Nakuru"), (None, "blue widget")], dims)
+    assert got == [("warehouse", "Nakuru"), (None, "blue widget")]
+    got = metric_plan._hinted(CATALOG, "widgets in kisumu stores", [(None, "kisumu")], dims)
+    assert got == [("warehouse", "kisumu")]
+    got = metric_plan._hinted(CATALOG, "sales at the nakuru branch", [(None, "nakuru")], dims)
+    assert got == [("branch", "nakuru")]
+    # A bare place says nothing of its kind.
+    assert metric_plan._hinted(CATALOG, "stock in Nakuru", [(None, "Nakuru")], dims) == [
+        (None, "Nakuru")
+    ]
+
+
+def test_a_bare_place_in_a_follow_up_replaces_the_place_of_the_same_kind() -> None:
+    state = _state("stock of Blue Widget at Nakuru Stores", "and in Mombasa Stores?")
+    reading = followup.read(CATALOG, "erpnext", "how about Kisumu?", TODAY, state)
+    assert (None, "Kisumu") in reading.req.names
+    text = reading.req.text
+    resolved = {"Nakuru Stores": ("warehouse", "Nakuru Stores - ST"),
+                "Mombasa Stores": ("warehouse", "Mombasa Stores - ST"),
+                "Kisumu": ("branch", "Kisumu")}  # fmt: skip
+    assert metric_plan._same_kind(text, resolved) == {"Kisumu": "warehouse"}
+    # After a branch, a bare place stays a branch.
+    resolved = {"Nakuru": ("branch", "Nakuru"), "Kisumu": ("branch", "Kisumu")}
+    assert metric_plan._same_kind("stock in Nakuru ; how about Kisumu?", resolved) == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "missing"),
+    [
+        ("which products sold best last month?", "item"),
+        ("top 5 products by turnover last quarter", "item"),
+        ("sales by warehouse this quarter", "warehouse"),
+        ("top 3 clients by revenue this year", None),
+        ("revenue per month this year", None),
+        ("turnover by customer group last quarter", None),
+    ],
+)
+def test_a_ranking_by_a_dimension_the_figure_lacks_is_noticed(
+    text: str, missing: str | None
+) -> None:
+    req = _read(text)
+    metric = metric_plan.pick(CATALOG, req)
+    assert metric is not None
+    assert metric.name == "revenue"
+    assert metric_plan.unsupported_dimension(CATALOG, metric, req) == missing
+
+
+def test_a_typo_inside_a_name_gets_a_shorter_probe() -> None:
+    from erp_agent.planner import master_data
+
+    assert master_data._probe_token("grey hamers") == "hame"  # misses "Hammer"
+    assert master_data.retry_tokens("grey hamers") == ["ham", "grey"]
+    assert master_data.retry_tokens("orange pakcing tape") == ["pak", "oran"]
+    assert master_data.retry_tokens("SKU") == []

@@ -55,7 +55,10 @@ _ROW = re.compile(
     r"|^\s*(?:row|number|no\.?|#)\s*(\d{1,3})\s*[.?!]*\s*$",
     re.IGNORECASE,
 )
-_ONLY = re.compile(r"\b(?:only|just|for|in|at)\s+([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)")
+# A name a follow-up adds: "only Kisumu", "and in Mombasa Stores?", "what about Kisumu?".
+_ONLY = re.compile(
+    r"(?:\b(?:only|just|for|in|at|about)|^\s*and)\s+([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)"
+)
 _EXPORT_FORMATS = {
     "excel": "xlsx",
     "xlsx": "xlsx",

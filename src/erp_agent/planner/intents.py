@@ -69,14 +69,33 @@ _FORECAST = re.compile(
 )
 _CONCENTRATION = re.compile(
     r"\b(dependent|dependence|depend|concentration|concentrated|reliant|reliance|share of)\b"
+    # A part of a whole that comes from the biggest few: "how much of our sales is from the
+    # top three clients?", "what portion of purchases goes to our five largest suppliers".
+    r"|\b(?:how much|what part|what portion|what proportion|what percentage|what fraction|"
+    r"which part|what %) of\b.*\b(?:top|biggest|largest|main|leading|few)\b"
+    r"|\b(?:percentage|proportion|portion|fraction) of\b"
 )
-_ANOMALY = re.compile(r"\b(unusual|anomal\w*|outliers?|odd|suspicious|strange|irregular)\b")
+_ANOMALY = re.compile(
+    r"\b(unusual|anomal\w*|outliers?|odd|odd-looking|suspicious|strange|irregular|weird|abnormal|"
+    r"out of the ordinary)\b"
+)
 _KNOWLEDGE = re.compile(
     r"^\s*(how (?:do|does|can|should|to)|what happens|what is the (?:process|procedure|policy)|"
     r"explain|why do we|what are the steps|steps to|walk me through)\b"
     # Process questions phrased later in the sentence: "if I cancel …, what happens?"
     r"|\bwhat happens\b|\bhow does (?:it|this|that|the \w+|\w+) work\b|\beffects? of\b"
     r"|\bwhat does (?:cancel+ing|submitting|amending|approving) (?:an? |the )?\w+ do\b"
+)
+# What an action on a kind of document does, or whether it may be done: "can I cancel a
+# submitted invoice and what does it do to the ledger?". With no document named this asks how
+# the process works (the knowledge base), not for a list of records.
+_ACTION_QUESTION = re.compile(
+    r"\bwhat (?:does|will|would) (?:it|this|that|doing (?:it|so)) do\b"
+    r"|\bwhat (?:does|will|would) (?:it|this|that) (?:do|mean) (?:to|for)\b"
+    r"|^\s*(?:can|may|could|should) (?:i|we|you|one) (?:still )?(?:cancel|amend|submit|delete|"
+    r"reverse|undo|edit|change|return|void)\b.*\b(?:what|how|and|then|affect|effect|impact)\b"
+    r"|\b(?:how|what) (?:does|will|would) (?:cancel+ing|amending|submitting|reversing|deleting) "
+    r"(?:an? |the )?[\w ]{1,30}? (?:affect|change|impact)\b"
 )
 _WORKFLOW = re.compile(
     r"\b(why can'?t|why cannot|why can not|why is .* (?:blocked|stuck)|waiting for my approval|awaiting my approval|pending my approval|my approvals?|what can i do with|who (?:can|must|should) approve|next step)\b"
@@ -471,14 +490,16 @@ def _about_its_workflow(req: Request, low: str) -> bool:
 
 
 def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> Kind:
-    process = _KNOWLEDGE.search(low) and not _COUNT.search(low)
+    process = (
+        _KNOWLEDGE.search(low) or (not req.doc_ids and _ACTION_QUESTION.search(low))
+    ) and not _COUNT.search(low)
     if req.verb is not None and (req.entity is not None or req.doc_ids) and not process:
         return Kind.WRITE
     if _WORKFLOW.search(low) and not (_COUNT.search(low) and "pending approval" in low):
         return Kind.WORKFLOW
     if _about_its_workflow(req, low):
         return Kind.WORKFLOW
-    if _KNOWLEDGE.search(low) and not _COUNT.search(low):
+    if process:
         return Kind.KNOWLEDGE
     if req.doc_ids:
         return Kind.DOCUMENT

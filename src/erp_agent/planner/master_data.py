@@ -10,7 +10,7 @@ matched with typo tolerance (rapidfuzz). A name two records fit equally well is 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rapidfuzz import fuzz, utils
@@ -30,18 +30,39 @@ def _probe_token(name: str) -> str:
     return word if len(word) <= 4 else word[: max(4, len(word) - 2)]
 
 
-def probe_args(ctx: Ctx, entity_name: str, name: str) -> dict[str, Any] | None:
+def retry_tokens(name: str) -> list[str]:
+    """Shorter probes for a name the first found nothing for: the first three letters of its
+    longest word, so a typo inside it ("hamers" for Hammer) still reaches the record, then its
+    next-longest word ("orange pakcing tape" is found by "oran")."""
+    words = sorted(re.findall(r"[\w&]+", name), key=len, reverse=True)
+    out = []
+    if words and len(words[0]) >= 5:
+        out.append(words[0][:3])
+    if len(words) > 1 and len(words[1]) >= 4:
+        out.append(_probe_token(words[1]))
+    first = _probe_token(name)
+    return [t for t in dict.fromkeys(out) if t.lower() != first.lower()]
+
+
+def probe_args(ctx: Ctx, entity_name: str, name: str, retry: int = 0) -> dict[str, Any] | None:
+    """The list call that looks for ``name``; ``retry`` > 0: the n-th shorter probe, if any."""
     entity = ctx.catalog.entities.get(entity_name)
     if entity is None:
         return None
     title = entity.title_field
     fields = ["id"] + ([title.name] if title is not None and title.name != "id" else [])
-    if _CODE.match(name):
+    token = _probe_token(name)
+    if retry:
+        tokens = [] if _CODE.match(name) else retry_tokens(name)
+        if len(tokens) < retry:
+            return None
+        token = tokens[retry - 1]
+    if _CODE.match(name) and not retry:
         flt = {"field": "id", "op": "=", "value": name}
     elif title is not None and title.filterable:
-        flt = {"field": title.name, "op": "like", "value": f"%{_probe_token(name)}%"}
+        flt = {"field": title.name, "op": "like", "value": f"%{token}%"}
     else:
-        flt = {"field": "id", "op": "like", "value": f"%{_probe_token(name)}%"}
+        flt = {"field": "id", "op": "like", "value": f"%{token}%"}
     return {"filters": [flt], "fields": fields, "limit": 50}
 
 
@@ -89,11 +110,14 @@ def resolve(
     dimensions: Sequence[str],
     optional: Sequence[str] = (),
     values_of: str | None = None,
+    prefer: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, tuple[str, str]], Step | None]:
     """name → (dimension, record id) for every name found; or the step that looks them up /
     asks which one is meant. Names found nowhere are reported, never dropped — except the
     ``optional`` ones (lowercase words that only might be names), kept only when found. A name
-    the text ties to a dimension ("the Nakuru branch") is looked up there only."""
+    the text ties to a dimension ("the Nakuru branch") is looked up there only; a name with a
+    ``prefer``red dimension is taken there when it fits a record of it at all ("what about
+    Kisumu?" after a warehouse is the Kisumu warehouse, not the Kisumu branch)."""
     catalog = ctx.catalog
     dims = getattr(catalog, "dimensions", {}) or {}
     where: dict[str, list[str]] = {
@@ -124,25 +148,39 @@ def resolve(
             args = probe_args(ctx, entity_name, name)
             if args is None:
                 continue
-            r = ctx.result(f"{entity_name}.list", args)
-            if r is None:
-                pending.append(Call(f"{entity_name}.list", args))
-                continue
-            if not r.ok:
-                continue
             entity = catalog.entities[entity_name]
             title = entity.title_field.name if entity.title_field is not None else None
             # Lowercase words that only might be a name must fit a record closely.
             floor = LOOSE_ACCEPT if name in optional else ACCEPT
-            for row in _rows(r):
-                score = (
-                    _word_score(name, row, title) if name in optional else _score(name, row, title)
-                )
-                if score >= floor:
-                    label = str(row.get(title) or row.get("id")) if title else str(row.get("id"))
-                    candidates.append((score, order, dim_name, str(row.get("id")), label))
+            retries = [probe_args(ctx, entity_name, name, retry=n) for n in (1, 2)]
+            for probe in (args, *retries):
+                if probe is None:
+                    break
+                r = ctx.result(f"{entity_name}.list", probe)
+                if r is None:
+                    pending.append(Call(f"{entity_name}.list", probe))
+                    break
+                if not r.ok:
+                    break
+                before = len(candidates)
+                for row in _rows(r):
+                    score = (
+                        _word_score(name, row, title)
+                        if name in optional
+                        else _score(name, row, title)
+                    )
+                    if score >= floor:
+                        label = (
+                            str(row.get(title) or row.get("id")) if title else str(row.get("id"))
+                        )
+                        candidates.append((score, order, dim_name, str(row.get("id")), label))
+                if len(candidates) > before:
+                    break  # found here: the shorter probe is only for a name the first missed
         if pending:
             continue
+        wanted_dim = (prefer or {}).get(name)
+        if wanted_dim is not None and any(c[2] == wanted_dim for c in candidates):
+            candidates = [c for c in candidates if c[2] == wanted_dim]
         if not candidates and name in optional:
             # A word neither the vocabulary nor the records know: say so rather than answer
             # without it (it may be a condition, or the request may not be about the ERP).

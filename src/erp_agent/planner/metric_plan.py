@@ -33,7 +33,16 @@ _PARTY_DIMENSIONS = frozenset(
 )
 # Where a figure happened: a follow-up naming one place replaces the place asked before.
 _PLACES = frozenset(["warehouse", "branch", "territory", "company"])
-_STOCK_WORDS = re.compile(r"\b(how many|how much|stock|on hand|in stock|do we have|have we got)\b")
+_STOCK_WORDS = re.compile(
+    r"\b(how many|how much|stock|on hand|in stock|do we have|have we got|quantity|quantities|"
+    r"units|level)\b"
+)
+# Words that ask what something is worth: a figure in money, not a count or a quantity.
+_VALUE_WORDS = {"worth": "value", "valued": "value", "valuation": "value", "values": "value"}
+# Words that say what a two-word term measures; only such terms are matched with their words
+# apart ("how much is the stock … worth" names the stock value).
+_MEASURE_WORDS = frozenset(["value", "amount", "quantity", "count", "number", "average", "total"])
+_SPREAD = 6  # at most this many words between the two words of such a term
 
 
 def _terms(metric: Any) -> list[tuple[str, int]]:
@@ -87,9 +96,29 @@ def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
             inside = any(low in g and low != g and f" {g} " in haystack for g in generic)
             if not inside and says(haystack, term):
                 best = max(best, weight * words + words)
+            elif not inside and _said_apart(haystack, low):
+                best = max(best, weight * words)
         if best:
             scores[name] = best
     return scores
+
+
+def _said_apart(haystack: str, term: str) -> bool:
+    """A two-word term of a measure said with words between ("the stock in Mombasa … worth"
+    is the stock value): both words, in any order, at most ``_SPREAD`` words apart, in one
+    message (follow-ups are joined with " ; ")."""
+    words = term.split()
+    if len(words) != 2 or not _MEASURE_WORDS & set(words):
+        return False
+    for segment in haystack.split(" ; "):
+        text = [_VALUE_WORDS.get(w, w) for w in segment.split()]
+        spots = [
+            [i for i, w in enumerate(text) if w in _inflections(word) or w == word]
+            for word in words
+        ]
+        if all(spots) and min(abs(i - j) for i in spots[0] for j in spots[1]) <= _SPREAD:
+            return True
+    return False
 
 
 def ranked(catalog: Catalog, req: Request) -> list[Any]:
@@ -158,7 +187,8 @@ def ranking(catalog: Catalog, req: Request) -> list[Any]:
 
 def names_a_figure(ctx: Ctx) -> bool:
     """A list or report request that asks for a figure instead: a balance's metric ("stock
-    value", "on hand"), or a metric said of master records ("stock in the Mombasa warehouse")."""
+    value", "on hand"), a metric said of master records ("stock in the Mombasa warehouse"), or
+    a quantity of an item given by its code ("Nairobi Stores: quantity of SKU-8498-GRY?")."""
     req = ctx.req
     if req.kind not in (Kind.LIST, Kind.REPORT) or req.doc_ids:
         return False
@@ -166,7 +196,7 @@ def names_a_figure(ctx: Ctx) -> bool:
     found = ranked(ctx.catalog, req) if req.kind is Kind.REPORT else [pick(ctx.catalog, req)]
     metric = found[0] if found else None
     if metric is None:
-        return False
+        return bool(req.items) and bool(_STOCK_WORDS.search(req.text.lower()))
     entity = ctx.catalog.entities.get(metric.entity)
     balance = entity is not None and not entity.date_field
     on_master = req.entity is not None and req.entity.kind.value == "master"
@@ -207,9 +237,12 @@ def fitting(candidates: list[Any], needed: set[str]) -> Any | None:
 def stock_metric(catalog: Catalog, req: Request, kinds: set[str]) -> Any | None:
     """'how many Grey Hammer do we have in Nairobi Stores': the names are an item and a place."""
     metrics = getattr(catalog, "metrics", None) or {}
-    if "item" in kinds and _STOCK_WORDS.search(req.text.lower()) and "stock_on_hand" in metrics:
-        return metrics["stock_on_hand"]
-    return None
+    if "item" not in kinds or not _STOCK_WORDS.search(req.text.lower()):
+        return None
+    # "what is the Grey Hammer in Nairobi Stores worth": its value, not its quantity.
+    worth = any(w in _VALUE_WORDS or w == "value" for w in norm(req.text).split())
+    name = "stock_value" if worth else "stock_on_hand"
+    return metrics.get(name)
 
 
 def expressible(req: Request) -> bool:
@@ -277,13 +310,121 @@ def party_modifiers(catalog: Catalog, metric: Any, text: str) -> list[str]:
 
 
 def _dimension_named(catalog: Catalog, metric: Any, phrase: str) -> str | None:
+    """The dimension the phrase names by its longest term: "customer group" is the group,
+    not the customer its words begin with."""
     hay = f" {phrase} "
+    best: tuple[int, str] | None = None
     for name in metric.dimensions:
         dim = catalog.dimensions[name]
         terms = (dim.label, name.replace("_", " "), *dim.synonyms)
-        if any(_has(hay, t) for t in terms if t):
-            return str(name)
+        size = max((len(norm(t).split()) for t in terms if t and _has(hay, t)), default=0)
+        if size and (best is None or size > best[0]):
+            best = (size, str(name))
+    return best[1] if best else None
+
+
+def _dimension_terms(catalog: Catalog, name: str) -> list[str]:
+    dim = catalog.dimensions[name]
+    terms = (dim.label, name.replace("_", " "), *dim.synonyms)
+    return [norm(t).strip() for t in terms if t and norm(t).strip()]
+
+
+def _hinted(
+    catalog: Catalog, text: str, names: list[tuple[str | None, str]], dims: list[str]
+) -> list[tuple[str | None, str]]:
+    """A name said right before or after a dimension's word ("the Mombasa warehouse",
+    "nairobi stores", "branch Nakuru") is looked for in that dimension only: "Mombasa" alone
+    is also a branch, "the Mombasa warehouse" is not."""
+    hay = norm(text)
+    out: list[tuple[str | None, str]] = []
+    for hint, value in names:
+        v = norm(value).strip()
+        if hint is None and v:
+            for d in dims:
+                if d not in catalog.dimensions:
+                    continue
+                for t in _dimension_terms(catalog, d):
+                    after = rf" {re.escape(v)} {re.escape(t)}(?:s|es)? "
+                    before = rf" {re.escape(t)} {re.escape(v)} "
+                    if f" {t} " not in f" {v} " and (
+                        re.search(after, hay) or re.search(before, hay)
+                    ):
+                        hint = d
+                        break
+                if hint is not None:
+                    break
+        out.append((hint, value))
+    return out
+
+
+def _same_kind(text: str, resolved: Mapping[str, tuple[str, str]]) -> dict[str, str]:
+    """'what about Kisumu?' after a warehouse: a bare place in a follow-up replaces the earlier
+    place of the same kind, so it is looked for there first (name → the dimension to prefer)."""
+    segments = [seg.lower() for seg in text.split(" ; ")]
+    if len(segments) < 2:
+        return {}
+
+    def said_in(name: str) -> int:
+        return max((i for i, seg in enumerate(segments) if name.lower() in seg), default=0)
+
+    prefer: dict[str, str] = {}
+    places = {n: d for n, (d, _) in resolved.items() if d in _PLACES}
+    for name, dim in places.items():
+        at = said_in(name)
+        earlier = {d for n, d in places.items() if said_in(n) < at}
+        if at > 0 and len(earlier) == 1 and dim not in earlier:
+            prefer[name] = next(iter(earlier))
+    return prefer
+
+
+_RANK_TARGET = re.compile(
+    r"\b(?:top|biggest|largest|best|most|highest|lowest|worst|least|leading|smallest)\b"
+    r"((?:\s+[a-z0-9'-]+){1,3})"
+)
+
+
+_WHICH = re.compile(r"^\s*(?:which|what)\s+((?:[a-z0-9'-]+\s*){1,2})")
+
+
+def unsupported_dimension(catalog: Catalog, metric: Any, req: Request) -> str | None:
+    """A dimension the words rank or break the figure down by ("our biggest selling item",
+    "sales by warehouse") that the metric cannot be cut by: it is said, never dropped."""
+    dims = getattr(catalog, "dimensions", None) or {}
+    segments = [seg for seg in req.text.lower().split(" ; ") if seg.strip()]
+    low = segments[-1] if segments else req.text.lower()
+    phrases = [m.group(1).strip() for m in _BY.finditer(low)]
+    phrases += [m.group(1).strip() for m in _RANK_TARGET.finditer(low)]
+    subject = _WHICH.match(low)
+    if subject and _RANK_TARGET.search(f"{low} x"):
+        phrases.append(subject.group(1).strip())  # "which items sold the most?"
+    for phrase in phrases:
+        words = phrase.split()
+        for size in (3, 2, 1):
+            head = " ".join(words[:size])
+            if _GRAINS.get(head.rstrip("s")) or _GRAINS.get(head.removesuffix("ly")):
+                break
+            hay = f" {head} "
+            named = [d for d in dims if any(_has(hay, t) for t in _dimension_terms(catalog, d))]
+            if any(d in metric.dimensions for d in named):
+                break
+            if named:
+                return str(named[0])
     return None
+
+
+def _cannot_break_down(catalog: Catalog, metric: Any, missing: str) -> str:
+    label = str(metric.label)
+    wanted = catalog.dimensions[missing].label.lower()
+    usable = [catalog.dimensions[d].label.lower() for d in metric.dimensions
+              if d in catalog.dimensions and d not in ("currency", "status")]  # fmt: skip
+    grains = ", or by month, quarter or year" if metric.date_field else ""
+    example = usable[2] if len(usable) > 2 else (usable[0] if usable else "")
+    hint = f" — for example “{label.split('(')[0].strip().lower()} by {example}”" if example else ""
+    return (
+        f"I can't break {label} down by {wanted} yet, so I won't answer with a figure that "
+        f"ignores the {wanted}. It can be broken down by {join(usable)}{grains}. "
+        f"Ask for one of those{hint}."
+    )
 
 
 def _newest_per_dimension(
@@ -353,7 +494,11 @@ def metric_step(ctx: Ctx) -> Step | None:
         return None
     if not ctx.has("metrics.query"):
         # Routing reads the words as typed; a figure named with a typo still gets its tool.
-        return enable(ctx, "metrics.query") if pick(ctx.catalog, req) is not None else None
+        # So does an item's quantity asked by its code ("quantity of SKU-8498-GRY").
+        wanted = pick(ctx.catalog, req) is not None or (
+            bool(req.items) and bool(_STOCK_WORDS.search(req.text.lower()))
+        )
+        return enable(ctx, "metrics.query") if wanted else None
     candidates = ranked(ctx.catalog, req) or ranking(ctx.catalog, req)
     named = dimensions_named(ctx.catalog, req.text)
     parties = {d for d in named if d in _PARTY_DIMENSIONS}
@@ -377,10 +522,17 @@ def metric_step(ctx: Ctx) -> Step | None:
             # A name may be the party of a sibling metric ("Gulf Traders bought" is a customer).
             dims += [d for m in candidates[1:4] for d in m.dimensions
                      if d not in dims and d in _PARTY_DIMENSIONS]  # fmt: skip
+        names = _hinted(ctx.catalog, req.text, names, dims)
         entity = metric.entity if metric is not None else None
         found, step = master_data.resolve(ctx, names, dims, loose, values_of=entity)
         if step is not None:
             return step
+        prefer = _same_kind(req.text, found)
+        if prefer:
+            # The probes are already answered: this only re-reads them with the preference.
+            found, step = master_data.resolve(ctx, names, dims, loose, entity, prefer)
+            if step is not None:
+                return step
         resolved = found
         if metric is None:
             metric = stock_metric(ctx.catalog, req, {d for d, _ in resolved.values()})
@@ -389,6 +541,9 @@ def metric_step(ctx: Ctx) -> Step | None:
         resolved = _newest_per_dimension(req.text, resolved)
     if metric is None:
         return None
+    missing = unsupported_dimension(ctx.catalog, metric, req)
+    if missing is not None:
+        return _text(_cannot_break_down(ctx.catalog, metric, missing))
     args = _arguments(ctx, metric, req, resolved)
     if args is None:
         return None
