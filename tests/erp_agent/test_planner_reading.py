@@ -218,6 +218,10 @@ def test_worth_asks_for_the_value_not_the_quantity() -> None:
     assert metric("how much is our inventory valued at in Kisumu") == "stock_value"
     # The wrong reading, checked too: no value word, the quantity.
     assert metric("how much stock is at the Nakuru warehouse?") == "stock_on_hand"
+    # Records named with a measure word are their own amount (the record plane sums them),
+    # not a metric whose words are spread over the sentence.
+    assert metric("what's the total value of purchase orders placed this year?") is None
+    assert metric("what is the value of sales orders this year") is None
 
 
 def test_a_name_beside_a_dimension_word_is_looked_for_in_that_dimension() -> None:

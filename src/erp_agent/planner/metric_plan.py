@@ -96,21 +96,27 @@ def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
             inside = any(low in g and low != g and f" {g} " in haystack for g in generic)
             if not inside and says(haystack, term):
                 best = max(best, weight * words + words)
-            elif not inside and _said_apart(haystack, low):
+            elif not inside and _said_apart(haystack, low, generic):
                 best = max(best, weight * words)
         if best:
             scores[name] = best
     return scores
 
 
-def _said_apart(haystack: str, term: str) -> bool:
+def _said_apart(haystack: str, term: str, records: set[str]) -> bool:
     """A two-word term of a measure said with words between ("the stock in Mombasa … worth"
     is the stock value): both words, in any order, at most ``_SPREAD`` words apart, in one
-    message (follow-ups are joined with " ; ")."""
+    message (follow-ups are joined with " ; "). Not when the other word names records ("the
+    total value of quotations" is their own amount, as the record plane sums it)."""
     words = term.split()
     if len(words) != 2 or not _MEASURE_WORDS & set(words):
         return False
     for segment in haystack.split(" ; "):
+        segment = f" {segment.strip()} "
+        for name in sorted(records, key=len, reverse=True):
+            # Records named ("sales orders") are not a word of a figure's term.
+            for said in (name, f"{name}s", f"{name}es"):
+                segment = segment.replace(f" {said} ", " ~ ")
         text = [_VALUE_WORDS.get(w, w) for w in segment.split()]
         spots = [
             [i for i, w in enumerate(text) if w in _inflections(word) or w == word]
