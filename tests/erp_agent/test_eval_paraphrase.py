@@ -102,9 +102,9 @@ def test_a_choice_is_clicked_by_its_label_or_typed_when_none_was_offered() -> No
 
 # The suite's gate (accuracy 0.95, groundedness 1.0) is the target `erp-agent eval` reports
 # against (measured 0.62 / 0.977 when the suite landed). The offline planner now passes it; this
-# test holds the floor it has reached above the gate (0.973 / 1.0 measured), so a regression
-# fails CI; raise the floor with every improvement.
-FLOOR = {"accuracy": 0.97, "groundedness": 1.0}
+# test holds the floor it has reached above the gate (1.0 / 1.0 measured, 300 of 300), so any
+# regression fails CI.
+FLOOR = {"accuracy": 1.0, "groundedness": 1.0}
 
 
 @pytest.mark.anyio
