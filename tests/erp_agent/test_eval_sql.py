@@ -67,9 +67,8 @@ async def test_offline_planner_passes_the_bespoke_gates(dialect: str, tmp_path: 
     assert result.metrics["groundedness"] == 1.0
 
 
-# The wider suite's gate is the product's target; the offline planner does not meet it yet. The
-# test holds the floor it has reached so a regression fails; the floor rises with each fix.
-BREADTH_FLOOR = {"accuracy": 0.7, "groundedness": 1.0}
+# The wider suite is held to its gate, which the offline planner now meets.
+BREADTH_FLOOR = {"accuracy": 0.9, "groundedness": 1.0}
 
 
 @pytest.mark.anyio
@@ -187,9 +186,9 @@ def test_cli_runs_the_sql_suites_on_a_fresh_demo_database(monkeypatch: pytest.Mo
     assert out.exit_code == 0, out.output
     assert "bespoke" in out.output
     assert "cross_scope" in out.output
-    # Every sql suite: the wider one does not meet its gate yet, so the run exits 1.
+    # Every sql suite: both meet their gates, so the run exits 0.
     every = CliRunner().invoke(app, ["--system", "sql", "--json", *day])
-    assert every.exit_code == 1, every.output
+    assert every.exit_code == 0, every.output
     assert '"bespoke_breadth"' in every.output
     bad = CliRunner().invoke(app, ["--system", "odoo"])
     assert bad.exit_code == 2

@@ -143,3 +143,23 @@ async def test_payments_by_method_and_one_method_by_its_value(sql: tuple[str, Ru
     everything = sum(a for _, a in by_method)
     assert figure_present(text_of(one), mpesa), text_of(one)
     assert not figure_present(text_of(one), everything), text_of(one)
+
+
+async def test_a_field_of_the_record_the_last_answer_was_about(sql: tuple[str, Runtime]) -> None:
+    url, runtime = sql
+    top, limit, unknown = await ask(
+        runtime,
+        "which customer owes us the most?",
+        "and what's its credit limit",
+        "their shoe size?",
+    )
+    (code, owed) = raw(url, f"select customer_code, sum(balance) as owed from invoices where {POSTED} "
+                            "and balance <> 0 group by customer_code "
+                            "order by owed desc, customer_code limit 1")[0]  # fmt: skip
+    credit = raw(url, "select credit_limit from customers where code = :c", c=code)[0][0]
+    assert figure_present(text_of(top), owed), text_of(top)
+    assert code in text_of(limit), text_of(limit)
+    assert figure_present(text_of(limit), credit), text_of(limit)
+    assert "no field" in text_of(unknown), text_of(unknown)
+    (alone,) = await ask(runtime, "what is their credit limit?")
+    assert "no earlier answer" in text_of(alone), text_of(alone)

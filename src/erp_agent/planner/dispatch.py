@@ -40,6 +40,9 @@ def next_step(
     pending = state.get("pending") if isinstance(state.get("pending"), dict) else None
     picked = pending is not None and followup.match_choice(text, pending.get("options") or [])
     step = None if picked else _about_last(view, tools, text, last)
+    attribute = followup.attribute_of(text) if step is None and not picked else None
+    if attribute is not None:
+        step = _record_field(catalog, view, tools, last, attribute)
     if step is not None:
         return _with_note(note, step)
     reading = followup.read(catalog, connector, text, view.today, state)
@@ -190,6 +193,112 @@ def _pick_row(
     )
     head = f"{doc_id}: " if doc_id else ""
     return _text(f"Row {n if n > 0 else 'last'} of the last table — {head}{fields[:1500]}.")
+
+
+# A party column of a transaction's report or aggregate: whose record it names.
+_PARTY_OF = {"sales_invoice": "customer", "sales_order": "customer", "quotation": "customer",
+             "purchase_invoice": "supplier", "purchase_order": "supplier"}  # fmt: skip
+
+
+def _record_field(
+    catalog: Catalog,
+    view: TurnView,
+    tools: Mapping[str, Any],
+    last: Mapping[str, Any] | None,
+    words: str,
+) -> Step:
+    """'What is their credit limit?' after 'who owes us the most?': the named field of the
+    record in the last answer's top row, read from the ERP as the user."""
+    if last is None:
+        return _text(
+            f"There is no earlier answer in this conversation whose {words} I could look up. "
+            "Name the record, for example 'credit limit of <customer>'."
+        )
+    result_id = str(view.state.get("last_shown") or last.get("result_id") or "")
+    if "results.page" not in tools or not result_id:
+        return _text("I can't reopen the last answer in this session.")
+    args = {"result_id": result_id, "start": 0, "limit": 1}
+    page = next((r for r in view.results if r.name == "results.page"), None)
+    if page is None:
+        return _call("results.page", args)
+    if not page.ok:
+        return _failed(page)
+    rows = _rows(page)
+    found = _record_in(catalog, last, rows[0]) if rows else None
+    if found is None:
+        return _text(f"I can't tell which record's {words} you mean. Name it, please.")
+    entity, record_id = found
+    field = _field_named(catalog.entities[entity], words)
+    spec = catalog.entities[entity]
+    if field is None:
+        return _text(f"{spec.label} records have no field “{words}” that I know of.")
+    getter = f"{entity}.get"
+    if getter not in tools:
+        query = {"query": f"{entity.replace('_', ' ')} get"}
+        searched = any(r.name == "tools.search" and r.args == query for r in view.results)
+        if "tools.search" in tools and not searched:
+            return _call("tools.search", query)
+        return _text(f"I can't read {spec.plural.lower()} in this session.")
+    got = next((r for r in view.results if r.name == getter), None)
+    if got is None:
+        return _call(getter, {"id": record_id})
+    if not got.ok or not isinstance(got.data, dict):
+        return _failed(got)
+    label = spec.fields[field].label or field.replace("_", " ")
+    value = got.data.get(field)
+    title = spec.title_field.name if spec.title_field is not None else None
+    who = f"{got.data.get(title)} ({record_id})" if title and got.data.get(title) else record_id
+    if value in (None, ""):
+        return _text(f"{who} has no {label.lower()} set in the ERP.")
+    shown = fmt(value) if is_number(value) else str(value)
+    return _text(f"{label} of {who}: {shown}.")
+
+
+def _record_in(
+    catalog: Catalog, last: Mapping[str, Any], row: Mapping[str, Any]
+) -> tuple[str, str] | None:
+    """The master record a result row is about: a column named after an entity ('customer'),
+    a report's or aggregate's party column, or the row's own id."""
+    tool = str(last.get("tool") or "")
+    raw_args = last.get("args")
+    args: Mapping[str, Any] = raw_args if isinstance(raw_args, dict) else {}
+    source = tool.split(".")[0]
+    if source == "metrics":
+        metric = catalog.metrics.get(str(args.get("metric") or "")) if catalog.metrics else None
+        source = metric.entity if metric is not None else source
+    elif source == "report":
+        report = catalog.reports.get(tool.split(".", 1)[-1])
+        source = report.entity if report is not None and report.entity else source
+    for column, value in row.items():
+        if value in (None, "") or isinstance(value, (list, dict)):
+            continue
+        if column in catalog.entities and catalog.entities[column].kind.value == "master":
+            return column, str(value)
+        if column == "party" and source in _PARTY_OF:
+            return _PARTY_OF[source], str(value)
+    if row.get("id") and source in catalog.entities:
+        return source, str(row["id"])
+    return None
+
+
+def _field_named(entity: Any, words: str) -> str | None:
+    """The entity's field the words name (its label or name), with typo tolerance."""
+    from rapidfuzz import fuzz, process, utils
+
+    names = {
+        n: f"{(f.label or n).lower()} | {n.replace('_', ' ')}" for n, f in entity.fields.items()
+    }
+    exact = [
+        n
+        for n, f in entity.fields.items()
+        if words in ((f.label or "").lower(), n.replace("_", " "))
+    ]
+    if exact:
+        return str(exact[0])
+    best = process.extractOne(
+        words, names, scorer=fuzz.token_set_ratio, processor=utils.default_process, score_cutoff=85
+    )
+    return str(best[2]) if best else None
 
 
 def _act_on_document(view: TurnView, tools: Mapping[str, Any], verb: str) -> Step:

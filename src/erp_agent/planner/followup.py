@@ -55,6 +55,13 @@ _ROW = re.compile(
     r"|^\s*(?:row|number|no\.?|#)\s*(\d{1,3})\s*[.?!]*\s*$",
     re.IGNORECASE,
 )
+# "What is their credit limit?", "and its phone number": a field of the record the last
+# answer was about (its top row).
+_ATTRIBUTE = re.compile(
+    r"^\s*(?:and\s+)?(?:(?:what|which|who)(?:'s|\s+is|\s+are|\s+was)?|show(?:\s+me)?|give me|"
+    r"tell me)?\s*(?:their|its|his|her)\s+([a-z][a-z /-]{1,40}?)\s*[.?!]*\s*$",
+    re.IGNORECASE,
+)
 # A name a follow-up adds: "only Kisumu", "and in Mombasa Stores?", "what about Kisumu?".
 _ONLY = re.compile(
     r"(?:\b(?:only|just|for|in|at|about)|^\s*and)\s+([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)"
@@ -91,6 +98,12 @@ def export_format(text: str) -> str | None:
 
 def asks_why(text: str) -> bool:
     return bool(_WHY.match(text))
+
+
+def attribute_of(text: str) -> str | None:
+    """The field words of "what is their credit limit?" (a field of the last answer's record)."""
+    m = _ATTRIBUTE.match(text)
+    return m.group(1).strip().lower() if m else None
 
 
 def row_ordinal(text: str) -> int | None:
