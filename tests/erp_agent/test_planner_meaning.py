@@ -119,12 +119,19 @@ def test_which_n_parties_most_is_a_ranking() -> None:
     assert read("which 4 items have at most 3 units left").top is None
 
 
+def test_which_one_has_the_most_is_the_top_one() -> None:
+    assert read("which supplier did we spend the most with in 2025?").top == 1
+    assert read("what is the most overdue invoice?").top is None
+
+
 def test_a_party_before_a_figure_asks_for_it_per_party() -> None:
     purchases, revenue = CATALOG.metrics["purchases"], CATALOG.metrics["revenue"]
     assert metric_plan.party_modifiers(CATALOG, purchases, "vendor spending in May") == ["supplier"]
     assert metric_plan.party_modifiers(CATALOG, revenue, "customer revenue this year") == [
         "customer"
     ]
+    assert metric_plan.party_modifiers(CATALOG, revenue, "branch sales in May") == ["branch"]
+    assert metric_plan.party_modifiers(CATALOG, revenue, "company revenue in May") == []
     # The records' own name is not a party modifier.
     assert metric_plan.party_modifiers(CATALOG, revenue, "total of customer sales invoices") == []
 
@@ -248,3 +255,24 @@ async def test_every_account_named_is_kept_and_a_party_ledger_is_the_partys(
     assert figure_present(b["text"], round(total, 2)), b["text"]
     c = await ask(runtime, "ledger for Nowhere Holdings")
     assert c["text"].startswith("No records found"), c["text"]
+
+
+@pytest.mark.anyio
+async def test_a_name_in_a_report_question_filters_the_report(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    a = await ask(runtime, "how much do we owe Nairobi Steel Works?")
+    report = next(c["arguments"] for c in a["calls"] if c["name"] == "report.accounts_payable")
+    assert report["supplier"] == ["Nairobi Steel Works Ltd"]
+    with sqlite3.connect(demo_erp.path) as conn:
+        [(owed,)] = conn.execute(
+            "select sum(outstanding_amount) from `tabPurchase Invoice` where docstatus = 1 and "
+            "supplier = 'Nairobi Steel Works Ltd' and company = 'Savanna Trading Ltd'"
+        )
+        [(everyone,)] = conn.execute(
+            "select sum(outstanding_amount) from `tabPurchase Invoice` where docstatus = 1 and "
+            "company = 'Savanna Trading Ltd'"
+        )
+    assert figure_present(a["text"], round(owed, 2)), a["text"]
+    # The report for every supplier (the name dropped) states another total: the check fails it.
+    assert not figure_present(a["text"], round(everyone, 2))

@@ -133,6 +133,7 @@ def _party_ledger(ctx: Ctx) -> Step | None:
     if len(kinds) != 1:
         return None  # a customer and a supplier at once: one party type per ledger
     ctx.req.report, ctx.req.kind = ctx.catalog.reports[REPORT], Kind.REPORT
+    ctx.req.settled += list(found)  # the names are the party now, no other parameter's
     party = list(dict.fromkeys(i for _, i in found.values()))
     return _reports.report(ctx, {"party_type": next(iter(kinds)), "party": party})
 
@@ -166,4 +167,5 @@ def _report(
         accounts += [a for _, a, _ in own]
     if not accounts:
         return None
+    req.settled += list(options)  # the words are the accounts now, no other parameter's
     return _reports.report(ctx, {"account": list(dict.fromkeys(accounts))})

@@ -194,6 +194,7 @@ def _run(
             args["periodicity"] = wanted
     if "group_by_party" in props and (req.amount is not None or req.text.lower().startswith("who")):
         args["group_by_party"] = True
+    placed: set[str] = set()
     for pname, prop in props.items():
         target = None
         param = report.params.get(pname)
@@ -202,6 +203,10 @@ def _run(
         for hint, value in req.names:
             if hint == pname or (target and (hint == target or _mentions(req.text, target, value))):
                 args[pname] = [value] if prop.get("type") == "array" else value
+                placed.add(value)
+    step = _unplaced_names(ctx, report, props, args, placed)
+    if step is not None:
+        return step
     missing = [p for p in schema.get("required") or () if p not in args]
     if missing:
         return _text(f"To run the {report.label} report I need: {join(missing)}. Please give them.")
@@ -218,6 +223,44 @@ def _run(
     if shown:
         return shown
     return _text(_report_text(report.label, r, args, req))
+
+
+def _unplaced_names(
+    ctx: Ctx, report: Any, props: Mapping[str, Any], args: dict[str, Any], placed: set[str]
+) -> Step | None:
+    """'How much do we owe Kenya Wire & Cable?': a name no parameter took is looked up among
+    the records the report's link parameters filter by (its suppliers, customers, territories…)
+    and filters the report; a name found nowhere is said so, never dropped. The company's own
+    name is the company, which the report already runs for."""
+    from erp_agent.planner import master_data
+
+    company = str(args.get("company") or "").lower()
+    settled = {v.lower() for v in ctx.req.settled}
+    names = [
+        (None, v)
+        for _, v in ctx.req.names
+        if v not in placed and v.lower() not in company and v.lower() not in settled
+    ]
+    if not names:
+        return None
+    dims = getattr(ctx.catalog, "dimensions", {}) or {}
+    by_target = {
+        p.target: pname
+        for pname, p in report.params.items()
+        if pname in props and p.target and p.target != "company" and p.target in dims
+    }
+    if not by_target:
+        return None
+    found, step = master_data.resolve(ctx, names, list(by_target))
+    if step is not None:
+        return step
+    for dim, record in found.values():
+        pname = by_target[dim]
+        if props[pname].get("type") == "array":
+            args[pname] = list(dict.fromkeys([*(args.get(pname) or []), record]))
+        else:
+            args[pname] = record
+    return None
 
 
 def _party_lines(r: Result, rows: list[dict[str, Any]], req: Request) -> list[str]:

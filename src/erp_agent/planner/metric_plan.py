@@ -43,6 +43,8 @@ _VALUE_WORDS = {"worth": "value", "valued": "value", "valuation": "value", "valu
 # apart ("how much is the stock … worth" names the stock value).
 _MEASURE_WORDS = frozenset(["value", "amount", "quantity", "count", "number", "average", "total"])
 _SPREAD = 6  # at most this many words between the two words of such a term
+# Places and groups a figure is often asked per, named before it ("branch sales").
+_PER_PLACE = frozenset(["branch", "territory", "warehouse", "item", "item_group"])
 
 
 def _terms(metric: Any) -> list[tuple[str, int]]:
@@ -295,13 +297,14 @@ def group_by(catalog: Catalog, metric: Any, req: Request) -> list[str]:
 
 
 def party_modifiers(catalog: Catalog, metric: Any, text: str) -> list[str]:
-    """'supplier spend', 'customer revenue': a party named before the figure, as a modifier,
-    asks for the figure per party (the records' own names, 'customer invoices', do not)."""
+    """'supplier spend', 'customer revenue', 'branch sales': a party or place named before the
+    figure, as a modifier, asks for the figure per party or place (the records' own names,
+    'customer invoices', do not; a company's revenue is its total)."""
     hay = norm(text)
     entity_names = [norm(t).strip() for e in catalog.entities.values() for t in (e.label, e.plural)]
     out = []
     for name in metric.dimensions:
-        if name not in _PARTY_DIMENSIONS:
+        if name not in _PARTY_DIMENSIONS and name not in _PER_PLACE:
             continue
         dim = catalog.dimensions[name]
         for party in (dim.label, name.replace("_", " "), *dim.synonyms):

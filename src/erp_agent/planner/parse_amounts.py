@@ -74,6 +74,10 @@ def parse_top(text: str) -> int | None:
     if m:
         word = m.group(1)
         return int(word) if word.isdigit() else _WORDS[word]
+    # "which supplier did we spend the most with": the one thing with the most.
+    m = re.search(r"\b(?:which|what)\s+([a-z]+)\b[^?]*\bthe\s+(?:most|highest)\b", t)
+    if m and not m.group(1).endswith("s") and m.group(1) not in ("is", "was", "has", "does"):
+        return 1
     if re.search(r"\b(top|biggest|largest|best|leading)\b", t):
         return 5
     return None
