@@ -27,10 +27,10 @@ from demo_erp.seed import seed
 from demo_erp.server import running
 from erp_agent.config import Settings
 from erp_agent.models._fit import fit
-from erp_agent.models.base import ChatModel, Completion, Message, ModelProfile
+from erp_agent.models.base import Message, ModelProfile
 from erp_agent.models.openai_compatible import wire_messages, wire_tools
 from erp_agent.models.prefix import hermes_prompt, shared_prefix
-from erp_agent.models.testing import ScriptedModel
+from erp_agent.models.testing import Recording, ScriptedModel
 from erp_agent.planner import OfflinePlanner
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore
@@ -81,26 +81,6 @@ CONVERSATIONS = [
     ("How many open sales orders do we have?", "which customers are they for?"),
     ("What are our overdue receivables?", "show the top 5 as a chart"),
 ]
-
-
-class Recording(ChatModel):
-    """The offline planner, with every request kept as the server would receive it."""
-
-    def __init__(self, inner: ChatModel) -> None:
-        self.inner = inner
-        self.profile = inner.profile
-        self.requests: list[tuple[list[Message], list[dict[str, Any]]]] = []
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] = (),
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-    ) -> Completion:
-        self.requests.append((list(messages), list(tools)))
-        return await self.inner.complete(messages, tools)
 
 
 def body(request: tuple[list[Message], list[dict[str, Any]]]) -> dict[str, Any]:

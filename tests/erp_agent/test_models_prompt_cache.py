@@ -17,9 +17,9 @@ import pytest
 from erp_agent.config import Settings
 from erp_agent.models._fit import FIRST_TO_LEAVE, fit, request_tokens
 from erp_agent.models._schemas import MAX_COMPACT_ENUM, TRIMMED_ENUM, compact
-from erp_agent.models.base import ChatModel, Completion, Message, ModelProfile
+from erp_agent.models.base import Message, ModelProfile
 from erp_agent.models.prefix import hermes_prompt, prefix_share
-from erp_agent.models.testing import ScriptedModel
+from erp_agent.models.testing import Recording, ScriptedModel
 from erp_agent.planner import OfflinePlanner
 from erp_agent.retrieval.knowledge import packaged_root
 from erp_agent.runtime import Runtime
@@ -62,26 +62,6 @@ async def test_a_follow_up_keeps_the_prompt_prefix(demo_erp: Any, tmp_path: Path
 
 
 PREFIX_TARGET = 0.80  # of a follow-up's first request, unchanged from the turn before
-
-
-class Recording(ChatModel):
-    """The offline planner, with every request kept as sent."""
-
-    def __init__(self, inner: ChatModel) -> None:
-        self.inner = inner
-        self.profile = inner.profile
-        self.requests: list[tuple[list[Message], list[dict[str, Any]]]] = []
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] = (),
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-    ) -> Completion:
-        self.requests.append((list(messages), list(tools)))
-        return await self.inner.complete(messages, tools)
 
 
 async def _two_turns(

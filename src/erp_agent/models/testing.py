@@ -155,6 +155,26 @@ class ScriptedModel(ChatModel):
         yield StreamDelta(done=completion)
 
 
+class Recording(ChatModel):
+    """Another model, with every request kept as sent (what a prefix cache would see)."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+        self.profile = inner.profile
+        self.requests: list[tuple[list[Message], list[dict[str, Any]]]] = []
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        self.requests.append((list(messages), list(tools)))
+        return await self.inner.complete(messages, tools)
+
+
 class FakeClock:
     """A clock for the rate gate and retries: ``sleep`` advances time at once and is recorded."""
 

@@ -168,12 +168,9 @@ def _pick_row(
     args: dict[str, Any] = {"result_id": result_id, "start": start, "limit": 1}
     if n < 0:
         args = {"result_id": result_id, "start": 0, "limit": 200}
-    page = next((r for r in view.results if r.name == "results.page"), None)
-    if page is None:
-        return _call("results.page", args)
-    if not page.ok:
-        return _failed(page)
-    rows = _rows(page)
+    rows, step = _page(view, args)
+    if step is not None:
+        return step
     if not rows:
         return _text(f"The last table has no row {n}.")
     row = rows[-1] if n < 0 else rows[0]
@@ -218,12 +215,9 @@ def _record_field(
     if "results.page" not in tools or not result_id:
         return _text("I can't reopen the last answer in this session.")
     args = {"result_id": result_id, "start": 0, "limit": 1}
-    page = next((r for r in view.results if r.name == "results.page"), None)
-    if page is None:
-        return _call("results.page", args)
-    if not page.ok:
-        return _failed(page)
-    rows = _rows(page)
+    rows, step = _page(view, args)
+    if step is not None:
+        return step
     found = _record_in(catalog, last, rows[0]) if rows else None
     if found is None:
         return _text(f"I can't tell which record's {words} you mean. Name it, please.")
@@ -299,6 +293,16 @@ def _field_named(entity: Any, words: str) -> str | None:
         words, names, scorer=fuzz.token_set_ratio, processor=utils.default_process, score_cutoff=85
     )
     return str(best[2]) if best else None
+
+
+def _page(view: TurnView, args: dict[str, Any]) -> tuple[list[dict[str, Any]], Step | None]:
+    """The rows of a page of the last result, or the step that reads it (or says it failed)."""
+    page = next((r for r in view.results if r.name == "results.page"), None)
+    if page is None:
+        return [], _call("results.page", args)
+    if not page.ok:
+        return [], _failed(page)
+    return _rows(page), None
 
 
 def _act_on_document(view: TurnView, tools: Mapping[str, Any], verb: str) -> Step:
