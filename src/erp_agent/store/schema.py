@@ -72,6 +72,17 @@ def current_revision(connection: Connection) -> str | None:
     return str(rows[0]) if len(rows) == 1 else None
 
 
+def load_migrations() -> None:
+    """Import Alembic and read the migration scripts, before a migration takes the write lock:
+    done under the lock, that cost (seconds on a loaded machine) is time other workers wait."""
+    import alembic.command
+    import alembic.runtime.migration  # noqa: F401
+    from alembic.script import ScriptDirectory
+
+    for _ in ScriptDirectory.from_config(alembic_config()).walk_revisions():
+        pass
+
+
 def upgrade_to_head(connection: Connection) -> None:
     """Apply every migration not yet applied (none if already at head), in the caller's
     transaction."""

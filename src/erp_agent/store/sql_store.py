@@ -152,6 +152,10 @@ class SQLStore(ServerTables, Retention, Store):
     # schema
 
     async def migrate(self) -> None:
+        head = schema.shipped_head()
+        if head is None or await self.schema_version() != head:
+            # A migration is due: Alembic and the scripts load before the write lock is taken.
+            await asyncio.to_thread(schema.load_migrations)
         async with self._transaction("migrate the schema", write=True) as connection:
             await connection.run_sync(schema.upgrade_to_head)
 
