@@ -101,7 +101,7 @@ def test_refusal_keeps_every_message_verbatim_without_tags() -> None:
 
 def test_a_plain_http_erp_loads_no_ca_bundle_and_an_https_one_checks_certificates() -> None:
     assert _tls_for("https://erp.example.com") is True  # httpx's checks with its CA bundle
-    plain = _tls_for("http://127.0.0.1:8000")
+    plain = _tls_for("http://erp.internal")
     assert isinstance(plain, ssl.SSLContext)
     # Trusts nothing: a TLS connection through it would fail, never go unchecked.
     assert plain.verify_mode is ssl.CERT_REQUIRED
