@@ -178,6 +178,12 @@ class RetrievalSettings(Group):
         description="The search index: sqlite:///PATH or a postgresql:// DSN; unset, "
         "index.sqlite in the data directory. sync, serve, demo and knowledge all use it.",
     )
+    index_pool_size: int = Field(
+        10,
+        ge=1,
+        description="Connections each process keeps open to a PostgreSQL index at most: the "
+        "searches of one web worker run at once up to this many, the rest wait for one.",
+    )
     index_tenant: str = Field("default", description="Tenant (organisation) the CLI indexes for.")
     embeddings: Literal["minilm", "openai", "none"] = Field(
         "minilm",

@@ -272,4 +272,6 @@ class Runtime:
             await self.redis.aclose()
         await self.models.aclose()
         await self.connector.aclose()
+        # The search index's connections (a PostgreSQL index's pool) go with the process.
+        await asyncio.to_thread(self.retriever.index.close)
         await self.store.close()

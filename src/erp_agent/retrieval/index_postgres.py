@@ -1,21 +1,26 @@
 """The scale index: PostgreSQL with a generated tsvector (GIN) for keywords and pgvector
 ``vector(dim)`` with an HNSW cosine index for vectors. Scope filters are WHERE clauses in both
 legs; the HNSW scan runs with ``hnsw.iterative_scan = relaxed_order`` so a narrow scope still
-fills k rows instead of returning the few survivors of an unfiltered top-k."""
+fills k rows instead of returning the few survivors of an unfiltered top-k.
+
+Every call takes a connection from a pool (psycopg_pool), so the searches of one process run at
+once instead of queueing behind one connection; a connection is checked as it is taken, so one
+that a PostgreSQL restart or failover cut is replaced before it is used."""
 
 from __future__ import annotations
 
 import re
-import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from erp_agent.errors import ConfigError, StoreError
 from erp_agent.retrieval import _sql
@@ -66,38 +71,73 @@ AND_CANDIDATES = 5_000
 OR_CANDIDATES = 2_000
 RARE = 0.02  # in a large table, the OR fill-up uses only terms in at most 2 % of the rows
 PENDING_TTL = 2.0  # seconds a pending count is reused (searches ask for it every time)
+POOL_SIZE = 10  # connections per process, unless the settings say otherwise
+POOL_TIMEOUT = 30.0  # seconds a call waits for a free connection before it fails
 
 
 class PostgresIndex(Index):
     """Tables ``<prefix>_docs`` and ``<prefix>_state`` in the given database."""
 
-    def __init__(self, dsn: str, *, prefix: str = "retrieval", dim: int = MINILM_DIM) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        prefix: str = "retrieval",
+        dim: int = MINILM_DIM,
+        pool_size: int = POOL_SIZE,
+    ) -> None:
         if not re.fullmatch(r"[a-z_][a-z0-9_]{0,40}", prefix):
             raise ConfigError(f"table prefix {prefix!r} must be lower-case letters, digits, _")
+        if pool_size < 1:
+            raise ConfigError(
+                f"the index's connection pool needs at least 1 connection, not {pool_size}"
+            )
         self.dim = dim
         self.prefix = prefix
         self._docs = sql.Identifier(f"{prefix}_docs")
         self._state = sql.Identifier(f"{prefix}_state")
-        self._lock = threading.RLock()
         self._pending: dict[str, tuple[float, int]] = {}
         self._frequent: dict[str, tuple[float, float]] = {}
-        try:
-            self._db = psycopg.connect(dsn, autocommit=True, row_factory=dict_row)
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"cannot connect to the PostgreSQL index: {exc}") from exc
+        self._rows: tuple[float, float] | None = None  # (when, reltuples)
         schema = _SCHEMA.format(
             docs=f'"{prefix}_docs"', state=f'"{prefix}_state"', prefix=prefix, dim=dim
         )
-        with self._lock, self._db.transaction():
-            # Concurrent first starts would race on CREATE EXTENSION/TABLE IF NOT EXISTS.
-            self._db.execute("SELECT pg_advisory_xact_lock(hashtext('erp_agent.retrieval'))")
-            self._db.execute(schema.encode())
-        register_vector(self._db)
+        # The schema first, on a connection of its own: the pool's connections register the
+        # vector type, which needs the extension to exist.
+        try:
+            with psycopg.connect(dsn, autocommit=True) as db, db.transaction():
+                # Concurrent first starts would race on CREATE EXTENSION/TABLE IF NOT EXISTS.
+                db.execute("SELECT pg_advisory_xact_lock(hashtext('erp_agent.retrieval'))")
+                db.execute(schema.encode())
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"cannot connect to the PostgreSQL index: {exc}") from exc
+        self._pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
+            dsn,
+            connection_class=psycopg.Connection[DictRow],
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            min_size=1,
+            max_size=pool_size,
+            timeout=POOL_TIMEOUT,
+            configure=register_vector,
+            check=ConnectionPool.check_connection,
+            name=f"erp-agent index {prefix}",
+            open=False,
+        )
+        self._pool.open()
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[DictRow]]:
+        """A pooled connection for one call, checked alive as it is taken."""
+        try:
+            with self._pool.connection() as db:
+                yield db
+        except PoolTimeout as exc:
+            raise StoreError(f"no connection to the PostgreSQL index: {exc}") from exc
 
     def drop(self) -> None:
         """Remove this index's tables (tests and rebuilds)."""
-        with self._lock:
-            self._db.execute(sql.SQL("DROP TABLE IF EXISTS {}, {}").format(self._docs, self._state))
+        with self._connection() as db:
+            db.execute(sql.SQL("DROP TABLE IF EXISTS {}, {}").format(self._docs, self._state))
 
     # ---------------------------------------------------------------- writes
 
@@ -132,7 +172,7 @@ class PostgresIndex(Index):
             old_text,
             new_text,
         )
-        with self._lock, self._db.transaction(), self._db.cursor() as cur:
+        with self._connection() as db, db.transaction(), db.cursor() as cur:
             if batch.replace_parents:
                 cur.execute(
                     sql.SQL("DELETE FROM {} WHERE tenant = %s AND parent = ANY(%s)").format(
@@ -167,8 +207,8 @@ class PostgresIndex(Index):
             "SELECT d.key, {} AS text FROM {} d WHERE d.tenant = %s AND d.embedding IS NULL "
             "AND d.key > %s ORDER BY d.key LIMIT %s"
         ).format(sql.SQL(_EMBED_TEXT.format(t="d")), self._docs)
-        with self._lock:
-            rows = self._db.execute(query, (tenant, after or "", limit)).fetchall()
+        with self._connection() as db:
+            rows = db.execute(query, (tenant, after or "", limit)).fetchall()
         return [Pending(r["key"], r["text"]) for r in rows]
 
     def store_vectors(self, tenant: str, rows: Sequence[tuple[Pending, Vectors]]) -> int:
@@ -188,7 +228,7 @@ class PostgresIndex(Index):
             [np.asarray(v, dtype=np.float32) for _, v in rows],
             tenant,
         )
-        with self._lock, self._db.transaction(), self._db.cursor() as cur:
+        with self._connection() as db, db.transaction(), db.cursor() as cur:
             cur.execute(query, params)
             stored = cur.rowcount
         self._pending.pop(tenant, None)
@@ -200,8 +240,8 @@ class PostgresIndex(Index):
         query = sql.SQL(
             "SELECT key FROM {} WHERE tenant = %s AND key = ANY(%s) AND embedding IS NULL"
         ).format(self._docs)
-        with self._lock:
-            rows = self._db.execute(query, (tenant, list(keys))).fetchall()
+        with self._connection() as db:
+            rows = db.execute(query, (tenant, list(keys))).fetchall()
         return {r["key"] for r in rows}
 
     def pending_count(self, tenant: str) -> int:
@@ -211,8 +251,8 @@ class PostgresIndex(Index):
         query = sql.SQL(
             "SELECT count(*) AS n FROM {} WHERE tenant = %s AND embedding IS NULL"
         ).format(self._docs)
-        with self._lock:
-            row = self._db.execute(query, (tenant,)).fetchone()
+        with self._connection() as db:
+            row = db.execute(query, (tenant,)).fetchone()
         count = int(row["n"]) if row else 0
         self._pending[tenant] = (time.monotonic(), count)
         return count
@@ -221,8 +261,8 @@ class PostgresIndex(Index):
 
     def state(self, tenant: str, name: str) -> str | None:
         query = sql.SQL("SELECT value FROM {} WHERE tenant = %s AND name = %s").format(self._state)
-        with self._lock:
-            row = self._db.execute(query, (tenant, name)).fetchone()
+        with self._connection() as db:
+            row = db.execute(query, (tenant, name)).fetchone()
         return None if row is None else str(row["value"])
 
     def fetch(self, tenant: str, keys: Sequence[str]) -> list[Document]:
@@ -232,8 +272,8 @@ class PostgresIndex(Index):
         query = sql.SQL("SELECT {} FROM {} WHERE tenant = %s AND key = ANY(%s)").format(
             columns, self._docs
         )
-        with self._lock:
-            rows = self._db.execute(query, (tenant, list(keys))).fetchall()
+        with self._connection() as db:
+            rows = db.execute(query, (tenant, list(keys))).fetchall()
         found = {r["key"]: _sql.to_document(r) for r in rows}
         return [found[k] for k in keys if k in found]
 
@@ -243,15 +283,15 @@ class PostgresIndex(Index):
         if parent is not None:
             query += sql.SQL(" AND parent = %s")
             params.append(parent)
-        with self._lock:
-            return sorted(r["key"] for r in self._db.execute(query, params))
+        with self._connection() as db:
+            return sorted(r["key"] for r in db.execute(query, params))
 
     def exact(self, identifiers: Sequence[str], scope: Scope) -> list[str]:
         where, params = _where(scope)
         query = sql.SQL("SELECT d.key FROM {} d WHERE ").format(self._docs) + where
         query += sql.SQL(" AND d.ident = ANY(%s) ORDER BY d.key")
-        with self._lock:
-            rows = self._db.execute(query, [*params, list(identifiers)]).fetchall()
+        with self._connection() as db:
+            rows = db.execute(query, [*params, list(identifiers)]).fetchall()
         return [r["key"] for r in rows]
 
     def keyword(self, query: str, scope: Scope, k: int) -> Ranked:
@@ -272,11 +312,17 @@ class PostgresIndex(Index):
         return hits
 
     def _total(self) -> float:
-        with self._lock:
-            row = self._db.execute(
+        """The table's estimated rows (what ANALYZE last counted), reused for a few seconds:
+        one keyword search asks up to three times."""
+        if self._rows is not None and time.monotonic() - self._rows[0] < PENDING_TTL:
+            return self._rows[1]
+        with self._connection() as db:
+            row = db.execute(
                 "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (f"{self.prefix}_docs",)
             ).fetchone()
-        return float(row["reltuples"]) if row else 0.0
+        total = float(row["reltuples"]) if row else 0.0
+        self._rows = (time.monotonic(), total)
+        return total
 
     def _frequencies(self, terms: list[str]) -> dict[str, float]:
         """Rows the planner expects to hold each term (ANALYZE keeps tsvector element
@@ -288,11 +334,11 @@ class PostgresIndex(Index):
         ).format(self._docs)
         out: dict[str, float] = {}
         now = time.monotonic()
-        with self._lock:
+        with self._connection() as db:
             for term in terms:
                 cached = self._frequent.get(term)
                 if cached is None or now - cached[0] > 60:
-                    plan = self._db.execute(explain, (term,)).fetchone()
+                    plan = db.execute(explain, (term,)).fetchone()
                     rows = float(next(iter(plan.values()))[0]["Plan"]["Plan Rows"]) if plan else 0
                     cached = self._frequent[term] = (now, rows)
                 out[term] = cached[1]
@@ -338,9 +384,9 @@ class PostgresIndex(Index):
             "SELECT m.key, ts_rank(m.tsv, m.q) AS score FROM ({}) m "
             "ORDER BY score DESC, m.key LIMIT %s"
         ).format(matching)
-        with self._lock:
+        with self._connection() as db:
             try:
-                rows = self._db.execute(query, [*values, *params, k]).fetchall()
+                rows = db.execute(query, [*values, *params, k]).fetchall()
             except psycopg.Error as exc:
                 raise StoreError(f"keyword search failed: {exc}") from exc
         return [(r["key"], float(r["score"])) for r in rows]
@@ -355,23 +401,23 @@ class PostgresIndex(Index):
             + sql.SQL(" AND d.embedding IS NOT NULL ORDER BY d.embedding <=> %s LIMIT %s")
         )
         vec = np.asarray(vector, dtype=np.float32)
-        with self._lock, self._db.transaction():
-            self._db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            self._db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}")
-            rows = self._db.execute(query, [vec, *params, vec, k]).fetchall()
+        with self._connection() as db, db.transaction():
+            db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}")
+            rows = db.execute(query, [vec, *params, vec, k]).fetchall()
         # relaxed_order may return rows slightly out of order: sort them exactly.
         ranked = [(str(r["key"]), float(r["score"])) for r in rows]
         return sorted(ranked, key=lambda item: (-item[1], item[0]))
 
     def count(self, tenant: str) -> int:
         query = sql.SQL("SELECT count(*) AS n FROM {} WHERE tenant = %s").format(self._docs)
-        with self._lock:
-            row = self._db.execute(query, (tenant,)).fetchone()
+        with self._connection() as db:
+            row = db.execute(query, (tenant,)).fetchone()
         return int(row["n"]) if row else 0
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        """Close the pool and its connections (a call still holding one finishes first)."""
+        self._pool.close()
 
 
 def _params(doc: Document) -> dict[str, Any]:

@@ -87,7 +87,7 @@ def open_index(settings: Settings) -> Index:
     if url.startswith(("postgresql://", "postgres://")):
         from erp_agent.retrieval.index_postgres import PostgresIndex
 
-        return PostgresIndex(url, dim=dim)
+        return PostgresIndex(url, dim=dim, pool_size=retrieval.index_pool_size)
     raise ConfigError(
         f"ERP_AGENT_INDEX_URL={url!r} is neither sqlite:///PATH nor postgresql://…; "
         "e.g. sqlite:///data/index.sqlite"
