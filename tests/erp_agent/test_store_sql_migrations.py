@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -46,13 +48,44 @@ async def test_migrating_twice_leaves_the_schema_at_head(path: Path) -> None:
 
 
 async def test_workers_migrating_at_once_all_succeed(path: Path) -> None:
-    stores = [SQLStore(f"sqlite+aiosqlite:///{path}") for _ in range(3)]
+    stores = [SQLStore(f"sqlite+aiosqlite:///{path}") for _ in range(5)]
     try:
         await asyncio.gather(*(store.migrate() for store in stores))
         assert await stores[0].schema_version() == schema.head_revision()
     finally:
         for store in stores:
             await store.close()
+
+
+_MIGRATE = (
+    "import asyncio, sys\n"
+    "from erp_agent.store.sql_store import SQLStore\n"
+    "async def main():\n"
+    "    store = SQLStore(sys.argv[1])\n"
+    "    try:\n"
+    "        await store.migrate()\n"
+    "    finally:\n"
+    "        await store.close()\n"
+    "asyncio.run(main())\n"
+)
+
+
+def test_worker_processes_migrating_one_new_file_all_succeed(
+    path: Path, inspector_engine: Engine
+) -> None:
+    # Workers are processes: each creates the file, sets WAL mode and migrates, all at once.
+    url = f"sqlite+aiosqlite:///{path}"
+    workers = [
+        subprocess.Popen([sys.executable, "-c", _MIGRATE, url], stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    outcomes = [worker.communicate(timeout=120) for worker in workers]
+    failures = [
+        err for worker, (_, err) in zip(workers, outcomes, strict=True) if worker.returncode != 0
+    ]
+    assert failures == []
+    with inspector_engine.connect() as connection:
+        assert schema.current_revision(connection) == schema.head_revision()
 
 
 async def test_migrated_schema_matches_the_table_definitions(

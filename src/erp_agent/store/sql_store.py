@@ -38,7 +38,12 @@ from erp_agent.store.models import (
 from erp_agent.store.sql_errors import store_error
 from erp_agent.store.sql_retention import Retention
 from erp_agent.store.sql_server_tables import ServerTables
-from erp_agent.store.sqlite_setup import WRITE_OPTION, configure_sqlite, sqlite_directory
+from erp_agent.store.sqlite_setup import (
+    WRITE_OPTION,
+    configure_sqlite,
+    migration_lock,
+    sqlite_directory,
+)
 from erp_agent.store.tables import (
     api_keys,
     audit_events,
@@ -125,8 +130,7 @@ class SQLStore(ServerTables, Retention, Store):
     def url(self) -> URL:
         return self._engine.url
 
-    @asynccontextmanager
-    async def _transaction(self, action: str, *, write: bool) -> AsyncIterator[AsyncConnection]:
+    def _check_directory(self, action: str) -> None:
         if self._directory is not None and not self._directory.is_dir():
             # Checked first: the commonest set-up mistake, and a failed aiosqlite connect leaves
             # a worker thread that can outlive (and trip over) a closing event loop.
@@ -135,6 +139,10 @@ class SQLStore(ServerTables, Retention, Store):
                 f"Could not {action} in the store {where}: the directory {self._directory} "
                 "does not exist (create it, or point the store at another path)."
             )
+
+    @asynccontextmanager
+    async def _transaction(self, action: str, *, write: bool) -> AsyncIterator[AsyncConnection]:
+        self._check_directory(action)
         try:
             async with AsyncExitStack() as stack:
                 if self._one_at_a_time is not None:
@@ -152,12 +160,14 @@ class SQLStore(ServerTables, Retention, Store):
     # schema
 
     async def migrate(self) -> None:
-        head = schema.shipped_head()
-        if head is None or await self.schema_version() != head:
-            # A migration is due: Alembic and the scripts load before the write lock is taken.
-            await asyncio.to_thread(schema.load_migrations)
-        async with self._transaction("migrate the schema", write=True) as connection:
-            await connection.run_sync(schema.upgrade_to_head)
+        self._check_directory("migrate the schema")
+        async with migration_lock(self._directory, self._engine.url.database):
+            head = schema.shipped_head()
+            if head is None or await self.schema_version() != head:
+                # A migration is due: Alembic and the scripts load before the write lock.
+                await asyncio.to_thread(schema.load_migrations)
+            async with self._transaction("migrate the schema", write=True) as connection:
+                await connection.run_sync(schema.upgrade_to_head)
 
     async def schema_version(self) -> str | None:
         """The applied migration revision, or None on a database never migrated."""

@@ -3,6 +3,10 @@ only what each connection and transaction starts with."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import fcntl
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +27,12 @@ def configure_sqlite(engine: Engine) -> None:
         try:
             # PostgreSQL enforces foreign keys; SQLite does so only when asked, per connection.
             cursor.execute("PRAGMA foreign_keys = ON")
-            # Readers do not block the writer, nor the writer the readers.
-            cursor.execute("PRAGMA journal_mode = WAL")
+            # Readers do not block the writer, nor the writer the readers. WAL mode persists in
+            # the file; switching to it needs an exclusive lock that SQLite may refuse at once
+            # (no busy wait) while another connection is open, so it is asked for only once.
+            cursor.execute("PRAGMA journal_mode")
+            if str(cursor.fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode = WAL")
         finally:
             cursor.close()
 
@@ -43,3 +51,19 @@ def sqlite_directory(url: URL) -> Path | None:
     if not database or database == ":memory:" or url.query.get("uri"):
         return None
     return Path(database).parent
+
+
+@contextlib.asynccontextmanager
+async def migration_lock(directory: Path | None, database: str | None) -> AsyncIterator[None]:
+    """Workers of one host migrating one SQLite file take turns: a file lock beside the
+    database, held from reading the schema version to the last migration. SQLite's own lock
+    is not enough, since creating the file and setting WAL mode fail at once when raced."""
+    if directory is None or not database:
+        yield
+        return
+    with (directory / f"{Path(database).name}.migrate.lock").open("a") as handle:
+        await asyncio.to_thread(fcntl.flock, handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
