@@ -2,8 +2,9 @@
 fit an 8k context?), and how much of a follow-up turn's prompt is an unchanged prefix of the
 previous turn's (what vLLM/llama.cpp prefix caching and providers' prompt caching can reuse).
 
-The offline planner drives real turns against the demo ERP; every model request is recorded as
-the chat-completions body an OpenAI-compatible server receives, and rendered the way a
+The offline planner drives real turns against the demo ERP, with the starter knowledge indexed
+(the follow-ups are measured without it too); every model request is recorded as the
+chat-completions body an OpenAI-compatible server receives, and rendered the way a
 Qwen2.5/Hermes chat template lays it out (system, then the tools, then the messages) for the
 prefix comparison. Tokens are estimated at 4 characters each (3 for the upper bound).
 
@@ -26,12 +27,14 @@ from demo_erp.context import Settings as ErpSettings
 from demo_erp.seed import seed
 from demo_erp.server import running
 from erp_agent.config import Settings
+from erp_agent.gateway.session import Session
 from erp_agent.models._fit import fit
 from erp_agent.models.base import Message, ModelProfile
 from erp_agent.models.openai_compatible import wire_messages, wire_tools
 from erp_agent.models.prefix import hermes_prompt, shared_prefix
 from erp_agent.models.testing import Recording, ScriptedModel
 from erp_agent.planner import OfflinePlanner
+from erp_agent.retrieval.knowledge import packaged_root
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore
 
@@ -97,8 +100,18 @@ def rendered(request: tuple[list[Message], list[dict[str, Any]]]) -> str:
     return hermes_prompt(*request)
 
 
-async def run(url: str, user: str) -> None:
-    runtime = await Runtime.create(Settings(erp_url=url), store=MemoryStore())
+async def _runtime(url: str, data_dir: Path, knowledge: bool) -> Runtime:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    runtime = await Runtime.create(
+        Settings(erp_url=url, data_dir=str(data_dir)), store=MemoryStore()
+    )
+    if knowledge:
+        await asyncio.to_thread(runtime.knowledge.index_path, packaged_root())
+    return runtime
+
+
+async def run(url: str, user: str, data_dir: Path) -> None:
+    runtime = await _runtime(url, data_dir / "knowledge", knowledge=True)
     session = await runtime.sign_in(user, "demo")
     engine = runtime.engine
     firsts: list[tuple[int, str]] = []
@@ -134,7 +147,19 @@ async def run(url: str, user: str) -> None:
     print(
         f"  tools left off in {sum(1 for _, k, o, _ in fitted if k < o)} of {len(fitted)} questions"
     )
-    print("second turn: share of its first request that is an unchanged prefix of the first turn's")
+    await follow_ups(runtime, session, "with knowledge passages")
+    await runtime.aclose()
+    plain = await _runtime(url, data_dir / "plain", knowledge=False)
+    await follow_ups(plain, await plain.sign_in(user, "demo"), "without knowledge passages")
+    await plain.aclose()
+
+
+async def follow_ups(runtime: Runtime, session: Session, label: str) -> None:
+    engine = runtime.engine
+    print(
+        "second turn: share of its first request that is an unchanged prefix of the first"
+        f" turn's ({label})"
+    )
     for one, two in CONVERSATIONS:
         model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
         first = await engine(model).run_turn(session, one)
@@ -147,17 +172,24 @@ async def run(url: str, user: str) -> None:
             at = shared_prefix(rendered(turn_one[-1]), second)
             print("   turn 1:", repr(rendered(turn_one[-1])[at - 80 : at + 120]))
             print("   turn 2:", repr(second[at - 80 : at + 120]))
+        # What the server is sent: turn 2's body begins with turn 1's last one, or the tools
+        # array grew (the prefix then ends after turn 1's tools).
+        before, after = body(turn_one[-1]), body(model.requests[len(turn_one)])
+        added = len(after["tools"]) - len(before["tools"])
+        starts = json.dumps(after["messages"][: len(before["messages"])]) == json.dumps(
+            before["messages"]
+        ) and json.dumps(after["tools"]) == json.dumps(before["tools"])
+        how = "begins with turn 1's request" if starts else f"{added} tools added"
         print(
             f"  {vs_first:6.1%} of turn 1's first request, {vs_last:6.1%} of its last"
-            f"  ({len(second)} chars)  {one!r} → {two!r}"
+            f"  ({len(second)} chars, {how})  {one!r} → {two!r}"
         )
-    await runtime.aclose()
 
 
-async def across_users(url: str, users: Sequence[str], question: str) -> None:
+async def across_users(url: str, data_dir: Path, users: Sequence[str], question: str) -> None:
     prompts = []
     for user in users:
-        runtime = await Runtime.create(Settings(erp_url=url), store=MemoryStore())
+        runtime = await _runtime(url, data_dir, knowledge=False)
         session = await runtime.sign_in(user, "demo")
         model = Recording(ScriptedModel(ScriptedModel.reply("ok")))
         await runtime.engine(model).run_turn(session, question)
@@ -181,10 +213,11 @@ def main() -> None:
         seed(path, today=TODAY, scale=args.scale)
         with running(ErpSettings(db_path=str(path), today=TODAY)) as erp:
             url = erp.url
-            asyncio.run(run(url, args.user))
+            asyncio.run(run(url, args.user, Path(tmp)))
             asyncio.run(
                 across_users(
                     url,
+                    Path(tmp) / "users",
                     ["kisumu.manager@demo.local", "mombasa.manager@demo.local"],
                     "Revenue by month",
                 )

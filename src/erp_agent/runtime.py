@@ -259,13 +259,24 @@ class Runtime:
             site_prompt=self.site_prompt,
         )  # fmt: skip
 
-    async def knowledge_context(self, query: str, session: Session, budget_tokens: int) -> str:
-        """The knowledge tier: the closest passages, within the budget, with their titles."""
+    async def knowledge_context(
+        self, query: str, session: Session, budget_tokens: int, given: str = ""
+    ) -> str:
+        """The knowledge tier: the closest passages, within the budget, with their titles.
+        A passage already in ``given`` (an earlier turn's context, still in the history the
+        model reads) is named, not sent again."""
         passages = await asyncio.to_thread(self.knowledge.knowledge_context, query, budget_tokens)
         if not passages:
             return ""
-        lines = [f"[{p.label}] {p.text}" for p in passages]
-        return "Knowledge (cite the title in brackets when you use it):\n" + "\n\n".join(lines)
+        texts = [(p.label, f"[{p.label}] {p.text}") for p in passages]
+        fresh = [text for _, text in texts if text not in given]
+        earlier = [f"[{label}]" for label, text in texts if text in given]
+        out = "Knowledge (cite the title in brackets when you use it):"
+        if fresh:
+            out += "\n" + "\n\n".join(fresh)
+        if earlier:
+            out += "\n\nAlso relevant, given earlier in this conversation: " + "; ".join(earlier)
+        return out
 
     async def aclose(self) -> None:
         if self.redis is not None:

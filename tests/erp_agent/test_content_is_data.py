@@ -40,7 +40,7 @@ async def admin(runtime: Runtime) -> Session:
 def engine_with_context(runtime: Runtime, model: ScriptedModel, text: str) -> Engine:
     """An engine whose knowledge tier returns ``text`` (a passage planted in a document)."""
 
-    async def planted(query: str, session: Session, budget: int) -> str:
+    async def planted(query: str, session: Session, budget: int, given: str) -> str:
         return text
 
     engine = runtime.engine(model)

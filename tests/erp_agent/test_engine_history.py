@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from erp_agent.engine.history import from_state, to_state, trim
+from erp_agent.engine.prompt import context_message
 from erp_agent.models.base import Message, ToolCall
 
 
@@ -83,3 +84,28 @@ def test_state_round_trip() -> None:
         Message("tool", "{}", tool_call_id="c1", name="x.y"),
     ]
     assert from_state(to_state(messages)) == messages
+
+
+def test_earlier_context_is_dropped_first_and_only_when_over_budget() -> None:
+    """Earlier turns' context messages stay in the history where they were sent (the next
+    prompt begins with the last one); over the budget they are the first to go, oldest first,
+    before any question or answer; the running turn's own stays longest."""
+    old = context_message("Knowledge: " + "passage " * 200)
+    new = context_message("Knowledge: " + "other " * 200)
+    assert old is not None
+    assert new is not None
+    messages = [
+        old,
+        Message("user", "first question"),
+        Message("assistant", "first answer"),
+        new,
+        Message("user", "second question"),
+    ]
+    assert trim(messages, 10_000) == messages
+    without_old = trim(messages, 400)
+    assert without_old == [m for m in messages if m is not old]
+    assert trim(messages, 100) == messages[1:3] + messages[4:]
+    assert trim(messages, 400, keep_last_context=True) == without_old
+    # Tighter: the running turn's context outlasts the earlier questions and answers.
+    assert trim(messages, 380) == messages[1:3] + messages[4:]
+    assert trim(messages, 380, keep_last_context=True) == [new, messages[-1]]

@@ -18,6 +18,7 @@ from erp_agent.config import Settings
 from erp_agent.models._fit import FIRST_TO_LEAVE, fit, request_tokens
 from erp_agent.models._schemas import MAX_COMPACT_ENUM, TRIMMED_ENUM, compact
 from erp_agent.models.base import Message, ModelProfile
+from erp_agent.models.openai_compatible import wire_messages, wire_tools
 from erp_agent.models.prefix import hermes_prompt, prefix_share
 from erp_agent.models.testing import Recording, ScriptedModel
 from erp_agent.planner import OfflinePlanner
@@ -119,6 +120,75 @@ async def test_a_follow_up_only_appends_tools(demo_erp: Any, tmp_path: Path) -> 
     # What the measure catches: the same tools with the new ones first share far less.
     reordered = (after[0], [*new[len(old) :], *old])
     assert prefix_share(hermes_prompt(*before), hermes_prompt(*reordered)) < 0.05
+
+
+def _is_context(message: Message) -> bool:
+    return message.role == "user" and (message.content or "").startswith("<erp_agent_context>")
+
+
+async def test_a_follow_up_begins_with_the_first_turns_request_passages_included(
+    demo_erp: Any, tmp_path: Path
+) -> None:
+    """With knowledge passages in the first turn's context, the second turn's request still
+    begins with every request of the first turn, byte for byte as a server receives it (the
+    first turn's context stays where it was sent), with the same tools; the second turn's
+    context comes after, just before its question, and names the passages already given
+    instead of sending them again."""
+    runtime = await _runtime(demo_erp, tmp_path)
+    try:
+        await asyncio.to_thread(runtime.knowledge.index_path, packaged_root())
+        session = await runtime.sign_in("accounts.manager@demo.local", "demo")
+        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
+        engine = runtime.engine(model)
+        one = await engine.run_turn(session, "Revenue by month this year")
+        asked = len(model.requests)
+        await engine.run_turn(session, "and last year?", conversation_id=one.conversation_id)
+    finally:
+        await runtime.aclose()
+    first_turn, (messages, tools) = model.requests[:asked], model.requests[asked]
+    assert "Knowledge (cite" in (first_turn[0][0][2].content or "")  # passages were sent
+    sent = wire_messages(messages)
+    for earlier, earlier_tools in first_turn:
+        before = wire_messages(earlier)
+        assert json.dumps(sent[: len(before)]) == json.dumps(before)
+        assert json.dumps(wire_tools(tools)) == json.dumps(wire_tools(earlier_tools))
+    last = first_turn[-1][0]
+    added = messages[len(last) :]
+    assert [m.role for m in added] == ["assistant", "user", "user"]  # answer, context, question
+    assert _is_context(added[1])
+    assert added[2].content == "and last year?"
+    assert "given earlier in this conversation" in (added[1].content or "")
+    assert prefix_share(hermes_prompt(*first_turn[-1]), hermes_prompt(messages, tools)) >= 0.9
+
+
+async def test_a_follow_up_that_adds_tools_leaves_earlier_context_out(
+    demo_erp: Any, tmp_path: Path
+) -> None:
+    """A follow-up that appends tools breaks the prefix before the history anyway: earlier
+    turns' context is left out of its request (and of the next turns'), only its own is sent."""
+    runtime = await _runtime(demo_erp, tmp_path)
+    try:
+        await asyncio.to_thread(runtime.knowledge.index_path, packaged_root())
+        session = await runtime.sign_in("accounts.manager@demo.local", "demo")
+        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
+        engine = runtime.engine(model)
+        one = await engine.run_turn(session, "How many open sales orders do we have?")
+        asked = len(model.requests)
+        await engine.run_turn(
+            session, "which customers are they for?", conversation_id=one.conversation_id
+        )
+        second = len(model.requests)
+        await engine.run_turn(session, "and the first one?", conversation_id=one.conversation_id)
+    finally:
+        await runtime.aclose()
+    before, after = model.requests[asked - 1], model.requests[asked]
+    assert len(after[1]) > len(before[1])  # tools were added
+    contexts = [i for i, m in enumerate(after[0]) if _is_context(m)]
+    assert contexts == [len(after[0]) - 2]  # only this turn's, just before the question
+    assert "given earlier in this conversation" not in (after[0][-2].content or "")
+    first_context = model.requests[0][0][2]
+    assert _is_context(first_context)
+    assert first_context not in model.requests[second][0]  # nor in the next turn's
 
 
 async def test_two_users_of_one_role_get_the_same_prefix(demo_erp: Any, tmp_path: Path) -> None:

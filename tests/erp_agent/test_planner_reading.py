@@ -281,3 +281,26 @@ def test_a_typo_inside_a_name_gets_a_shorter_probe() -> None:
     assert master_data.retry_tokens("grey hamers") == ["ham", "grey"]
     assert master_data.retry_tokens("orange pakcing tape") == ["pak", "oran"]
     assert master_data.retry_tokens("SKU") == []
+
+
+def test_only_this_turns_context_is_read() -> None:
+    """An earlier turn's context stays in the history where it was sent; its state is not the
+    conversation's state now, and it is neither the request nor an earlier user message."""
+    from erp_agent.engine.prompt import context_message
+    from erp_agent.models.base import Message
+    from erp_agent.planner.context import read
+
+    old = context_message("Conversation state: {}\n\nKnowledge: a passage")
+    new = context_message('Conversation state: {"requests": [{"text": "revenue"}]}')
+    assert old is not None
+    assert new is not None
+    view = read([Message("system", "- Today: 2026-11-30\n- User: a@b"), old,
+                 Message("user", "revenue"), Message("assistant", "Revenue: 10."), new,
+                 Message("user", "and last year?")])  # fmt: skip
+    assert view.state == {"requests": [{"text": "revenue"}]}
+    assert view.request == "and last year?"
+    assert view.earlier == ["revenue"]
+    # A turn without a context of its own reads no state, not an earlier turn's.
+    view = read([Message("system", "- Today: 2026-11-30"), new, Message("user", "revenue"),
+                 Message("assistant", "Revenue: 10."), Message("user", "hello")])  # fmt: skip
+    assert view.state == {}

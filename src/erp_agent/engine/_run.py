@@ -31,8 +31,9 @@ class Run:
     provenance_retry_done: bool = False
     model_name: str = ""
     waiting_for: str = ""  # what the turn is doing now, for the message when time runs out
-    context_message: Message | None = None  # sent before the request, never stored with it
     conversation: dict[str, Any] = field(default_factory=dict)  # its state when the turn began
+    previous_prefix: str | None = None  # the previous turn's prefix_hash (see Engine._prompt)
+    context_since: int = 0  # earlier turns' context messages before this seq are left out
     queries: list[dict[str, Any]] = field(default_factory=list)  # figure-bearing calls, in order
     shown: str | None = None  # the result id last shown as a table or chart
     started: float = field(default_factory=time.perf_counter)

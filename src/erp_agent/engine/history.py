@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from erp_agent.engine.prompt import is_context
 from erp_agent.models.base import Message
 
 
@@ -49,9 +50,26 @@ def units(messages: Sequence[Message]) -> list[list[Message]]:
     return out
 
 
-def trim(messages: Sequence[Message], budget_tokens: int) -> list[Message]:
-    """The newest whole units that fit the budget; the newest unit is always kept."""
+def trim(
+    messages: Sequence[Message], budget_tokens: int, *, keep_last_context: bool = False
+) -> list[Message]:
+    """The newest whole units that fit the budget; the newest unit is always kept.
+
+    Over the budget, earlier turns' context messages are dropped first, oldest first (the
+    last one stays with ``keep_last_context``: the running turn's own); then the oldest units.
+    Within the budget nothing is dropped, so the next turn's prompt begins with this one's."""
     groups = units([m for m in messages if m.role != "system"])
+    used = sum(estimate_tokens(m) for group in groups for m in group)
+    contexts = [i for i, group in enumerate(groups) if is_context(group[0])]
+    if keep_last_context:
+        contexts = contexts[:-1]
+    dropped: set[int] = set()
+    for i in contexts:
+        if used <= budget_tokens:
+            break
+        used -= sum(estimate_tokens(m) for m in groups[i])
+        dropped.add(i)
+    groups = [group for i, group in enumerate(groups) if i not in dropped]
     kept: list[list[Message]] = []
     used = 0
     for group in reversed(groups):

@@ -38,31 +38,23 @@ CONTEXT_OPEN = "<erp_agent_context>"
 
 def context_message(context: str) -> Message | None:
     """The context tier as a user-role message inside clear delimiters: knowledge passages and
-    record text are content the user did not write, so they never reach the system role."""
+    record text are content the user did not write, so they never reach the system role.
+
+    A turn's context message is kept in the conversation's history where it was sent, just
+    before that turn's request, so the next turn's prompt begins with this turn's byte for byte
+    (a server's prefix cache holds); each turn adds its own after the history. Readers of the
+    context (the offline planner) read the running turn's, just before its request; trimming
+    drops older ones first, and a turn whose tools or system messages changed leaves them out
+    (``Engine._keep_earlier_context``)."""
     if not context:
         return None
     safe = context.replace(CONTEXT_OPEN, "").replace("</erp_agent_context>", "")
     return Message("user", prompt_file("context.md").replace("{context}", safe))
 
 
-def with_context(
-    messages: Sequence[Message], context: Message | None, request: str
-) -> list[Message]:
-    """``messages`` with the context placed just before this turn's request (the last user
-    message that is the request itself), so the request stays the latest user word."""
-    out = list(messages)
-    if context is None:
-        return out
-    at = next(
-        (
-            i
-            for i in range(len(out) - 1, -1, -1)
-            if out[i].role == "user" and out[i].content == request
-        ),
-        len(out),
-    )
-    out.insert(at, context)
-    return out
+def is_context(message: Message) -> bool:
+    """A context message (this turn's or, in the history, an earlier turn's)."""
+    return message.role == "user" and (message.content or "").startswith(CONTEXT_OPEN)
 
 
 @dataclass(frozen=True)

@@ -59,9 +59,11 @@ from erp_agent.results.shaping import ResultShaper, citations_block
 from erp_agent.results.store import ResultStore
 from erp_agent.store.base import Store
 from erp_agent.store.models import Turn
-from erp_agent.tools.base import Effect
+from erp_agent.tools.base import Effect, Tool
 
-ContextProvider = Callable[[str, Session, int], Awaitable[str]]
+# (the request, the session, a budget in tokens, the context messages already in the
+# conversation's history) → the text to add to this turn's context message
+ContextProvider = Callable[[str, Session, int, str], Awaitable[str]]
 RECENT_TURNS = 3
 CONTEXT_SHARE = 20  # at most a twentieth of the model's context goes to knowledge passages
 
@@ -116,7 +118,7 @@ class Engine:
         conversation = await open_conversation(self.store, session, conversation_id, message)
         self._attach(bus, conversation.id, session)
         past = [t for t in await self.store.turns(conversation.id) if t.id != turn_id]
-        earlier = [m for t in past for m in history.from_state(t.state.get("messages", []))]
+        earlier = _earlier(past)
         rules_sent = {name for t in past for name in t.state.get("rules_sent", [])}
         trimmed = history.trim(earlier, self.settings.history_budget_tokens)
         queued = await self.store.get_turn(turn_id) if turn_id else None
@@ -136,6 +138,8 @@ class Engine:
             route = self.router.follow(route, past[-1].state, session)
         run = Run(turn, session, [*trimmed, Message("user", message)], route.offered, route.modules)
         run.conversation = state
+        run.previous_prefix = past[-1].state.get("prefix_hash") if past else None
+        run.context_since = _context_since(past)
         # The conversation-state tier: what the last few turns were about, so "it" and "that
         # invoice" resolve without re-reading the whole history.
         recent = [tuple(d) for t in past[-RECENT_TURNS:] for d in t.state.get("document_ids", [])]
@@ -166,7 +170,7 @@ class Engine:
         bus = bus or EventBus()
         self._attach(bus, conversation.id, session)
         past = [t for t in await self.store.turns(turn.conversation_id) if t.seq < turn.seq]
-        earlier = [m for t in past for m in history.from_state(t.state.get("messages", []))]
+        earlier = _earlier(past, int(turn.state.get("context_since", 0)))
         trimmed = history.trim(earlier, self.settings.history_budget_tokens)
         turn.state["history_len"] = len(trimmed)
         this_turn = history.from_state(turn.state.get("messages", []))
@@ -180,6 +184,8 @@ class Engine:
         # An assistant message whose tool calls were not all answered is dropped and asked again.
         run.messages = [*trimmed, *[m for unit in history.units(this_turn) for m in unit]]
         run.conversation = await self.store.conversation_state(turn.conversation_id)
+        run.previous_prefix = past[-1].state.get("prefix_hash") if past else None
+        run.context_since = _context_since(past)
         run.sources.extend(tool_results(this_turn))
         # A proposal the turn had prepared is shown again, with its status as it is now.
         run.blocks.extend(await interrupted.proposal_blocks(self.store, turn))
@@ -218,26 +224,12 @@ class Engine:
 
     async def _rounds(self, run: Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
         run.waiting_for = "gathering context"
-        context = await self._context(run)
-        if context:
-            run.sources.append(context)  # figures quoted from the context are traceable too
+        if "context_since" not in run.turn.state:
+            self._prompt(run, rules_sent)
+            self._keep_earlier_context(run)
+        await self._add_context(run)
         for round_no in range(1, self.settings.max_rounds + 1):
-            offered_tools = [
-                t for t in (self.gateway.registry.get(n) for n in run.offered) if t is not None
-            ]
-            parts, sent_now = prompt.build(
-                run.session, run.modules, offered_tools, rules_sent, self.settings.today or dt.date.today(),
-                can_write=not run.session.read_only and any(t.effect is Effect.WRITE for t in offered_tools),
-                site=self.site_prompt,
-            )  # fmt: skip
-            rules_sent.update(sent_now)
-            run.turn.state["rules_sent"] = sorted(rules_sent)
-            run.turn.state["prompt_hash"] = hashlib.sha256(parts.stable.encode()).hexdigest()[:16]
-            system = [
-                Message("system", parts.stable, cache_breakpoint=True),
-                Message("system", "\n\n".join(p for p in (parts.rules, parts.session) if p)),
-            ]
-            run.context_message = prompt.context_message(context)
+            system, offered_tools = self._prompt(run, rules_sent)
             bus.emit(Thinking(run.turn.id, round=round_no))
             run.waiting_for = "waiting for the AI model"
             step_started = time.perf_counter()
@@ -307,12 +299,48 @@ class Engine:
             "stopped",
         )
 
+    def _prompt(self, run: Run, rules_sent: set[str]) -> tuple[list[Message], list[Tool]]:
+        """This round's system messages and offered tools; the turn's state keeps a hash of
+        everything the request sends before the conversation (the next turn compares it)."""
+        offered_tools = [
+            t for t in (self.gateway.registry.get(n) for n in run.offered) if t is not None
+        ]
+        parts, sent_now = prompt.build(
+            run.session, run.modules, offered_tools, rules_sent, self.settings.today or dt.date.today(),
+            can_write=not run.session.read_only and any(t.effect is Effect.WRITE for t in offered_tools),
+            site=self.site_prompt,
+        )  # fmt: skip
+        rules_sent.update(sent_now)
+        run.turn.state["rules_sent"] = sorted(rules_sent)
+        run.turn.state["prompt_hash"] = hashlib.sha256(parts.stable.encode()).hexdigest()[:16]
+        system = [
+            Message("system", parts.stable, cache_breakpoint=True),
+            Message("system", "\n\n".join(p for p in (parts.rules, parts.session) if p)),
+        ]
+        before = json.dumps([[m.content for m in system], [t.schema() for t in offered_tools]])
+        run.turn.state["prefix_hash"] = hashlib.sha256(before.encode()).hexdigest()[:16]
+        return system, offered_tools
+
+    def _keep_earlier_context(self, run: Run) -> None:
+        """Earlier turns' context messages stay in the history only while the request's part
+        before the conversation (system messages, tools) is the previous turn's byte for byte:
+        then a server's prefix cache holds through them. A follow-up that adds a tool or a
+        module breaks the prefix before the history anyway, so they are left out (fewer tokens
+        read again), from now on (``context_since``)."""
+        since = run.context_since
+        if run.previous_prefix is not None and run.previous_prefix != run.turn.state["prefix_hash"]:
+            start = run.turn.state.get("history_len", 0)
+            kept = [m for m in run.messages[:start] if not prompt.is_context(m)]
+            run.messages = [*kept, *run.messages[start:]]
+            run.turn.state["history_len"] = len(kept)
+            since = run.turn.seq
+        run.turn.state["context_since"] = since
+
     async def _complete(
         self, run: Run, system: list[Message], tools: list[dict[str, Any]], bus: EventBus
     ) -> Completion:
         def request() -> list[Message]:
-            turn = prompt.with_context(run.messages, run.context_message, run.turn.user_message)
-            return [*system, *turn]
+            return [*system, *run.messages]
 
         async def streamed() -> Completion:
             # The model's text reaches every channel as it arrives (the ``delta`` events); the
@@ -327,8 +355,14 @@ class Engine:
         try:
             return await streamed()
         except ModelContextTooLong:
-            # Trim harder once: keep only the newest whole units within half the budget.
-            run.messages = history.trim(run.messages, self.settings.history_budget_tokens // 2)
+            # Trim harder once: keep only the newest whole units within half the budget
+            # (earlier turns' context messages go first, this turn's context stays longest).
+            kept = history.trim(
+                run.messages, self.settings.history_budget_tokens // 2, keep_last_context=True
+            )
+            mine = {id(m) for m in run.messages[run.turn.state.get("history_len", 0) :]}
+            run.turn.state["history_len"] = sum(1 for m in kept if id(m) not in mine)
+            run.messages = kept
             try:
                 return await streamed()
             except ModelContextTooLong as exc:
@@ -437,7 +471,23 @@ class Engine:
 
     # ------------------------------------------------------------ context, render, persistence
 
-    async def _context(self, run: Run) -> str:
+    async def _add_context(self, run: Run) -> None:
+        """This turn's context message, just before its request, kept with the turn's messages
+        (the next turn's prompt then begins with this one's). A turn continued by another
+        process already has it."""
+        start = run.turn.state.get("history_len", 0)
+        given = "\n".join(m.content or "" for m in run.messages[:start] if prompt.is_context(m))
+        if not any(prompt.is_context(m) for m in run.messages[start:]):
+            made = prompt.context_message(await self._context(run, given))
+            if made is not None:
+                run.messages.insert(start, made)
+        # Figures quoted from the context, this turn's or an earlier one still in the history,
+        # are traceable too.
+        run.sources.extend(m.content for m in run.messages if prompt.is_context(m))
+
+    async def _context(self, run: Run, given: str) -> str:
+        """``given``: the context messages already in the history (passages in them are not
+        sent again)."""
         # A model with a small context (a self-hosted 8k one) gets a share of it for passages
         # in proportion, so the routed tools still fit beside them.
         budget = min(
@@ -445,7 +495,7 @@ class Engine:
             self.model.profile.context_window // CONTEXT_SHARE,
         )
         provided = [
-            await provider(run.turn.user_message, run.session, budget)
+            await provider(run.turn.user_message, run.session, budget, given)
             for provider in self.context_providers
         ]
         return context_text(run.turn.state, run.conversation, provided)
@@ -485,6 +535,22 @@ class Engine:
         await save_conversation_state(self.store, run)
         await bus.publish(finished_event(run, outcome))
         return response
+
+
+def _context_since(past: Sequence[Turn]) -> int:
+    return max((int(t.state.get("context_since", 0)) for t in past), default=0)
+
+
+def _earlier(past: Sequence[Turn], since: int = 0) -> list[Message]:
+    """The earlier turns' messages, without the context messages of turns before the latest
+    ``context_since`` (that turn's request was sent without them)."""
+    since = max(since, _context_since(past))
+    return [
+        m
+        for t in past
+        for m in history.from_state(t.state.get("messages", []))
+        if t.seq >= since or not prompt.is_context(m)
+    ]
 
 
 def _ms(started: float) -> float:

@@ -11,15 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from erp_agent.engine.prompt import CONTEXT_OPEN
+from erp_agent.engine.prompt import is_context as _is_context
 from erp_agent.models.base import Message
 
 # The engine's provenance check speaks as the user; it is not a new request.
 _ENGINE_NOTES = ("Check your answer:",)
-
-
-def _is_context(message: Message) -> bool:
-    return message.role == "user" and (message.content or "").startswith(CONTEXT_OPEN)
 
 
 @dataclass(frozen=True)
@@ -99,13 +95,24 @@ class TurnView:
 
 
 def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
+    start = 0
+    for i, m in enumerate(messages):
+        if (
+            m.role == "user"
+            and not (m.content or "").startswith(_ENGINE_NOTES)
+            and not _is_context(m)
+        ):
+            start = i
     # The session block is system text; the context tier (conversation state, knowledge)
-    # arrives as a delimited user-role message.
+    # arrives as a delimited user-role message just before the request. Earlier turns'
+    # context messages stay in the history where they were sent: only this turn's is read.
     # Session facts come from the system text only: a passage in the context saying
     # "- Company: X" is data, not the session. The engine always writes the state line first
     # in the context, so the first one found is the engine's, never a passage's.
     system = "\n".join(m.content or "" for m in messages if m.role == "system")
-    context_text = "\n".join(m.content or "" for m in messages if _is_context(m))
+    context_text = (
+        messages[start - 1].content or "" if start and _is_context(messages[start - 1]) else ""
+    )
     found = re.search(r"- Today: (\d{4}-\d{2}-\d{2})", system)
     company = re.search(r"- Company: (.+)", system)
     default_company = re.search(r"- Default company: (.+)", system)
@@ -120,14 +127,6 @@ def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
         except json.JSONDecodeError:
             loaded = {}
         state = loaded if isinstance(loaded, dict) else {}
-    start = 0
-    for i, m in enumerate(messages):
-        if (
-            m.role == "user"
-            and not (m.content or "").startswith(_ENGINE_NOTES)
-            and not _is_context(m)
-        ):
-            start = i
     request = messages[start].content or "" if messages else ""
     view = TurnView(
         request=request,
