@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from erp_agent.catalog import Catalog, Entity, FieldType, Report
+from erp_agent.planner.direction import direction_field, direction_filter, money_direction
 from erp_agent.planner.parse_amounts import Amount, parse_amount, parse_top
 from erp_agent.planner.parse_dates import Period, parse_age_days, parse_as_of, parse_period
 
@@ -52,6 +53,11 @@ _TOTAL = re.compile(
 _WHAT_DONE = re.compile(
     r"^\s*(?:so\s+|and\s+)?what\s+(?:have|has|had|did|do|does)\s+(?:we|i|you|they|our \w+)\s+"
     r"(?!(?:have|got|need|want|get|know|mean|say|see|think)\b)(?:\w+ly\s+)?\w+"
+)
+# "What did Gulf Traders pay us?", "what has Acme spent": a party's money verb, a figure too.
+_WHAT_PAID = re.compile(
+    r"^\s*(?:so\s+|and\s+)?what\s+(?:have|has|had|did|do|does)\s+(?:[\w&.'-]+\s+){1,6}?"
+    r"(?:pay|paid|spen[dt]|owe|bought|buy|invoiced?|billed?|earn(?:ed)?|collect(?:ed)?|receive[d]?)\b"
 )
 # Comparing a figure with an earlier period: "vs last year", "more than last year".
 COMPARE = re.compile(
@@ -105,6 +111,8 @@ _WORKFLOW = re.compile(
 _FIND = re.compile(
     r"\b(the (?:one|invoice|order|bill|quote|quotation) (?:for|with|where|that|we)|find the|look up the|that we sent|we sent|we bought|we received)\b"
 )
+# "How much have we received from X": a figure, though "we received" may find one document.
+_FIGURE = re.compile(r"\b(how much|total|sum|in all|altogether)\b")
 _CHART = re.compile(r"\b(chart|graph|plot|visuali[sz]e|bar|pie|line chart)\b")
 _GROUP = re.compile(
     r"\b(?:by|per|for each|each|broken down by|split by|grouped by)\s+([a-z][a-z ]{1,30}?)(?=\s+(?:this|last|next|in|for|since|during|as|from|between|over|and)\b|[?.,!]|$)"
@@ -220,11 +228,31 @@ def _pick_entity(catalog: Catalog, haystack: str) -> Entity | None:
             catalog.entities[n]
             for n in scores
             if catalog.entities[n].date_field is not None
-            and any(f.target == best.name for f in catalog.entities[n].fields.values())
+            and _links_to(catalog.entities[n], best.name)
         ]
         if linked:
             return max(linked, key=lambda e: (scores[e.name], -order.index(e.name)))
     return best
+
+
+_QUANTITY = re.compile(r"\b(units?|qty|quantity|quantities|stock|pieces|pcs|items?|goods)\b")
+
+
+def _money_moved(catalog: Catalog, low: str) -> Entity | None:
+    """'How much did we receive from Acme?' names no records, but money that came in or went
+    out: the records that carry the direction (payments), unless it is goods that moved."""
+    if _QUANTITY.search(low) or money_direction(low) is None:
+        return None
+    return next((e for e in catalog.entities.values() if direction_field(e)), None)
+
+
+def _links_to(entity: Entity, master: str) -> bool:
+    """A link field to the master, or a party field that can name one ("supplier payments":
+    a Payment Entry's party is a supplier when its party type says so)."""
+    party_type = entity.fields.get("party_type")
+    return any(f.target == master for f in entity.fields.values()) or (
+        party_type is not None and master in party_type.values
+    )
 
 
 _MAKE = re.compile(r"\b(?:create|raise|draft|prepare|make|add|new)\s+(?:an?\s+|the\s+|new\s+)*(.+)")
@@ -399,7 +427,7 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
     low = text.lower()
     req = Request(text=text)
     req.doc_ids = catalog.find_document_ids(connector, text)
-    named = _made(catalog, low) or _pick_entity(catalog, haystack)
+    named = _made(catalog, low) or _pick_entity(catalog, haystack) or _money_moved(catalog, low)
     if named is not None:
         req.doc_ids += [(named, d) for d in generic_ids(text, [d for _, d in req.doc_ids])]
     else:
@@ -418,11 +446,15 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
     reports = report_scores(catalog, haystack)
     if req.entity is not None:
         req.statuses = _status_words(req.entity, haystack)
-        req.enum_filters = {
-            k: v
-            for k, v in _enum_matches(req.entity, haystack).items()
-            if k != req.entity.status_field
-        }
+        req.enum_filters = direction_filter(
+            req.entity,
+            text,
+            {
+                k: v
+                for k, v in _enum_matches(req.entity, haystack).items()
+                if k != req.entity.status_field
+            },
+        )
         req.fields_asked = _fields_asked(req.entity, haystack)
         req.group, req.date_part = _group(req.entity, haystack, catalog)
         if (
@@ -527,7 +559,7 @@ def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> 
         return Kind.REPORT
     if req.entity is None:
         return Kind.UNKNOWN
-    if _FIND.search(low) and req.names:
+    if _FIND.search(low) and req.names and not _FIGURE.search(low):
         return Kind.FIND
     if _COUNT.search(low):
         return Kind.COUNT
@@ -536,7 +568,7 @@ def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> 
     if (
         req.group
         or req.top
-        or (req.entity.amount_field and _WHAT_DONE.search(low))
+        or (req.entity.amount_field and (_WHAT_DONE.search(low) or _WHAT_PAID.search(low)))
         or (
             _TOTAL.search(low)
             and req.entity.amount_field

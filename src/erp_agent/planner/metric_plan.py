@@ -15,6 +15,7 @@ from typing import Any
 from erp_agent.catalog import Catalog
 from erp_agent.planner import master_data, vocabulary
 from erp_agent.planner.answer import fmt, is_number, join
+from erp_agent.planner.direction import IN, OUT, direction_field
 from erp_agent.planner.intents import COMPARE, Kind, Request, _has, explicit, norm
 from erp_agent.planner.parse_dates import shift_months
 from erp_agent.planner.plan import Ctx, Step, _call, _failed, _text, enable
@@ -134,7 +135,7 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
     metrics = getattr(catalog, "metrics", None) or {}
     if not metrics:
         return []
-    scores = metric_scores(catalog, req.text)
+    scores = _directed(metrics, req, metric_scores(catalog, req.text))
     if not scores:
         return []
     entity = req.entity.name if req.entity is not None else None
@@ -159,6 +160,33 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
     return best
 
 
+def _directed(metrics: Mapping[str, Any], req: Request, scores: dict[str, int]) -> dict[str, int]:
+    """The scores with the money's direction applied ("what did Gulf Traders pay us" is money
+    in): metrics of the other direction are dropped, and when no figure is named, the metric
+    that is just these records in that direction is the one meant (cash received)."""
+    field = direction_field(req.entity) if req.entity is not None else None
+    way = req.enum_filters.get(field or "", [])
+    if req.entity is None or field is None or len(way) != 1:
+        return scores
+
+    def says(m: Any, value: str) -> bool:
+        return any(f.field == field and f.op == "=" and f.value == value for f in m.filters)
+
+    other = [v for v in (IN, OUT) if v != way[0]]
+    kept = {n: v for n, v in scores.items() if not any(says(metrics[n], o) for o in other)}
+    if kept:
+        return kept
+    plain = [
+        m.name
+        for m in metrics.values()
+        if m.entity == req.entity.name
+        and len(m.filters) == 1
+        and says(m, way[0])
+        and m.measure.func == "sum"
+    ]
+    return {plain[0]: 1} if plain else {}
+
+
 def pick(catalog: Catalog, req: Request) -> Any | None:
     """The metric the request names, or None (then the record plane answers)."""
     found = ranked(catalog, req) or ranking(catalog, req)
@@ -178,6 +206,7 @@ def counted(catalog: Catalog, metric: Any) -> Any:
     return same[0] if same else metric
 
 
+_RANKING_PARTIES = re.compile(r"\b(top|biggest|largest|most|highest|least|lowest)\b", re.I)
 _RANKING = re.compile(r"\b(top|biggest|largest|best|most|highest|each|per|by)\b")
 
 
@@ -511,6 +540,11 @@ def metric_step(ctx: Ctx) -> Step | None:
     candidates = ranked(ctx.catalog, req) or ranking(ctx.catalog, req)
     named = dimensions_named(ctx.catalog, req.text)
     parties = {d for d in named if d in _PARTY_DIMENSIONS}
+    own = candidates and req.entity is not None and candidates[0].entity == req.entity.name
+    if own and "party" in candidates[0].dimensions and not _RANKING_PARTIES.search(req.text):
+        # Payments' party is any kind of party ("supplier payments"): their own records decide.
+        # Parties ranked ("which vendors did we pay the most") by what we buy from them.
+        parties = set()
     if parties and candidates and not any(parties <= set(m.dimensions) for m in candidates[:4]):
         # "Which customers bought the most": no figure named is cut by customer, the figure
         # customers are ranked by in the catalog (revenue) is; the verb alone said "bought".
@@ -599,6 +633,18 @@ def _arguments(
             filters.append({"dimension": "status", "op": op2, "value": one_status})
         elif not means_it and not all(_has(terms, v) for v in req.statuses):
             return None  # a status this metric neither filters by nor means: never drop it
+    said_of_its_records = req.entity is not None and req.entity.name == metric.entity
+    for name, values in req.enum_filters.items() if said_of_its_records else ():
+        # A value the user named ("payments to suppliers", "internal transfers") is either what
+        # the metric means already, a dimension it is cut by, or a reason it cannot answer.
+        if all(any(f.field == name and f.value == v for f in metric.filters) for v in values):
+            continue
+        if name not in metric.dimensions or name in by_dim:
+            return None
+        one_value: Any = values[0] if len(values) == 1 else list(values)
+        filters.append(
+            {"dimension": name, "op": "=" if len(values) == 1 else "in", "value": one_value}
+        )
     if ctx.view.company and "company" in metric.dimensions and "company" not in by_dim:
         filters.append({"dimension": "company", "op": "=", "value": ctx.view.company})
     if filters:

@@ -14,6 +14,7 @@ from typing import Any
 from erp_agent.catalog import Catalog, Entity, FieldType
 from erp_agent.planner.answer import capabilities, fmt, is_number, join, record_line
 from erp_agent.planner.context import Result, TurnView
+from erp_agent.planner.direction import direction_field
 from erp_agent.planner.intents import Kind, Request, forecasting, norm, trending, understand
 from erp_agent.planner.parse_dates import age_words
 
@@ -579,6 +580,12 @@ def _total(ctx: Ctx) -> Step:
     currency = "currency" in e.fields and e.fields["currency"].groupable and not ctx.view.company
     # Amounts in different currencies are never added together: split every total by currency.
     group = ([{"field": "currency"}] if currency else []) + keys
+    way = direction_field(e)
+    if way is not None and way not in ctx.req.enum_filters and all(k["field"] != way for k in keys):
+        # Money in and money out are never added together either: the sentence did not say
+        # which, so each is its own figure.
+        keys = [*keys, {"field": way}]
+        group.append({"field": way})
     args = {
         "measures": [{"func": "sum", "field": measure}, {"func": "count"}],
         "group_by": group,

@@ -1,0 +1,147 @@
+"""Which way the money went is read from who pays whom, not from the word "pay": "what did
+Gulf Traders pay us?" is money received, "how much did we pay Kenya Wire & Cable?" money paid,
+and a question that says neither gets each direction as its own figure, never their sum.
+Figures are checked against the demo ERP's own Payment Entries (payment_type, party,
+docstatus); the readings a wrong implementation gives are shown to fail the same checks."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import TEST_TODAY, DemoERP, raw
+from erp_agent.catalog import load_catalog
+from erp_agent.config import EngineSettings, Settings
+from erp_agent.evals.score import figure_present, grounded, plain, tool_sources
+from erp_agent.gateway.signin import sign_in
+from erp_agent.planner import OfflinePlanner, vocabulary
+from erp_agent.planner.direction import IN, OUT, money_direction
+from erp_agent.planner.intents import Kind, Request, understand
+from erp_agent.runtime import Runtime
+from erp_agent.store.sql_store import open_store
+
+CATALOG = load_catalog()
+COMPANY = "Savanna Trading Ltd"
+
+
+def read(text: str) -> Request:
+    return understand(CATALOG, "erpnext", vocabulary.correct(text, CATALOG), dt.date(2026, 11, 30))
+
+
+@pytest.mark.parametrize(
+    ("text", "way"),
+    [
+        ("how much has Tana Investments paid us so far this year", IN),
+        ("did Malindi Ventures pay anything in september", IN),
+        ("receipts from Acme Ltd last quarter", IN),
+        ("money that came in last month", IN),
+        ("customer payments in august", IN),
+        ("amount we paid to Nairobi Steel Works in september", OUT),
+        ("what have we paid Rift Valley Agro Supplies", OUT),
+        ("payments made to vendors this quarter", OUT),
+        ("cash that went out in march", OUT),
+        ("payment entries of last week", None),
+        ("payments by mode of payment", None),
+    ],
+)
+def test_the_direction_is_who_pays_whom(text: str, way: str | None) -> None:
+    assert money_direction(text) == way
+    req = read(text)
+    if req.entity is not None and "payment_type" in req.entity.fields:
+        assert req.enum_filters.get("payment_type") == ([way] if way else None)
+
+
+def test_the_word_pay_alone_is_not_the_payment_type_and_a_word_reader_errs() -> None:
+    text = "what did Gulf Traders pay us this year?"
+    assert read(text).enum_filters["payment_type"] == [IN]
+    # Matching the enum's values as words, as the reader did before, reads "pay" as Pay.
+    words = {v for v in ("Receive", "Pay") if f" {v.lower()} " in f" {text.lower()} "}
+    assert words == {OUT}
+
+
+def test_a_figure_asked_with_we_received_is_a_figure_not_a_search() -> None:
+    req = read("how much have we received from Gulf Traders this year?")
+    assert req.kind is Kind.TOTAL
+    assert req.enum_filters["payment_type"] == [IN]
+
+
+@pytest.fixture
+async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Runtime]:
+    store = open_store(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}")
+    rt = await Runtime.create(Settings(erp_url=demo_erp.url, data_dir=str(tmp_path)), store=store)
+    yield rt
+    await rt.aclose()
+
+
+async def ask(rt: Runtime, question: str) -> dict[str, Any]:
+    session = await sign_in(rt.connector, rt.registry, rt.policy, "accounts@demo.local", "demo")
+    engine = rt.engine(OfflinePlanner(rt.catalog), EngineSettings(today=TEST_TODAY))
+    response = await engine.run_turn(session, question)
+    turns = await rt.store.turns(response.conversation_id)
+    text = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
+    sources = tool_sources(turns[-1].state["messages"])
+    return {"text": text, "grounded": grounded(text, sources, question)}
+
+
+def paid(demo: DemoERP, payment_type: str, *, party: str | None = None, **dates: str) -> float:
+    """Submitted Payment Entries of one direction, straight from the ERP's table."""
+    where = "docstatus = 1 and company = ? and payment_type = ? and posting_date between ? and ?"
+    params: list[Any] = [COMPANY, payment_type, dates["start"], dates["end"]]
+    if party is not None:
+        where += " and party = ?"
+        params.append(party)
+    amount = "received_amount" if payment_type == "Receive" else "paid_amount"
+    [row] = raw(
+        demo, f"select round(sum({amount}), 2) from `tabPayment Entry` where {where}", *params
+    )
+    return float(row[0] or 0)
+
+
+YEAR = {"start": "2026-01-01", "end": "2026-12-31"}
+
+
+@pytest.mark.anyio
+async def test_what_a_customer_paid_us_is_the_money_received_from_it(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    received = paid(demo_erp, "Receive", party="Gulf Traders", **YEAR)
+    assert received > 0
+    for question in ("what did Gulf Traders pay us this year?",
+                     "how much have we received from Gulf Traders this year?"):  # fmt: skip
+        a = await ask(runtime, question)
+        assert figure_present(a["text"], received), (question, a["text"])
+        assert a["grounded"], a["text"]
+        assert not a["text"].startswith("No records found")
+
+
+@pytest.mark.anyio
+async def test_what_we_paid_a_supplier_is_the_money_paid_to_it(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    supplier = "Kenya Wire & Cable Ltd"
+    out = paid(demo_erp, "Pay", party=supplier, **YEAR)
+    money_in = paid(demo_erp, "Receive", party=supplier, **YEAR)
+    both = round(out + money_in, 2)
+    a = await ask(runtime, "how much did we pay Kenya Wire & Cable this year")
+    assert figure_present(a["text"], out), a["text"]
+    assert a["grounded"]
+    # A reader that took both directions, or the wrong one, states another figure.
+    assert not (both != out and figure_present(a["text"], both))
+
+
+@pytest.mark.anyio
+async def test_payments_without_a_direction_are_two_figures_never_their_sum(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    period = {"start": "2026-10-01", "end": "2026-10-31"}
+    money_in, money_out = paid(demo_erp, "Receive", **period), paid(demo_erp, "Pay", **period)
+    assert money_in
+    assert money_out
+    a = await ask(runtime, "total payments in october")
+    assert figure_present(a["text"], money_in), a["text"]
+    assert figure_present(a["text"], money_out), a["text"]
+    assert not figure_present(a["text"], round(money_in + money_out, 2))
