@@ -155,7 +155,7 @@ async def test_real_figures_of_the_wrong_meaning_fail(runtime: Runtime, demo_erp
 # Wordings the planner was never tuned on (written before the tuning, never used for it): the
 # figure that shows whether it generalises beyond the suite's sentences.
 HELDOUT = Path(__file__).parent / "data" / "heldout_paraphrases.yaml"
-HELDOUT_FLOOR = {"accuracy": 0.64, "groundedness": 1.0}
+HELDOUT_FLOOR = {"accuracy": 0.78, "groundedness": 1.0}
 
 
 @pytest.mark.anyio

@@ -145,3 +145,61 @@ async def test_payments_without_a_direction_are_two_figures_never_their_sum(
     assert figure_present(a["text"], money_in), a["text"]
     assert figure_present(a["text"], money_out), a["text"]
     assert not figure_present(a["text"], round(money_in + money_out, 2))
+
+
+# ------------------------------------------------------------------ what parties owe
+
+
+def owed_by_party(demo: DemoERP, doctype: str, party: str) -> dict[str, float]:
+    """Each party's outstanding on its submitted invoices, from the ERP's own table."""
+    rows = raw(
+        demo,
+        f"select {party}, round(sum(outstanding_amount), 2) from `tab{doctype}` where "
+        "docstatus = 1 and company = ? and outstanding_amount != 0 group by 1",
+        COMPANY,
+    )
+    return {r[0]: float(r[1]) for r in rows}
+
+
+@pytest.mark.anyio
+async def test_parties_owing_more_than_an_amount_are_those_whose_debt_is_over_it(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    owed = owed_by_party(demo_erp, "Sales Invoice", "customer")
+    over = {c: v for c, v in owed.items() if v > 500_000}
+    under = {c: v for c, v in owed.items() if 0 < v <= 500_000}
+    assert over
+    assert under
+    a = await ask(runtime, "customers owing more than 500k")
+    for customer, total in over.items():
+        assert customer in a["text"]
+        assert figure_present(a["text"], total), a["text"]
+    # A reading that dropped the amount lists customers under it too.
+    assert not any(f"- {c}:" in a["text"] for c in under), a["text"]
+
+
+@pytest.mark.anyio
+async def test_which_party_owes_the_most_is_the_one_with_the_largest_debt(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    for question, doctype, party in (
+        ("which customer owes us the most", "Sales Invoice", "customer"),
+        ("which supplier do we owe the most?", "Purchase Invoice", "supplier"),
+    ):
+        ranked = sorted(owed_by_party(demo_erp, doctype, party).items(), key=lambda kv: -kv[1])
+        (first, most), (second, _) = ranked[0], ranked[1]
+        a = await ask(runtime, question)
+        assert first in a["text"]
+        assert figure_present(a["text"], most), a["text"]
+        # The whole ageing report (the ranking ignored) names the others as well.
+        assert second not in a["text"], a["text"]
+
+
+@pytest.mark.anyio
+async def test_what_we_still_owe_a_supplier_is_its_payables(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    owed = owed_by_party(demo_erp, "Purchase Invoice", "supplier")["Nairobi Steel Works Ltd"]
+    a = await ask(runtime, "what do we still owe Nairobi Steel Works")
+    assert figure_present(a["text"], owed), a["text"]
+    assert a["grounded"]

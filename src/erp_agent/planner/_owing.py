@@ -1,18 +1,20 @@
 """'Who owes us more than 10k and is more than 60 days overdue?': invoices with more than the
 amount outstanding that are overdue by more than N days — both conditions kept, on each invoice
-(as the ERP's receivables list filters them). The ERP counts them and sums their outstanding per
+(as the ERP's receivables list filters them). 'Customers owing more than 500k' (no age): what
+each party owes on all its unpaid invoices, over the amount. The ERP counts them and sums their outstanding per
 party (aggregates as the user); nothing is added up here."""
 
 from __future__ import annotations
 
 import datetime as dt
 import operator
+import re
 from collections.abc import Callable
 from typing import Any
 
 from erp_agent.planner.answer import fmt
 from erp_agent.planner.parse_dates import age_words
-from erp_agent.planner.plan import Call, Ctx, Step, _failed, _rows, _text
+from erp_agent.planner.plan import Call, Ctx, Step, _failed, _rows, _text, enable
 
 _PARTY = {"sales_invoice": "customer", "purchase_invoice": "supplier"}
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -23,10 +25,20 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 }
 
 
+_PARTIES = re.compile(
+    r"\b(customers?|clients?|debtors?|suppliers?|vendors?|creditors?|who|which|parties)\b"
+)
+_WE_OWE = re.compile(
+    r"\b(we|i)\s+(?:still\s+)?owe\b|\b(suppliers?|vendors?|creditors?|payables?)\b"
+)
+
+
 def applies(ctx: Ctx) -> bool:
-    req = ctx.req
-    owed = any(w in req.text.lower() for w in ("owe", "outstanding", "unpaid", "overdue"))
-    return bool(req.amount is not None and req.age_days is not None and owed)
+    req, low = ctx.req, ctx.req.text.lower()
+    owed = any(w in low for w in ("owe", "owing", "outstanding", "unpaid", "overdue"))
+    # An amount of a party's debt: with an age, or asked of parties ("customers owing > 500k").
+    per_party = req.age_days is not None or bool(_PARTIES.search(low))
+    return bool(req.amount is not None and per_party and owed)
 
 
 def owing(ctx: Ctx) -> Step | None:
@@ -34,19 +46,24 @@ def owing(ctx: Ctx) -> Step | None:
     report = req.report.name if req.report is not None else ""
     entity = (
         "purchase_invoice"
-        if "payable" in report or (req.entity and req.entity.name == "purchase_invoice")
+        if "payable" in report
+        or (req.entity and req.entity.name == "purchase_invoice")
+        or _WE_OWE.search(req.text.lower())
         else "sales_invoice"
     )
     party = _PARTY[entity]
     tool = f"{entity}.aggregate"
-    if not ctx.has(tool) or req.amount is None or req.age_days is None:
+    if req.amount is None:
         return None
-    cutoff = (ctx.view.today - dt.timedelta(days=req.age_days)).isoformat()
+    if not ctx.has(tool):
+        # "Customers owing more than 500k" routes to customers; their debts are invoices.
+        return enable(ctx, tool)
     limit = float(req.amount.value)
-    overdue: list[dict[str, Any]] = [
-        {"field": "outstanding", "op": ">", "value": 0},
-        {"field": "due_date", "op": "<", "value": cutoff},
-    ]
+    overdue: list[dict[str, Any]] = [{"field": "outstanding", "op": ">", "value": 0}]
+    cutoff = None
+    if req.age_days is not None:
+        cutoff = (ctx.view.today - dt.timedelta(days=req.age_days)).isoformat()
+        overdue.append({"field": "due_date", "op": "<", "value": cutoff})
     if ctx.view.company:
         overdue.append({"field": "company", "op": "=", "value": ctx.view.company})
     # Both readings, each with both conditions: what each party owes on those invoices, and
@@ -69,7 +86,11 @@ def owing(ctx: Ctx) -> Step | None:
     compare = _OPS[req.amount.op]
     rows = [row for row in _rows(r) if compare(float(row.get("sum_outstanding") or 0), limit)]
     rows.sort(key=lambda row: -float(row.get("sum_outstanding") or 0))
-    age = f"{age_words(req.text, req.age_days)} overdue (due before {cutoff})"
+    age = (
+        f"{age_words(req.text, req.age_days)} overdue (due before {cutoff})"
+        if req.age_days is not None
+        else "not yet paid"
+    )
     what = f"{req.amount.op} {fmt(limit)} outstanding on invoices {age}"
     n = (
         counted.data.get("count")

@@ -422,8 +422,13 @@ _PERIOD_WORDS = re.compile(
 )
 
 
+# Adverbs said inside a catalog phrase ("what we still owe", "who currently owes us") that
+# change nothing the phrase means.
+_FILLERS = re.compile(r"\b(still|currently|actually|really|presently)\b", re.IGNORECASE)
+
+
 def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> Request:
-    haystack = norm(_PERIOD_WORDS.sub(" ", text))
+    haystack = norm(_FILLERS.sub(" ", _PERIOD_WORDS.sub(" ", text)))
     low = text.lower()
     req = Request(text=text)
     req.doc_ids = catalog.find_document_ids(connector, text)

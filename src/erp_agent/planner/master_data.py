@@ -185,9 +185,9 @@ def resolve(
             # A word neither the vocabulary nor the records know: say so rather than answer
             # without it (it may be a condition, or the request may not be about the ERP).
             return found, _text(
-                f"No records found for “{name}”: it is not a record you can see "
-                f"({', '.join(d.replace('_', ' ') for d in dims_for[:6])}), and I don't "
-                "understand it otherwise, so I won't guess. Check the spelling, give its code, "
+                f"I didn't understand “{name}”: it is not a record you can see "
+                f"({', '.join(d.replace('_', ' ') for d in dims_for[:6])}) nor a word I know, "
+                "so I can't answer that and won't guess. Check the spelling, give its code, "
                 "or ask about your ERP data."
             )
         if not candidates:

@@ -525,8 +525,24 @@ def _trend(ctx: Ctx, req: Request, args: dict[str, Any]) -> None:
         args["period"] = {"from": start.isoformat(), "to": today.isoformat()}
 
 
-def metric_step(ctx: Ctx) -> Step | None:
-    """The metrics.query plan for this request; None when the record plane should answer."""
+def report_metric(catalog: Catalog, req: Request) -> Any | None:
+    """'Which customer owes us the most?' names a report (receivables) but asks for its top
+    party: the metric that is that report's total (named by the report's label among its
+    terms), when it can be cut by a party the words name."""
+    report = req.report
+    if req.top is None or report is None or not report.entity:
+        return None
+    named = dimensions_named(catalog, req.text) & _PARTY_DIMENSIONS
+    for m in (getattr(catalog, "metrics", None) or {}).values():
+        terms = {norm(t).strip() for t, _ in _terms(m)}
+        if m.entity == report.entity and norm(report.label).strip() in terms:
+            return m if named & set(m.dimensions) else None
+    return None
+
+
+def metric_step(ctx: Ctx, forced: Any | None = None) -> Step | None:
+    """The metrics.query plan for this request (for the ``forced`` metric, if given); None
+    when the record plane should answer."""
     req = ctx.req
     if not expressible(req):
         return None
@@ -537,7 +553,7 @@ def metric_step(ctx: Ctx) -> Step | None:
             bool(req.items) and bool(_STOCK_WORDS.search(req.text.lower()))
         )
         return enable(ctx, "metrics.query") if wanted else None
-    candidates = ranked(ctx.catalog, req) or ranking(ctx.catalog, req)
+    candidates = [forced] if forced else ranked(ctx.catalog, req) or ranking(ctx.catalog, req)
     named = dimensions_named(ctx.catalog, req.text)
     parties = {d for d in named if d in _PARTY_DIMENSIONS}
     own = candidates and req.entity is not None and candidates[0].entity == req.entity.name

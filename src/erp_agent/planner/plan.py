@@ -120,6 +120,11 @@ def plan(ctx: Ctx) -> Step:
         step = metric_plan.trend_step(ctx)
         if step is not None:
             return step
+    top_of_report = metric_plan.report_metric(ctx.catalog, req)
+    if top_of_report is not None:
+        step = metric_plan.metric_step(ctx, top_of_report)
+        if step is not None:
+            return step
     if req.kind in (Kind.TOTAL, Kind.COUNT, Kind.UNKNOWN) or metric_plan.names_a_figure(ctx):
         step = metric_plan.metric_step(ctx)
         if step is not None:
