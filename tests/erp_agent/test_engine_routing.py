@@ -127,16 +127,44 @@ def test_a_follow_up_keeps_the_conversations_tools() -> None:
     assert "results.page" in before  # what a follow-up about the last result needs
 
 
-def test_a_follow_up_only_appends_and_a_linked_entity_adds_its_reading_tools() -> None:
+def test_a_linked_entity_is_a_grouping_of_the_records_in_play() -> None:
+    """'who are the suppliers on them?' groups the purchase orders by their supplier link with
+    the aggregate already offered: no tools are added, so the prefix cache holds. A field of
+    the linked records' own ('what credit limit ...'), or naming them without referring back
+    to the records in play, adds the tools that read them, only those; a subject of its own is
+    routed as before."""
     before, after = _follow(
         "Which purchase orders are still open?", "who are the suppliers on them?"
     )
+    assert after == before
+    assert "purchase_order.aggregate" in before
+    before, after = _follow(
+        "How many open sales orders do we have?", "what credit limit do those customers have?"
+    )
     assert after[: len(before)] == before
     added = after[len(before) :]
-    assert {"supplier.list", "supplier.get"} <= set(added)
-    assert not {"supplier.count", "supplier.aggregate"} & set(added)
+    assert {"customer.list", "customer.get"} <= set(added)
+    assert not {"customer.count", "customer.aggregate"} & set(added)
+    # Not about the records in play: the suppliers' own reading tools, as before.
+    before, after = _follow("Which purchase orders are still open?", "show me the suppliers")
+    assert {"supplier.list", "supplier.get"} <= set(after[len(before) :])
     # As a question of its own, the same entity gets its counts and sums.
     assert "supplier.count" in ROUTER.route("How many suppliers do we have?", session()).offered
+    _, after = _follow("Which purchase orders are still open?", "how many employees do we have?")
+    assert "employee.count" in after
+
+
+def test_a_ranking_of_the_last_result_adds_no_analysis() -> None:
+    """'the top 5 as a chart' ranks the last result with the aggregate it has; as a question of
+    its own 'top' also offers the concentration analysis, and a follow-up asking how dependent
+    we are on them still gets it."""
+    before, after = _follow("What are our overdue receivables?", "show the top 5 as a chart")
+    assert after == before
+    assert "display.chart" in before
+    alone = ROUTER.route("Show me the top 5 customers by revenue", session()).offered
+    assert "analytics.concentration" in alone
+    _, after = _follow("What are our overdue receivables?", "how dependent are we on the top 5?")
+    assert "analytics.concentration" in after
 
 
 def test_a_change_that_names_nothing_acts_on_the_conversations_records() -> None:

@@ -99,14 +99,16 @@ async def test_a_follow_up_sends_the_same_tools_array(demo_erp: Any, tmp_path: P
 
 
 async def test_a_follow_up_only_appends_tools(demo_erp: Any, tmp_path: Path) -> None:
-    """A follow-up that names what the records link to appends that entity's reading tools at
-    the end (not its counts and sums: the orders' own aggregate groups by supplier); the tools
-    before them and the share of the prompt a prefix cache reuses hold. (The module sections
-    come after the tools array, so a module the follow-up adds does not break it.)"""
+    """A follow-up that asks what the linked records hold of their own appends that entity's
+    reading tools at the end (not its counts and sums); the tools before them and the share of
+    the prompt a prefix cache reuses hold. (The module sections come after the tools array, so
+    a module the follow-up adds does not break it.)"""
     runtime = await _runtime(demo_erp, tmp_path)
     try:
         before, after = await _two_turns(
-            runtime, "How many open purchase orders are there?", "which suppliers are they with?"
+            runtime,
+            "How many open purchase orders are there?",
+            "what country is each of those suppliers in?",
         )
     finally:
         await runtime.aclose()
@@ -175,7 +177,9 @@ async def test_a_follow_up_that_adds_tools_leaves_earlier_context_out(
         one = await engine.run_turn(session, "How many open sales orders do we have?")
         asked = len(model.requests)
         await engine.run_turn(
-            session, "which customers are they for?", conversation_id=one.conversation_id
+            session,
+            "what credit limit do those customers have?",
+            conversation_id=one.conversation_id,
         )
         second = len(model.requests)
         await engine.run_turn(session, "and the first one?", conversation_id=one.conversation_id)

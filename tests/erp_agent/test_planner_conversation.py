@@ -409,3 +409,39 @@ async def test_what_an_action_does_is_asked_of_the_knowledge_base(chat: Chat) ->
     answer = await chat.say("can we amend a submitted sales order and what does that change?")
     assert "knowledge.search" in tools(answer)
     assert not any(t.endswith(".list") for t in tools(answer)), tools(answer)
+
+
+async def test_which_customers_they_are_for_groups_the_records_by_their_customer(
+    chat: Chat, rest: RestERP
+) -> None:
+    """A follow-up naming what the records link to is those records per link, read with the
+    tools the first turn was offered (not a list of every customer)."""
+    first = await chat.say("How many open sales orders do we have?")
+    second = await chat.say("which customers are they for?")
+    assert tools(second) == ["metrics.query"]
+    args = query_args(second)
+    assert args["metric"] == query_args(first)["metric"]
+    orders = rest.rows("Sales Order", ["customer", "status"], [["docstatus", "=", 1]])
+    open_ = {r["customer"] for r in orders if r["status"] not in ("Completed", "Closed")}
+    for customer in {r["customer"] for r in orders} - open_:
+        assert customer not in text_of(second)
+
+
+async def test_who_the_suppliers_on_them_are_is_the_orders_per_supplier(
+    chat: Chat, rest: RestERP
+) -> None:
+    await chat.say("Which purchase orders are still open?")
+    second = await chat.say("who are the suppliers on them?")
+    assert "supplier.list" not in tools(second)
+    [call] = [c for c in second.tools_called if c["name"] == "purchase_order.aggregate"]
+    assert {"field": "supplier"} in call["arguments"]["group_by"]
+    still = ["To Bill", "To Receive and Bill", "To Receive"]
+    orders = rest.rows(
+        "Purchase Order", ["supplier", "status"], [["docstatus", "=", 1], ["status", "in", still]]
+    )
+    assert orders
+    for supplier in {r["supplier"] for r in orders}:
+        assert supplier in text_of(second)
+    others = rest.rows("Supplier", ["supplier_name"], [])
+    for supplier in {r["supplier_name"] for r in others} - {r["supplier"] for r in orders}:
+        assert supplier not in text_of(second)

@@ -82,11 +82,18 @@ FIGURE_WORDS = frozenset(
         "figures", "value", "amount", "kpi", "metric", "metrics", "breakdown", "share",
     ]
 )  # fmt: skip
+# Words that only ask for an order ("the top 5"): a question of its own is offered the
+# concentration analysis too (what the top few make of the whole), but a follow-up ranks the
+# result it has with the conversation's aggregate, so they add no analysis there.
+RANKING_WORDS = frozenset(["top"])
 METRICS_QUERY = "metrics.query"
 # A follow-up naming what the conversation's records link to ("which customers are they
 # for?") is about those records broken down by it: their own aggregate groups by the link, so
-# the linked entity adds only the tools that read its records, not its counts and sums.
+# the linked entity adds no tools when the message refers back to them. A field of its own that
+# those records lack ("what credit limit do those customers have?"), or no reference back
+# ("show me the customers"), adds the tools that read its records (not its counts and sums).
 DIMENSION_ACTIONS = ("list", "get")
+BACK_WORDS = frozenset(["they", "them", "those", "these", "their"])
 DEFAULT_CAP = 26  # the spine (13) and up to 13 tools the request picks
 _WORD = re.compile(r"[a-z0-9][a-z0-9\-]*")
 
@@ -117,6 +124,9 @@ class Route:
     wants_write: bool = False
     offered: list[str] = field(default_factory=list)
     asked: list[str] = field(default_factory=list)  # tools the words ask for besides entities
+    ranking: list[str] = field(default_factory=list)  # of ``asked``, those only an order asks for
+    named_fields: dict[str, set[str]] = field(default_factory=dict)  # entity → its fields named
+    refers_back: bool = False  # "they", "those": the records the conversation is about
 
 
 class Router:
@@ -131,7 +141,7 @@ class Router:
     def route(self, text: str, session: Session, extra: Iterable[str] = ()) -> Route:
         haystack = normalise(text)
         words = {_stem(w) for w in haystack.split()}
-        route = Route(wants_write=bool(words & WRITE_WORDS))
+        route = Route(wants_write=bool(words & WRITE_WORDS), refers_back=bool(words & BACK_WORDS))
         for entity, doc_id in self.catalog.find_document_ids(self.connector_name, text):
             route.document_ids.append((entity.name, doc_id))
             route.entities.append(entity.name)
@@ -147,6 +157,13 @@ class Router:
                 _contains(haystack, words, t) for t in terms
             ):
                 route.entities.append(entity.name)
+        for name in route.entities:
+            route.named_fields[name] = {
+                f.name
+                for f in self.catalog.entity(name).fields.values()
+                if not f.title
+                and any(_contains(haystack, words, t) for t in (f.label, f.name.replace("_", " ")))
+            }
         for report in self.catalog.reports.values():
             if any(_contains(haystack, words, t) for t in (report.label, *report.keywords)):
                 route.reports.append(report.name)
@@ -160,6 +177,13 @@ class Router:
             modules.append(self.catalog.report(name).module)
         route.modules = list(dict.fromkeys(self.catalog.with_related(dict.fromkeys(modules))))
         analyses = [tool for word, tool in ANALYSIS_WORDS.items() if word in words]
+        route.ranking = [
+            tool
+            for tool in dict.fromkeys(analyses)
+            if all(
+                w in RANKING_WORDS for w, t in ANALYSIS_WORDS.items() if t == tool and w in words
+            )
+        ]
         if self._asks_for_a_figure(haystack, words):
             analyses.insert(0, METRICS_QUERY)
         route.asked = [*analyses, *extra]
@@ -186,22 +210,27 @@ class Router:
             # "approve the first one", "submit it": a change that names nothing acts on what
             # the conversation was about, so its write tools are offered.
             route.entities = [e for e in before.get("entities", []) if e in self.catalog.entities]
+        if any(n == METRICS_QUERY or n.endswith(".aggregate") for n in kept):
+            # "show the top 5 as a chart": the conversation's aggregate ranks its own result.
+            route.asked = [n for n in route.asked if n not in route.ranking]
         # This message's own modules pick its tools; the conversation's modules keep its prompt.
         route.offered = self._offer(route, session, route.asked, kept)
         route.modules = list(dict.fromkeys([*before.get("modules", []), *route.modules]))
         return route
 
-    def _dimensions(self, kept: Sequence[str]) -> set[str]:
+    def _dimensions(self, kept: Sequence[str]) -> dict[str, set[str]]:
         """Entities the conversation's records link to by a field they group by (the customer
-        of the sales orders already in play)."""
+        of the sales orders already in play), each with the fields of those records."""
         entities = {t.entity for n in kept if (t := self.registry.get(n)) is not None and t.entity}
-        return {
-            f.target
-            for name in entities
-            if name in self.catalog.entities
-            for f in self.catalog.entity(name).fields.values()
-            if f.type is FieldType.LINK and f.groupable and f.target and f.target != name
-        }
+        dimensions: dict[str, set[str]] = {}
+        for name in entities:
+            if name not in self.catalog.entities:
+                continue
+            fields = self.catalog.entity(name).fields
+            for f in fields.values():
+                if f.type is FieldType.LINK and f.groupable and f.target and f.target != name:
+                    dimensions.setdefault(f.target, set()).update(fields)
+        return dimensions
 
     def _asks_for_a_figure(self, haystack: str, words: set[str]) -> bool:
         """Figure words, or the name of a metric ("revenue", "overdue", "headcount")."""
@@ -236,12 +265,14 @@ class Router:
         # Directly named entities and reports first; the rest of a module only when nothing
         # more specific matched (every extra schema costs hundreds of prompt tokens).
         for name in route.entities:
-            add(
-                t.name
-                for t in by_entity.get(name, [])
-                if t.effect is Effect.READ
-                and (name not in dimensions or t.action in DIMENSION_ACTIONS)
-            )
+            own = route.named_fields.get(name, set()) - dimensions.get(name, set())
+            if name in dimensions and route.refers_back and not own:
+                reads: Iterable[Tool] = ()  # the records in play, grouped by their link to it
+            elif name in dimensions:
+                reads = (t for t in by_entity.get(name, []) if t.action in DIMENSION_ACTIONS)
+            else:
+                reads = by_entity.get(name, [])
+            add(t.name for t in reads if t.effect is Effect.READ)
             if route.wants_write and not session.read_only:
                 add(t.name for t in by_entity.get(name, []) if t.effect is Effect.WRITE)
         add(f"report.{r}" for r in route.reports)

@@ -18,7 +18,7 @@ from typing import Any
 
 from rapidfuzz import fuzz, process, utils
 
-from erp_agent.catalog import Catalog
+from erp_agent.catalog import Catalog, Entity
 from erp_agent.planner import intents, metric_plan, vocabulary
 from erp_agent.planner.intents import Kind, Request, norm, understand
 from erp_agent.planner.parse_amounts import parse_amount, parse_top
@@ -33,6 +33,9 @@ _LEAD = re.compile(
     re.IGNORECASE,
 )
 _ANAPHORA = re.compile(r"\b(that|it|those|them|same|instead)\b", re.IGNORECASE)
+# "which customers are they for?", "who are the suppliers on them?": the records in play, read
+# through one of their links.
+_BACK = re.compile(r"\b(they|them|those|these|their)\b", re.IGNORECASE)
 _EXPORT = re.compile(r"\b(export|download|excel|xlsx|spreadsheet|csv|pdf)\b", re.IGNORECASE)
 _WHY = re.compile(
     r"^\s*(why\??|how (?:did you|do you|was (?:that|this|it)|is (?:that|this|it)) (?:get|got|work|"
@@ -179,6 +182,8 @@ def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[s
     e = base.entity
     if e is not None:
         group, part = intents.group_of(e, haystack, catalog)
+        if group is None:
+            group = linked_group(e, text, catalog)
         if group is not None:
             base.group, base.date_part = group, part
             changed.append("group")
@@ -216,6 +221,32 @@ def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[s
     return changed
 
 
+def linked_group(entity: Entity, text: str, catalog: Catalog) -> str | None:
+    """The link of ``entity`` a message about its records names the target of ("which customers
+    are they for?" of sales orders: their customer), when it asks nothing of the target's own
+    fields ("what credit limit do those customers have?" is about the customers themselves)."""
+    if not _BACK.search(text):
+        return None
+    haystack = norm(text)
+    for name, f in entity.fields.items():
+        target = catalog.entities.get(f.target or "")
+        if not f.groupable or target is None or target.name == entity.name:
+            continue
+        if not intents.explicit(target, haystack):
+            continue
+        own = (g for n, g in target.fields.items() if n not in entity.fields and not g.title)
+        if any(_says(haystack, t) for g in own for t in (g.label, g.name.replace("_", " "))):
+            return None
+        return name
+    return None
+
+
+def _says(haystack: str, phrase: str) -> bool:
+    """The phrase in the words, or its plural ("credit limit", "credit limits")."""
+    p = norm(phrase).strip()
+    return bool(p) and any(f" {p}{end} " in haystack for end in ("", "s", "es"))
+
+
 def read(
     catalog: Catalog, connector: str, text: str, today: dt.date, state: Mapping[str, Any]
 ) -> Reading:
@@ -239,7 +270,12 @@ def read(
                 if current:
                     reading.unmatched_reply, reading.pending = message, asked
                 continue
-        if reading is None or stands_alone(req, message, catalog):
+        grouped = (
+            reading is not None
+            and reading.req.entity is not None
+            and (linked_group(reading.req.entity, message, catalog) is not None)
+        )
+        if reading is None or (not grouped and stands_alone(req, message, catalog)):
             edit_words = _LEAD.match(message) or re.search(r"\binstead\b", message, re.I)
             alone = stands_alone(req, message, catalog) or not edit_words
             reading = Reading(req, orphan=current and not alone)
