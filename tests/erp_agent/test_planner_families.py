@@ -253,7 +253,6 @@ async def test_cross_scope_probe_finds_nothing(agent: Agent, demo_erp: DemoERP) 
     [
         ("What will the weather be?", "admin@demo.local"),
         ("What is our headcount?", "sales@demo.local"),
-        ("Which items are below reorder level?", "admin@demo.local"),
         ("Who will win the election?", "sales@demo.local"),
     ],
 )

@@ -322,6 +322,18 @@ def _status_words(entity: Entity, haystack: str) -> list[str]:
         "approved": ("Approved",),
         "draft": ("Draft",),
         "settled": ("Paid",),
+        # What is still to happen to an order, in its status's words.
+        "to be delivered": ("To Deliver and Bill", "To Deliver"),
+        "not delivered": ("To Deliver and Bill", "To Deliver"),
+        "undelivered": ("To Deliver and Bill", "To Deliver"),
+        "not yet delivered": ("To Deliver and Bill", "To Deliver"),
+        "to be billed": ("To Deliver and Bill", "To Bill", "To Receive and Bill"),
+        "not billed": ("To Deliver and Bill", "To Bill", "To Receive and Bill"),
+        "unbilled": ("To Deliver and Bill", "To Bill", "To Receive and Bill"),
+        "to be invoiced": ("To Deliver and Bill", "To Bill", "To Receive and Bill"),
+        "to be received": ("To Receive and Bill", "To Receive"),
+        "not received": ("To Receive and Bill", "To Receive"),
+        "not yet received": ("To Receive and Bill", "To Receive"),
     }  # fmt: skip
     # "unpaid" is also ERPNext's name for one status, but people mean every invoice not yet
     # paid (overdue and partly paid ones too, as outstanding > 0 counts them): the everyday

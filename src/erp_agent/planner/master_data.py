@@ -185,10 +185,10 @@ def resolve(
             # A word neither the vocabulary nor the records know: say so rather than answer
             # without it (it may be a condition, or the request may not be about the ERP).
             return found, _text(
-                f"I didn't understand “{name}”: it is not a record you can see "
-                f"({', '.join(d.replace('_', ' ') for d in dims_for[:6])}) nor a word I know, "
-                "so I can't answer that and won't guess. Check the spelling, give its code, "
-                "or ask about your ERP data."
+                f"No records found for “{name}” among what you can see "
+                f"({', '.join(d.replace('_', ' ') for d in dims_for[:6])}), and I didn't "
+                "understand it as anything else, so I can't answer that and won't guess. Check "
+                "the spelling, give its code, or ask about your ERP data."
             )
         if not candidates:
             return found, _text(

@@ -540,11 +540,27 @@ def report_metric(catalog: Catalog, req: Request) -> Any | None:
     return None
 
 
+def comparison_metric(catalog: Catalog, req: Request) -> Any | None:
+    """'Which items are below reorder level?' compares two fields, which no filter can say, but
+    a metric may mean exactly that comparison (its terms name the field compared with)."""
+    if req.compared_field is None or req.entity is None:
+        return None
+    field = req.entity.fields.get(req.compared_field)
+    label = norm((field.label if field else None) or req.compared_field.replace("_", " "))
+    every = list((getattr(catalog, "metrics", None) or {}).values())
+    for metric in [*ranked(catalog, req)[:3], *every]:
+        if any(label.strip() in norm(term) for term, _ in _terms(metric)):
+            return metric
+    return None
+
+
 def metric_step(ctx: Ctx, forced: Any | None = None) -> Step | None:
     """The metrics.query plan for this request (for the ``forced`` metric, if given); None
     when the record plane should answer."""
     req = ctx.req
-    if not expressible(req):
+    if not expressible(req) and not (
+        forced is not None and forced is comparison_metric(ctx.catalog, req)
+    ):
         return None
     if not ctx.has("metrics.query"):
         # Routing reads the words as typed; a figure named with a typo still gets its tool.
@@ -630,6 +646,10 @@ def _arguments(
         by_dim.setdefault(dim, []).append(value)
     groups += [d for d in party_modifiers(ctx.catalog, metric, req.text)
                if d not in groups and d not in by_dim]  # fmt: skip
+    listed = req.kind is Kind.LIST and req.compared_field is not None and req.entity is not None
+    if listed and req.entity is not None and req.entity.name in metric.dimensions:
+        # "Which items are below reorder level": the figure per item, so the items are named.
+        groups = [req.entity.name, *(g for g in groups if g != req.entity.name)]
     if groups:
         args["group_by"] = groups[:4]
     for dim, values in by_dim.items():

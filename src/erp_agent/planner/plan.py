@@ -120,9 +120,11 @@ def plan(ctx: Ctx) -> Step:
         step = metric_plan.trend_step(ctx)
         if step is not None:
             return step
-    top_of_report = metric_plan.report_metric(ctx.catalog, req)
-    if top_of_report is not None:
-        step = metric_plan.metric_step(ctx, top_of_report)
+    forced = metric_plan.report_metric(ctx.catalog, req) or metric_plan.comparison_metric(
+        ctx.catalog, req
+    )
+    if forced is not None:
+        step = metric_plan.metric_step(ctx, forced)
         if step is not None:
             return step
     if req.kind in (Kind.TOTAL, Kind.COUNT, Kind.UNKNOWN) or metric_plan.names_a_figure(ctx):
@@ -164,7 +166,10 @@ def _desc(ctx: Ctx, names: Sequence[str] = ()) -> str:
         parts.append(f"{req.amount.op} {fmt(float(req.amount.value))}")
     if req.period is not None:
         # ISO dates only: a bare year would read as an untraceable figure to the provenance guard.
-        parts.append(f"from {req.period.start} to {req.period.end}")
+        by_creation = req.entity is not None and not req.entity.date_field
+        parts.append(
+            f"{'created ' if by_creation else ''}from {req.period.start} to {req.period.end}"
+        )
     return (" " + " ".join(parts)) if parts else ""
 
 
@@ -179,6 +184,15 @@ def _base_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], str | None]:
     if req.period is not None and e.date_field and req.kind not in (Kind.TREND,):
         out.append({"field": e.date_field, "op": "between",
                     "value": [req.period.start.isoformat(), req.period.end.isoformat()]})  # fmt: skip
+    elif req.period is not None and req.kind not in (Kind.TREND,):
+        # Records with no business date ("new customers this year"): when they were created,
+        # as ERPNext's own "creation" filter; a period is never dropped in silence.
+        created = fields.get("created")
+        if created is None or not created.filterable:
+            return out, f"{e.plural} have no date I can filter on"
+        after = req.period.end + dt.timedelta(days=1)
+        out += [{"field": "created", "op": ">=", "value": req.period.start.isoformat()},
+                {"field": "created", "op": "<", "value": after.isoformat()}]  # fmt: skip
     if req.age_days is not None:
         if "due_date" not in fields or not fields["due_date"].filterable:
             return out, f"{e.plural} have no due date I can filter on"
@@ -568,6 +582,13 @@ def _total(ctx: Ctx) -> Step:
     assert e is not None
     name = f"{e.name}.aggregate"
     measure = _measure_field(ctx, e)
+    if measure is None and ctx.req.top:
+        # "Our biggest expense account": a ranking by an amount these records do not carry; a
+        # count of them would answer another question.
+        return _text(
+            f"I can't tell what to rank {e.plural.lower()} by: they carry no amount. "
+            f"{capabilities(e, ctx.tools)}"
+        )
     if not ctx.has(name) or measure is None:
         return (
             _count(ctx)

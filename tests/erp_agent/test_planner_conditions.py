@@ -1,0 +1,104 @@
+"""Conditions are kept, never dropped: a period asked of records with no business date is
+their creation date (and said so); "not yet received" is the order statuses that mean it; a
+comparison of two fields that a metric means ("below reorder level") is that metric. Truth
+comes from the demo ERP's own tables; the readings that drop a condition fail the checks."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import TEST_TODAY, DemoERP, raw
+from erp_agent.config import EngineSettings, Settings
+from erp_agent.evals.score import figure_present, plain
+from erp_agent.gateway.signin import sign_in
+from erp_agent.planner import OfflinePlanner
+from erp_agent.runtime import Runtime
+from erp_agent.store.sql_store import open_store
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Runtime]:
+    store = open_store(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}")
+    rt = await Runtime.create(Settings(erp_url=demo_erp.url, data_dir=str(tmp_path)), store=store)
+    yield rt
+    await rt.aclose()
+
+
+async def ask(rt: Runtime, question: str, user: str = "accounts@demo.local") -> dict[str, Any]:
+    session = await sign_in(rt.connector, rt.registry, rt.policy, user, "demo")
+    engine = rt.engine(OfflinePlanner(rt.catalog), EngineSettings(today=TEST_TODAY))
+    response = await engine.run_turn(session, question)
+    text = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
+    return {"text": text, "calls": response.tools_called}
+
+
+def one(demo: DemoERP, sql: str, *params: object) -> int:
+    return int(raw(demo, sql, *params)[0][0])
+
+
+async def test_a_period_of_records_without_a_date_is_their_creation(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    year = TEST_TODAY.year
+    created_before = one(demo_erp, "select count(*) from tabCustomer where creation < ?", f"{year}")
+    created_now = one(demo_erp, "select count(*) from tabCustomer where creation >= ?", f"{year}")
+    assert created_before
+    a = await ask(runtime, "number of new customers this year")
+    assert "created" in a["text"], a["text"]
+    assert figure_present(a["text"], created_now) or a["text"].startswith("No records found")
+    # The period dropped counts every customer: another figure.
+    assert not figure_present(a["text"], created_before + created_now), a["text"]
+    first = raw(demo_erp, "select min(substr(creation, 1, 4)) from tabCustomer")[0][0]
+    b = await ask(runtime, f"how many customers were created in {first}")
+    in_year = one(
+        demo_erp, "select count(*) from tabCustomer where substr(creation, 1, 4) = ?", first
+    )
+    assert figure_present(b["text"], in_year), b["text"]
+
+
+async def test_orders_not_yet_received_are_the_statuses_that_mean_it(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    waiting = one(
+        demo_erp,
+        "select count(*) from `tabPurchase Order` where docstatus = 1 and "
+        "status in ('To Receive and Bill', 'To Receive') and company = 'Savanna Trading Ltd'",
+    )
+    every = one(
+        demo_erp,
+        "select count(*) from `tabPurchase Order` where docstatus = 1 "
+        "and company = 'Savanna Trading Ltd'",
+    )
+    assert 0 < waiting < every
+    a = await ask(runtime, "how many purchase orders are not yet received?", "purchase@demo.local")
+    assert figure_present(a["text"], waiting), a["text"]
+    assert not figure_present(a["text"], every), a["text"]
+
+
+async def test_below_reorder_level_is_the_metric_that_means_the_comparison(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    below = "i.reorder_level > 0 and b.projected_qty < i.reorder_level"
+    rows = raw(
+        demo_erp,
+        f"select b.item_code, b.warehouse from tabBin b join tabItem i on i.name = b.item_code "
+        f"where {below}",
+    )
+    assert rows
+    a = await ask(runtime, "which items are below reorder level", "stock@demo.local")
+    for item, _ in rows:
+        assert item in a["text"], a["text"]
+    warehouse = rows[0][1]
+    in_it = sum(1 for _, w in rows if w == warehouse)
+    name = warehouse.rsplit(" - ", 1)[0]
+    b = await ask(
+        runtime, f"how many items are below their reorder level in {name}", "stock@demo.local"
+    )
+    assert figure_present(b["text"], in_it), b["text"]
+    assert any(c["name"] == "metrics.query" for c in b["calls"])
