@@ -137,3 +137,19 @@ def test_downgrade_and_upgrade_again(path: Path, inspector_engine: Engine) -> No
 def test_alembic_cli_style_use_without_a_connection_explains_itself() -> None:
     with pytest.raises(RuntimeError, match=r"Store\.migrate\(\)"):
         command.upgrade(schema.alembic_config(), "head")
+
+
+@pytest.mark.postgres
+async def test_workers_migrating_one_new_postgres_database_all_succeed() -> None:
+    # `serve --workers N` starts N processes at once: each migrates the same empty database.
+    # Unserialised, two of them create the same table and one fails (a duplicate pg_type row).
+    from pg_fixtures import pg_database
+
+    with pg_database() as url:
+        stores = [SQLStore(url) for _ in range(4)]
+        try:
+            await asyncio.gather(*(store.migrate() for store in stores))
+            assert await stores[0].schema_version() == schema.head_revision()
+        finally:
+            for store in stores:
+                await store.close()

@@ -16,7 +16,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, insert, select, text, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -57,6 +57,8 @@ from erp_agent.store.tables import (
 
 # Per process: N workers hold up to N × 10 connections (PostgreSQL's default limit is 100).
 SERVER_POOL = {"pool_size": 5, "max_overflow": 5, "pool_timeout": 30}
+
+MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(hashtext('erp_agent.store.migrate'))"
 
 # Strict JSON: NaN/Infinity are not JSON and PostgreSQL would refuse them.
 _json_dumps = functools.partial(json.dumps, ensure_ascii=False, allow_nan=False)
@@ -167,6 +169,11 @@ class SQLStore(ServerTables, Retention, Store):
                 # A migration is due: Alembic and the scripts load before the write lock.
                 await asyncio.to_thread(schema.load_migrations)
             async with self._transaction("migrate the schema", write=True) as connection:
+                if connection.dialect.name == "postgresql":
+                    # Workers started at once take turns (the lock ends with the transaction):
+                    # the first migrates, the others then find the schema at head. Raced, two
+                    # would create the same table and one would fail to start.
+                    await connection.execute(text(MIGRATION_LOCK))
                 await connection.run_sync(schema.upgrade_to_head)
 
     async def schema_version(self) -> str | None:
