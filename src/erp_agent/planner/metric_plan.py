@@ -306,6 +306,10 @@ def group_by(catalog: Catalog, metric: Any, req: Request) -> list[str]:
             if dim:
                 out.append(dim)
                 break
+    if not out and req.group and req.group in metric.dimensions:
+        # "which customers are they for?": a follow-up that groups by a link it names by the
+        # linked records' name, not with "by".
+        out.append(req.group)
     if req.date_part and req.date_part not in out and len(segments) < 2:
         out.append(req.date_part)
     if not any(g in _GRAINS for g in out):
