@@ -102,3 +102,26 @@ async def test_below_reorder_level_is_the_metric_that_means_the_comparison(
     )
     assert figure_present(b["text"], in_it), b["text"]
     assert any(c["name"] == "metrics.query" for c in b["calls"])
+
+
+async def test_a_name_is_the_record_that_holds_all_its_words_not_one_of_them(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    # "Nairobi" is a branch too: the branch holds one word of the supplier's name.
+    def purchases(where: str, value: str) -> float:
+        rows = raw(
+            demo_erp,
+            "select round(sum(base_net_total), 2) from `tabPurchase Invoice` where docstatus = 1 "
+            f"and company = 'Savanna Trading Ltd' and {where} = ? and posting_date between "
+            "'2026-04-01' and '2026-06-30'",
+            value,
+        )
+        return float(rows[0][0] or 0)
+
+    supplier = purchases("supplier", "Nairobi Steel Works Ltd")
+    branch = purchases("branch", "Nairobi")
+    assert supplier
+    assert branch != supplier
+    a = await ask(runtime, "how much did we spend on purchases from Nairobi Steel Works in q2")
+    assert figure_present(a["text"], supplier), a["text"]
+    assert not figure_present(a["text"], branch), a["text"]

@@ -203,3 +203,35 @@ async def test_what_we_still_owe_a_supplier_is_its_payables(
     a = await ask(runtime, "what do we still owe Nairobi Steel Works")
     assert figure_present(a["text"], owed), a["text"]
     assert a["grounded"]
+
+
+@pytest.mark.anyio
+async def test_the_top_five_of_a_report_as_a_chart_are_its_five_largest_parties(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    runtime.gateway.today = TEST_TODAY
+    session = await sign_in(
+        runtime.connector, runtime.registry, runtime.policy, "accounts@demo.local", "demo"
+    )
+    engine = runtime.engine(OfflinePlanner(runtime.catalog), EngineSettings(today=TEST_TODAY))
+    first = await engine.run_turn(session, "What are our overdue receivables?")
+    then = await engine.run_turn(
+        session, "show the top 5 as a chart", conversation_id=first.conversation_id
+    )
+    text = plain("\n".join(b["markdown"] for b in then.blocks if b["type"] == "text"))
+    assert any(b["type"] == "chart" for b in then.blocks)
+    rows = raw(
+        demo_erp,
+        "select customer, round(sum(outstanding_amount), 2) s from `tabSales Invoice` where "
+        "docstatus = 1 and is_return = 0 and outstanding_amount > 0 and due_date < ? and "
+        "company = ? group by customer order by s desc",
+        TEST_TODAY.isoformat(),
+        COMPANY,
+    )
+    top, rest = rows[:5], rows[5:]
+    assert rest
+    for customer, owed in top:
+        assert f"{customer}:" in text, text
+        assert figure_present(text, float(owed)), text
+    # The whole ageing report again, or every customer, names the sixth too.
+    assert f"{rest[0][0]}:" not in text, text

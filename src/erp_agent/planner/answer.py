@@ -7,19 +7,23 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from erp_agent.catalog import Entity
+from erp_agent.catalog import Entity, FieldType
 
 MAX_IDS = 10
 
 
 def fmt(value: Any) -> str:
-    """A figure as shown to the user: 16669010.92 → 16,669,010.92; never rounded away."""
+    """A figure as shown to the user: 16669010.92 → 16,669,010.92; never rounded to fewer
+    places than it has (float noise past six places aside)."""
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        d = Decimal(str(value))
+        # Binary noise of a float sum (13376370.350000001) is not a figure anyone entered;
+        # six places keep every cent and every quantity's decimals.
+        d = Decimal(str(round(value, 6)))
+        value = float(d)
         if d == d.to_integral_value():
             return f"{int(d):,}"
         places = max(2, -int(d.as_tuple().exponent))
@@ -73,6 +77,9 @@ def record_line(entity: Entity, row: Mapping[str, Any]) -> str:
     return f"{row.get('id', '')} ({', '.join(parts)})" if parts else str(row.get("id", ""))
 
 
+_PARTIES = ("customer", "supplier", "employee", "lead")
+
+
 def capabilities(entity: Entity | None, offered: Iterable[str]) -> str:
     """What the planner can answer, said plainly when a request was not fully understood."""
     names = set(offered)
@@ -90,7 +97,18 @@ def capabilities(entity: Entity | None, offered: Iterable[str]) -> str:
     plural = entity.plural.lower()
     out = []
     if f"{entity.name}.list" in names:
-        out.append(f"list {plural} filtered by status, date, amount or party")
+        # Only the kinds of filter these records really take.
+        kinds = [
+            kind
+            for kind, fits in (
+                ("status", lambda f: f.name == entity.status_field),
+                ("date", lambda f: f.type in (FieldType.DATE, FieldType.DATETIME)),
+                ("amount", lambda f: f.type in (FieldType.MONEY, FieldType.NUMBER)),
+                ("party", lambda f: f.type is FieldType.LINK and f.target in _PARTIES),
+            )
+            if any(f.filterable and fits(f) for f in entity.fields.values())
+        ]
+        out.append(f"list {plural}" + (f" filtered by {join(kinds, 'or')}" if kinds else ""))
     if f"{entity.name}.get" in names:
         out.append(f"look up one {entity.label.lower()} by its id")
     if f"{entity.name}.count" in names:

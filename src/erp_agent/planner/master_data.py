@@ -66,6 +66,9 @@ def probe_args(ctx: Ctx, entity_name: str, name: str, retry: int = 0) -> dict[st
     return {"filters": [flt], "fields": fields, "limit": 50}
 
 
+_WORD_FIT = 75  # a typed word is the record's word at this rapidfuzz ratio ("stel" is "steel")
+
+
 def _score(name: str, row: dict[str, Any], title: str | None) -> float:
     texts = [str(row.get("id") or "")] + ([str(row.get(title) or "")] if title else [])
     best = 0.0
@@ -77,12 +80,23 @@ def _score(name: str, row: dict[str, Any], title: str | None) -> float:
         # "Nairobi Stores" for "Nairobi Stores - ST": the name inside the id counts fully;
         # "cordless drills" fits every "… Cordless Drill" equally (then the user picks).
         clean = utils.default_process
-        best = max(
-            best,
+        fit = max(
             fuzz.WRatio(name, text, processor=clean),
             fuzz.token_set_ratio(_singular(name), _singular(text), processor=clean),
         )
+        best = max(best, fit * _covered(name, text))
     return best
+
+
+def _covered(name: str, text: str) -> float:
+    """The share of the words typed that the record has (typos allowed): the branch "Nairobi"
+    holds one word of "Nairobi Steel Works", so it is not that supplier however well the one
+    word fits, while "Nairobi Stores - ST" holds all of "Nairobi Stores"."""
+    words = re.findall(r"[\w&]+", _singular(name))
+    theirs = re.findall(r"[\w&]+", _singular(text))
+    if not words or not theirs:
+        return 0.0
+    return sum(max(fuzz.ratio(w, t) for t in theirs) >= _WORD_FIT for w in words) / len(words)
 
 
 def _word_score(name: str, row: dict[str, Any], title: str | None) -> float:
@@ -154,8 +168,8 @@ def resolve(
             floor = LOOSE_ACCEPT if name in optional else ACCEPT
             retries = [probe_args(ctx, entity_name, name, retry=n) for n in (1, 2)]
             for probe in (args, *retries):
-                if probe is None:
-                    break
+                if probe is None or (probe is not args and any(c[0] >= 100 for c in candidates)):
+                    break  # a shorter probe is for a name missed, not one already found whole
                 r = ctx.result(f"{entity_name}.list", probe)
                 if r is None:
                     pending.append(Call(f"{entity_name}.list", probe))

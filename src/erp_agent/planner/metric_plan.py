@@ -530,18 +530,31 @@ def _trend(ctx: Ctx, req: Request, args: dict[str, Any]) -> None:
 
 
 def report_metric(catalog: Catalog, req: Request) -> Any | None:
-    """'Which customer owes us the most?' names a report (receivables) but asks for its top
-    party: the metric that is that report's total (named by the report's label among its
-    terms), when it can be cut by a party the words name."""
+    """'Which customer owes us the most?', 'the top 5 as a chart' after overdue receivables:
+    a report named (or asked before) with a ranking is its top parties, so the metric of that
+    report's records the words name (overdue receivables), else the one that is the report's
+    total (named by the report's label among its terms), cut by the party named or, when none
+    is, by the report's own party."""
     report = req.report
     if req.top is None or report is None or not report.entity:
         return None
-    named = dimensions_named(catalog, req.text) & _PARTY_DIMENSIONS
-    for m in (getattr(catalog, "metrics", None) or {}).values():
-        terms = {norm(t).strip() for t, _ in _terms(m)}
-        if m.entity == report.entity and norm(report.label).strip() in terms:
-            return m if named & set(m.dimensions) else None
+    metrics = list((getattr(catalog, "metrics", None) or {}).values())
+    named = [m for m in ranked(catalog, req) if m.entity == report.entity]
+    total = [m for m in metrics if m.entity == report.entity
+             and norm(report.label).strip() in {norm(t).strip() for t, _ in _terms(m)}]  # fmt: skip
+    parties = dimensions_named(catalog, req.text) & _PARTY_DIMENSIONS
+    for m in [*named, *total]:
+        own = [d for d in m.dimensions if d in _PARTY_DIMENSIONS]
+        if parties & set(m.dimensions) or (not parties and own):
+            return m
     return None
+
+
+def report_party(catalog: Catalog, req: Request, metric: Any) -> str | None:
+    """The party a report's ranking is by when the words name none: the metric's first."""
+    if dimensions_named(catalog, req.text) & set(metric.dimensions):
+        return None
+    return next((d for d in metric.dimensions if d in _PARTY_DIMENSIONS), None)
 
 
 def comparison_metric(catalog: Catalog, req: Request) -> Any | None:

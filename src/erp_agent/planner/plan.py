@@ -7,6 +7,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,9 +121,10 @@ def plan(ctx: Ctx) -> Step:
         step = metric_plan.trend_step(ctx)
         if step is not None:
             return step
-    forced = metric_plan.report_metric(ctx.catalog, req) or metric_plan.comparison_metric(
-        ctx.catalog, req
-    )
+    forced = metric_plan.report_metric(ctx.catalog, req)
+    if forced is not None:
+        req.group = metric_plan.report_party(ctx.catalog, req, forced) or req.group
+    forced = forced or metric_plan.comparison_metric(ctx.catalog, req)
     if forced is not None:
         step = metric_plan.metric_step(ctx, forced)
         if step is not None:
@@ -412,9 +414,18 @@ def _rows(r: Result) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------ reads
 
 
+# A figure of a kind no metric matched ("average days to pay"): the records are not its answer.
+_UNMATCHED_FIGURE = re.compile(r"\b(average|median)\b")
+
+
 def _list(ctx: Ctx) -> Step:
     e = ctx.req.entity
     assert e is not None
+    if _UNMATCHED_FIGURE.search(ctx.req.text.lower()):
+        return _text(
+            f"I can't work out that figure from {e.plural.lower()} with the tools available, "
+            f"so I won't answer with a list of them instead. {capabilities(e, ctx.tools)}"
+        )
     if not ctx.has(f"{e.name}.list"):
         return _missing_tool(ctx, e)
     flts, step = _all_filters(ctx, e)
