@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,3 +90,35 @@ def _no_real_model_providers() -> Iterator[None]:
     with block_real_providers() as blocked:
         yield
     assert not blocked.urls, f"a test reached real hosts: {blocked.urls}"
+
+
+@pytest.fixture
+async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Any]:
+    """The agent's runtime on the seeded demo ERP, its store in the test's own directory."""
+    from erp_agent.config import Settings as AgentSettings
+    from erp_agent.runtime import Runtime
+    from erp_agent.store.sql_store import open_store
+
+    store = open_store(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}")
+    settings = AgentSettings(erp_url=demo_erp.url, data_dir=str(tmp_path))
+    rt = await Runtime.create(settings, store=store)
+    yield rt
+    await rt.aclose()
+
+
+async def ask_offline(rt: Any, question: str, user: str = "accounts@demo.local") -> dict[str, Any]:
+    """One turn of the offline planner as ``user``: its text, tool calls, and whether every
+    figure in the text is found in the turn's tool results."""
+    from erp_agent.config import EngineSettings
+    from erp_agent.evals.score import grounded, plain, tool_sources
+    from erp_agent.gateway.signin import sign_in
+    from erp_agent.planner import OfflinePlanner
+
+    session = await sign_in(rt.connector, rt.registry, rt.policy, user, "demo")
+    engine = rt.engine(OfflinePlanner(rt.catalog), EngineSettings(today=TEST_TODAY))
+    response = await engine.run_turn(session, question)
+    turns = await rt.store.turns(response.conversation_id)
+    text = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
+    sources = tool_sources(turns[-1].state["messages"])
+    return {"text": text, "calls": response.tools_called,
+            "grounded": grounded(text, sources, question)}  # fmt: skip

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from conftest import TEST_TODAY, DemoERP
-from erp_agent.config import Settings
 from erp_agent.evals import load_suites, run_suites
 from erp_agent.evals.runner import _reply
 from erp_agent.evals.spec import Suite, Turn
@@ -25,7 +23,6 @@ from erp_agent.models.testing import ScriptedModel
 from erp_agent.planner import OfflinePlanner
 from erp_agent.retrieval.knowledge import packaged_root
 from erp_agent.runtime import Runtime
-from erp_agent.store.sql_store import open_store
 
 SUITE = "paraphrase"
 # The families of the seed questions (what users ask), then the conversation kinds.
@@ -35,14 +32,6 @@ SEED_FAMILIES = (
     "cross_scope",
 )  # fmt: skip
 KINDS = ("calculator", "follow_ups", "clarifications")
-
-
-@pytest.fixture
-async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Runtime]:
-    store = open_store(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}")
-    rt = await Runtime.create(Settings(erp_url=demo_erp.url, data_dir=str(tmp_path)), store=store)
-    yield rt
-    await rt.aclose()
 
 
 def _suite() -> Suite:

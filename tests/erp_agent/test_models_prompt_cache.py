@@ -128,6 +128,27 @@ def _is_context(message: Message) -> bool:
     return message.role == "user" and (message.content or "").startswith("<erp_agent_context>")
 
 
+async def _conversation_with_knowledge(
+    demo_erp: Any, tmp_path: Path, *messages: str
+) -> tuple[Recording, list[int]]:
+    """One conversation of the planner with the starter knowledge indexed, every request
+    recorded; the number of requests made before each follow-up."""
+    runtime = await _runtime(demo_erp, tmp_path)
+    before: list[int] = []
+    try:
+        await asyncio.to_thread(runtime.knowledge.index_path, packaged_root())
+        session = await runtime.sign_in("accounts.manager@demo.local", "demo")
+        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
+        engine = runtime.engine(model)
+        one = await engine.run_turn(session, messages[0])
+        for message in messages[1:]:
+            before.append(len(model.requests))
+            await engine.run_turn(session, message, conversation_id=one.conversation_id)
+    finally:
+        await runtime.aclose()
+    return model, before
+
+
 async def test_a_follow_up_begins_with_the_first_turns_request_passages_included(
     demo_erp: Any, tmp_path: Path
 ) -> None:
@@ -136,17 +157,9 @@ async def test_a_follow_up_begins_with_the_first_turns_request_passages_included
     first turn's context stays where it was sent), with the same tools; the second turn's
     context comes after, just before its question, and names the passages already given
     instead of sending them again."""
-    runtime = await _runtime(demo_erp, tmp_path)
-    try:
-        await asyncio.to_thread(runtime.knowledge.index_path, packaged_root())
-        session = await runtime.sign_in("accounts.manager@demo.local", "demo")
-        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
-        engine = runtime.engine(model)
-        one = await engine.run_turn(session, "Revenue by month this year")
-        asked = len(model.requests)
-        await engine.run_turn(session, "and last year?", conversation_id=one.conversation_id)
-    finally:
-        await runtime.aclose()
+    model, [asked] = await _conversation_with_knowledge(
+        demo_erp, tmp_path, "Revenue by month this year", "and last year?"
+    )
     first_turn, (messages, tools) = model.requests[:asked], model.requests[asked]
     assert "Knowledge (cite" in (first_turn[0][0][2].content or "")  # passages were sent
     sent = wire_messages(messages)
@@ -168,23 +181,13 @@ async def test_a_follow_up_that_adds_tools_leaves_earlier_context_out(
 ) -> None:
     """A follow-up that appends tools breaks the prefix before the history anyway: earlier
     turns' context is left out of its request (and of the next turns'), only its own is sent."""
-    runtime = await _runtime(demo_erp, tmp_path)
-    try:
-        await asyncio.to_thread(runtime.knowledge.index_path, packaged_root())
-        session = await runtime.sign_in("accounts.manager@demo.local", "demo")
-        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
-        engine = runtime.engine(model)
-        one = await engine.run_turn(session, "How many open sales orders do we have?")
-        asked = len(model.requests)
-        await engine.run_turn(
-            session,
-            "what credit limit do those customers have?",
-            conversation_id=one.conversation_id,
-        )
-        second = len(model.requests)
-        await engine.run_turn(session, "and the first one?", conversation_id=one.conversation_id)
-    finally:
-        await runtime.aclose()
+    model, (asked, second) = await _conversation_with_knowledge(
+        demo_erp,
+        tmp_path,
+        "How many open sales orders do we have?",
+        "what credit limit do those customers have?",
+        "and the first one?",
+    )
     before, after = model.requests[asked - 1], model.requests[asked]
     assert len(after[1]) > len(before[1])  # tools were added
     contexts = [i for i, m in enumerate(after[0]) if _is_context(m)]

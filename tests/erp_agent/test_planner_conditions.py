@@ -5,37 +5,14 @@ comes from the demo ERP's own tables; the readings that drop a condition fail th
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
-
 import pytest
 
 from conftest import TEST_TODAY, DemoERP, raw
-from erp_agent.config import EngineSettings, Settings
-from erp_agent.evals.score import figure_present, plain
-from erp_agent.gateway.signin import sign_in
-from erp_agent.planner import OfflinePlanner
+from conftest import ask_offline as ask
+from erp_agent.evals.score import figure_present
 from erp_agent.runtime import Runtime
-from erp_agent.store.sql_store import open_store
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Runtime]:
-    store = open_store(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}")
-    rt = await Runtime.create(Settings(erp_url=demo_erp.url, data_dir=str(tmp_path)), store=store)
-    yield rt
-    await rt.aclose()
-
-
-async def ask(rt: Runtime, question: str, user: str = "accounts@demo.local") -> dict[str, Any]:
-    session = await sign_in(rt.connector, rt.registry, rt.policy, user, "demo")
-    engine = rt.engine(OfflinePlanner(rt.catalog), EngineSettings(today=TEST_TODAY))
-    response = await engine.run_turn(session, question)
-    text = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
-    return {"text": text, "calls": response.tools_called}
 
 
 def one(demo: DemoERP, sql: str, *params: object) -> int:

@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from conftest import TEST_TODAY, DemoERP
+from conftest import DemoERP
+from conftest import ask_offline as ask
 from erp_agent.catalog import load_catalog
-from erp_agent.config import EngineSettings, Settings
-from erp_agent.evals.score import figure_present, grounded, plain, tool_sources
-from erp_agent.gateway.signin import sign_in
-from erp_agent.planner import OfflinePlanner, _ledger, metric_plan, shorthand, vocabulary
+from erp_agent.evals.score import figure_present
+from erp_agent.planner import _ledger, metric_plan, shorthand, vocabulary
 from erp_agent.planner.intents import Kind, Request, understand
 from erp_agent.runtime import Runtime
-from erp_agent.store.sql_store import open_store
 
 CATALOG = load_catalog()
 TODAY = dt.date(2026, 11, 30)
@@ -148,25 +145,6 @@ def test_ledger_questions_and_the_words_that_may_name_an_account() -> None:
                          ("what went out of petty cash", True),
                          ("sales activity this month", False)]:  # fmt: skip
         assert _ledger.asks_ledger(text) is ledger, text
-
-
-@pytest.fixture
-async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Runtime]:
-    store = open_store(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}")
-    rt = await Runtime.create(Settings(erp_url=demo_erp.url, data_dir=str(tmp_path)), store=store)
-    yield rt
-    await rt.aclose()
-
-
-async def ask(rt: Runtime, question: str, user: str = "accounts@demo.local") -> dict[str, Any]:
-    session = await sign_in(rt.connector, rt.registry, rt.policy, user, "demo")
-    engine = rt.engine(OfflinePlanner(rt.catalog), EngineSettings(today=TEST_TODAY))
-    response = await engine.run_turn(session, question)
-    turns = await rt.store.turns(response.conversation_id)
-    text = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
-    sources = tool_sources(turns[-1].state["messages"])
-    return {"text": text, "calls": response.tools_called,
-            "grounded": grounded(text, sources, question)}  # fmt: skip
 
 
 def gl_debits(demo: DemoERP, account: str | None, start: str, end: str) -> float:

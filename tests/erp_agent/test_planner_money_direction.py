@@ -7,22 +7,20 @@ docstatus); the readings a wrong implementation gives are shown to fail the same
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import TEST_TODAY, DemoERP, raw
+from conftest import ask_offline as ask
 from erp_agent.catalog import load_catalog
-from erp_agent.config import EngineSettings, Settings
-from erp_agent.evals.score import figure_present, grounded, plain, tool_sources
+from erp_agent.config import EngineSettings
+from erp_agent.evals.score import figure_present, plain
 from erp_agent.gateway.signin import sign_in
 from erp_agent.planner import OfflinePlanner, vocabulary
 from erp_agent.planner.direction import IN, OUT, money_direction
 from erp_agent.planner.intents import Kind, Request, understand
 from erp_agent.runtime import Runtime
-from erp_agent.store.sql_store import open_store
 
 CATALOG = load_catalog()
 COMPANY = "Savanna Trading Ltd"
@@ -67,24 +65,6 @@ def test_a_figure_asked_with_we_received_is_a_figure_not_a_search() -> None:
     req = read("how much have we received from Gulf Traders this year?")
     assert req.kind is Kind.TOTAL
     assert req.enum_filters["payment_type"] == [IN]
-
-
-@pytest.fixture
-async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Runtime]:
-    store = open_store(f"sqlite+aiosqlite:///{tmp_path / 'store.sqlite'}")
-    rt = await Runtime.create(Settings(erp_url=demo_erp.url, data_dir=str(tmp_path)), store=store)
-    yield rt
-    await rt.aclose()
-
-
-async def ask(rt: Runtime, question: str) -> dict[str, Any]:
-    session = await sign_in(rt.connector, rt.registry, rt.policy, "accounts@demo.local", "demo")
-    engine = rt.engine(OfflinePlanner(rt.catalog), EngineSettings(today=TEST_TODAY))
-    response = await engine.run_turn(session, question)
-    turns = await rt.store.turns(response.conversation_id)
-    text = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
-    sources = tool_sources(turns[-1].state["messages"])
-    return {"text": text, "grounded": grounded(text, sources, question)}
 
 
 def paid(demo: DemoERP, payment_type: str, *, party: str | None = None, **dates: str) -> float:

@@ -47,14 +47,19 @@ async def test_migrating_twice_leaves_the_schema_at_head(path: Path) -> None:
         await store.close()
 
 
-async def test_workers_migrating_at_once_all_succeed(path: Path) -> None:
-    stores = [SQLStore(f"sqlite+aiosqlite:///{path}") for _ in range(5)]
+async def migrate_at_once(url: str, workers: int) -> None:
+    """``workers`` stores migrate one database at the same time; all reach the head."""
+    stores = [SQLStore(url) for _ in range(workers)]
     try:
         await asyncio.gather(*(store.migrate() for store in stores))
         assert await stores[0].schema_version() == schema.head_revision()
     finally:
         for store in stores:
             await store.close()
+
+
+async def test_workers_migrating_at_once_all_succeed(path: Path) -> None:
+    await migrate_at_once(f"sqlite+aiosqlite:///{path}", 5)
 
 
 _MIGRATE = (
@@ -146,10 +151,4 @@ async def test_workers_migrating_one_new_postgres_database_all_succeed() -> None
     from pg_fixtures import pg_database
 
     with pg_database() as url:
-        stores = [SQLStore(url) for _ in range(4)]
-        try:
-            await asyncio.gather(*(store.migrate() for store in stores))
-            assert await stores[0].schema_version() == schema.head_revision()
-        finally:
-            for store in stores:
-                await store.close()
+        await migrate_at_once(url, 4)
