@@ -42,16 +42,13 @@ async def test_a_period_of_records_without_a_date_is_their_creation(
 async def test_orders_not_yet_received_are_the_statuses_that_mean_it(
     runtime: Runtime, demo_erp: DemoERP
 ) -> None:
+    # purchase@ buys for both companies; other tests may have added orders to either.
     waiting = one(
         demo_erp,
         "select count(*) from `tabPurchase Order` where docstatus = 1 and "
-        "status in ('To Receive and Bill', 'To Receive') and company = 'Savanna Trading Ltd'",
+        "status in ('To Receive and Bill', 'To Receive')",
     )
-    every = one(
-        demo_erp,
-        "select count(*) from `tabPurchase Order` where docstatus = 1 "
-        "and company = 'Savanna Trading Ltd'",
-    )
+    every = one(demo_erp, "select count(*) from `tabPurchase Order` where docstatus = 1")
     assert 0 < waiting < every
     a = await ask(runtime, "how many purchase orders are not yet received?", "purchase@demo.local")
     assert figure_present(a["text"], waiting), a["text"]
@@ -69,8 +66,10 @@ async def test_below_reorder_level_is_the_metric_that_means_the_comparison(
     )
     assert rows
     a = await ask(runtime, "which items are below reorder level", "stock@demo.local")
-    for item, _ in rows:
-        assert item in a["text"], a["text"]
+    assert figure_present(a["text"], len(rows)), a["text"]  # item-warehouses in all
+    items = {item for item, _ in rows}
+    named = {item for item in items if item in a["text"]}
+    assert len(named) >= min(len(items), 12), a["text"]  # the text names up to 12
     warehouse = rows[0][1]
     in_it = sum(1 for _, w in rows if w == warehouse)
     name = warehouse.rsplit(" - ", 1)[0]
