@@ -160,6 +160,16 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
     return best
 
 
+def _means(metric: Any, field: str, value: Any) -> bool:
+    """Whether the metric's own definition filters ``field`` to ``value``."""
+    return any(f.field == field and f.op == "=" and f.value == value for f in metric.filters)
+
+
+def _dimension_filter(dimension: str, values: list[Any]) -> dict[str, Any]:
+    one: Any = values[0] if len(values) == 1 else list(values)
+    return {"dimension": dimension, "op": "=" if len(values) == 1 else "in", "value": one}
+
+
 def _directed(metrics: Mapping[str, Any], req: Request, scores: dict[str, int]) -> dict[str, int]:
     """The scores with the money's direction applied ("what did Gulf Traders pay us" is money
     in): metrics of the other direction are dropped, and when no figure is named, the metric
@@ -168,12 +178,8 @@ def _directed(metrics: Mapping[str, Any], req: Request, scores: dict[str, int]) 
     way = req.enum_filters.get(field or "", [])
     if req.entity is None or field is None or len(way) != 1:
         return scores
-
-    def says(m: Any, value: str) -> bool:
-        return any(f.field == field and f.op == "=" and f.value == value for f in m.filters)
-
     other = [v for v in (IN, OUT) if v != way[0]]
-    kept = {n: v for n, v in scores.items() if not any(says(metrics[n], o) for o in other)}
+    kept = {n: v for n, v in scores.items() if not any(_means(metrics[n], field, o) for o in other)}
     if kept:
         return kept
     plain = [
@@ -181,7 +187,7 @@ def _directed(metrics: Mapping[str, Any], req: Request, scores: dict[str, int]) 
         for m in metrics.values()
         if m.entity == req.entity.name
         and len(m.filters) == 1
-        and says(m, way[0])
+        and _means(m, field, way[0])
         and m.measure.func == "sum"
     ]
     return {plain[0]: 1} if plain else {}
@@ -571,13 +577,13 @@ def comparison_metric(catalog: Catalog, req: Request) -> Any | None:
     return None
 
 
-def metric_step(ctx: Ctx, forced: Any | None = None) -> Step | None:
-    """The metrics.query plan for this request (for the ``forced`` metric, if given); None
-    when the record plane should answer."""
+def metric_step(
+    ctx: Ctx, forced: Any | None = None, *, means_comparison: bool = False
+) -> Step | None:
+    """The metrics.query plan for this request (for the ``forced`` metric, if given, which
+    ``means_comparison`` the request makes); None when the record plane should answer."""
     req = ctx.req
-    if not expressible(req) and not (
-        forced is not None and forced is comparison_metric(ctx.catalog, req)
-    ):
+    if not expressible(req) and not (forced is not None and means_comparison):
         return None
     if not ctx.has("metrics.query"):
         # Routing reads the words as typed; a figure named with a typo still gets its tool.
@@ -663,15 +669,13 @@ def _arguments(
         by_dim.setdefault(dim, []).append(value)
     groups += [d for d in party_modifiers(ctx.catalog, metric, req.text)
                if d not in groups and d not in by_dim]  # fmt: skip
-    listed = req.kind is Kind.LIST and req.compared_field is not None and req.entity is not None
-    if listed and req.entity is not None and req.entity.name in metric.dimensions:
+    listed = req.entity if req.kind is Kind.LIST and req.compared_field is not None else None
+    if listed is not None and listed.name in metric.dimensions:
         # "Which items are below reorder level": the figure per item, so the items are named.
-        groups = [req.entity.name, *(g for g in groups if g != req.entity.name)]
+        groups = [listed.name, *(g for g in groups if g != listed.name)]
     if groups:
         args["group_by"] = groups[:4]
-    for dim, values in by_dim.items():
-        one: Any = values[0] if len(values) == 1 else values
-        filters.append({"dimension": dim, "op": "=" if len(values) == 1 else "in", "value": one})
+    filters += [_dimension_filter(dim, values) for dim, values in by_dim.items()]
     if req.statuses:
         terms = norm(" ".join(t for t, _ in _terms(metric)))
         text = norm(req.text)
@@ -681,23 +685,18 @@ def _arguments(
         # A metric that means the status already ("open sales orders") needs no filter.
         means_it = bool(said) and all(_has(terms, w) for w in said)
         if not means_it and "status" in metric.dimensions:
-            one_status: Any = req.statuses[0] if len(req.statuses) == 1 else list(req.statuses)
-            op2 = "=" if len(req.statuses) == 1 else "in"
-            filters.append({"dimension": "status", "op": op2, "value": one_status})
+            filters.append(_dimension_filter("status", req.statuses))
         elif not means_it and not all(_has(terms, v) for v in req.statuses):
             return None  # a status this metric neither filters by nor means: never drop it
     said_of_its_records = req.entity is not None and req.entity.name == metric.entity
     for name, values in req.enum_filters.items() if said_of_its_records else ():
         # A value the user named ("payments to suppliers", "internal transfers") is either what
         # the metric means already, a dimension it is cut by, or a reason it cannot answer.
-        if all(any(f.field == name and f.value == v for f in metric.filters) for v in values):
+        if all(_means(metric, name, v) for v in values):
             continue
         if name not in metric.dimensions or name in by_dim:
             return None
-        one_value: Any = values[0] if len(values) == 1 else list(values)
-        filters.append(
-            {"dimension": name, "op": "=" if len(values) == 1 else "in", "value": one_value}
-        )
+        filters.append(_dimension_filter(name, values))
     if ctx.view.company and "company" in metric.dimensions and "company" not in by_dim:
         filters.append({"dimension": "company", "op": "=", "value": ctx.view.company})
     if filters:

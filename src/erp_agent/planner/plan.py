@@ -121,12 +121,14 @@ def plan(ctx: Ctx) -> Step:
         step = metric_plan.trend_step(ctx)
         if step is not None:
             return step
-    forced = metric_plan.report_metric(ctx.catalog, req)
+    forced, compared = metric_plan.report_metric(ctx.catalog, req), False
     if forced is not None:
         req.group = metric_plan.report_party(ctx.catalog, req, forced) or req.group
-    forced = forced or metric_plan.comparison_metric(ctx.catalog, req)
+    else:
+        forced = metric_plan.comparison_metric(ctx.catalog, req)
+        compared = forced is not None
     if forced is not None:
-        step = metric_plan.metric_step(ctx, forced)
+        step = metric_plan.metric_step(ctx, forced, means_comparison=compared)
         if step is not None:
             return step
     if req.kind in (Kind.TOTAL, Kind.COUNT, Kind.UNKNOWN) or metric_plan.names_a_figure(ctx):
