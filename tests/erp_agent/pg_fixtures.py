@@ -39,3 +39,18 @@ def pg_database(prefix: str = "erp_t") -> Iterator[str]:
     finally:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[attr-defined]
         admin.close()  # type: ignore[attr-defined]
+
+
+def terminate_clients(column: str, value: str) -> int:
+    """End every client connection whose ``pg_stat_activity`` ``column`` (datname,
+    application_name) is ``value``; how many there were. Only clients: an autovacuum worker on
+    a new database is a superuser process the test role may not end."""
+    import psycopg
+    from psycopg import sql
+
+    query = sql.SQL(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE {} = %s "
+        "AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+    ).format(sql.Identifier(column))
+    with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=5) as admin:
+        return len(admin.execute(query, (value,)).fetchall())

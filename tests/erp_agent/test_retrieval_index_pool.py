@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from pg_fixtures import terminate_clients
 from retrieval_fixtures import PG_DSN, invoice_cards
 
 from erp_agent.config import RetrievalSettings, Settings
@@ -114,13 +115,7 @@ def test_the_pool_size_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _cut(application_name: str) -> int:
-    with psycopg.connect(PG_DSN, autocommit=True) as admin:
-        rows = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE application_name = %s AND pid <> pg_backend_pid()",
-            (application_name,),
-        ).fetchall()
-    return len(rows)
+    return terminate_clients("application_name", application_name)
 
 
 def _backends(application_name: str) -> int:

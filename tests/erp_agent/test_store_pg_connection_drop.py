@@ -12,10 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
-from pg_fixtures import pg_database
-from retrieval_fixtures import PG_DSN
+from pg_fixtures import pg_database, terminate_clients
 from server_doubles import CREATE_LEAD, SALES_BY_CUSTOMER, ScriptBook
 from sqlalchemy.engine import make_url
 
@@ -30,15 +28,8 @@ ADMIN = "admin@demo.local"
 
 
 def cut_connections(database: str) -> int:
-    """Terminate every client connected to ``database``; how many there were. Only clients:
-    an autovacuum worker on the new database is a superuser process the test may not end."""
-    with psycopg.connect(PG_DSN, autocommit=True, connect_timeout=5) as admin:
-        rows = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
-            (database,),
-        ).fetchall()
-    return len(rows)
+    """Terminate every client connected to ``database``; how many there were."""
+    return terminate_clients("datname", database)
 
 
 class CutBeforeEveryCall(ScriptBook):
