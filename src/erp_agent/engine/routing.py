@@ -8,6 +8,7 @@ under a hard cap. ``tools.search`` lets the model enable any other permitted too
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -106,8 +107,14 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+@functools.lru_cache(maxsize=8192)
+def _phrase(text: str) -> str:
+    """A catalog term, normalised once: every request checks the same few thousand."""
+    return normalise(text)
+
+
 def _contains(haystack: str, words: set[str], phrase: str) -> bool:
-    phrase = normalise(phrase)
+    phrase = _phrase(phrase)
     if not phrase:
         return False
     if " " in phrase or "-" in phrase:

@@ -8,6 +8,7 @@ paraphrases and values the code has never seen are understood the same way.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -164,8 +165,13 @@ class Request:
     settled: list[str] = field(default_factory=list)  # words a clarification already resolved
 
 
+_NORM_WORD = re.compile(r"[a-z0-9&][a-z0-9&\-']*")
+
+
+@functools.lru_cache(maxsize=65536)
 def norm(text: str) -> str:
-    return " " + " ".join(re.findall(r"[a-z0-9&][a-z0-9&\-']*", text.lower())) + " "
+    # Cached: the planner compares every catalog term with the text many times per request.
+    return " " + " ".join(_NORM_WORD.findall(text.lower())) + " "
 
 
 def _has(haystack: str, phrase: str) -> bool:

@@ -8,6 +8,7 @@ between two fields) is left to the record plane, so no condition is ever dropped
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -53,14 +54,15 @@ def _terms(metric: Any) -> list[tuple[str, int]]:
     return [(label, 3), (metric.name.replace("_", " "), 3), *((s, 2) for s in metric.synonyms)]
 
 
-def _inflections(word: str) -> set[str]:
+@functools.lru_cache(maxsize=8192)
+def _inflections(word: str) -> frozenset[str]:
     """A word's everyday forms: spend → spends, spending; sell → selling; bill → billings."""
     forms = {word, word + "s", word + "es", word + "ing", word + "ings", word + "ed", word + "d"}
     if word.endswith("e"):
         forms |= {word[:-1] + "ing", word[:-1] + "ings"}
     if len(word) > 2 and word[-1] not in "aeiouwy" and word[-2] in "aeiou":
         forms |= {word + word[-1] + "ing", word + word[-1] + "ed"}
-    return forms
+    return frozenset(forms)
 
 
 def says(haystack: str, term: str) -> bool:
@@ -73,6 +75,9 @@ def says(haystack: str, term: str) -> bool:
     text = haystack.split()
     n = len(words)
     forms = [_inflections(w) for w in words]
+    said = set(text)
+    if not all(said & f for f in forms):
+        return False
     return any(all(text[i + k] in forms[k] for k in range(n)) for i in range(len(text) - n + 1))
 
 
@@ -83,12 +88,14 @@ def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
     names_of = {
         e.name: {norm(t).strip() for t in (e.label, e.plural)} for e in catalog.entities.values()
     }
+    every_name = {g for gs in names_of.values() for g in gs}
+    said_names = {g for g in every_name if f" {g} " in haystack}  # records the text names
     scores: dict[str, int] = {}
     for name, metric in catalog.metrics.items():
         # A balance (records with no date, e.g. stock balances) is named by its figure.
         entity = catalog.entities.get(metric.entity)
         own = names_of.get(metric.entity, set()) if entity and not entity.date_field else set()
-        generic = {g for gs in names_of.values() for g in gs} - own
+        generic, named_here = every_name - own, said_names - own
         best = 0
         for term, weight in _terms(metric):
             words = len(norm(term).split())
@@ -96,7 +103,7 @@ def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
             if low in generic:
                 continue
             # "sales" inside "sales invoices" is the entity's name, not the revenue metric.
-            inside = any(low in g and low != g and f" {g} " in haystack for g in generic)
+            inside = any(low in g and low != g for g in named_here)
             if not inside and says(haystack, term):
                 best = max(best, weight * words + words)
             elif not inside and _said_apart(haystack, low, generic):
@@ -114,6 +121,9 @@ def _said_apart(haystack: str, term: str, records: set[str]) -> bool:
     words = term.split()
     if len(words) != 2 or not _MEASURE_WORDS & set(words):
         return False
+    present = {_VALUE_WORDS.get(w, w) for w in haystack.split()}
+    if not all(present & _inflections(word) for word in words):
+        return False  # a word of the term is not said at all (most terms, most requests)
     for segment in haystack.split(" ; "):
         segment = f" {segment.strip()} "
         for name in sorted(records, key=len, reverse=True):
@@ -341,6 +351,8 @@ def party_modifiers(catalog: Catalog, metric: Any, text: str) -> list[str]:
     'customer invoices', do not; a company's revenue is its total)."""
     hay = norm(text)
     entity_names = [norm(t).strip() for e in catalog.entities.values() for t in (e.label, e.plural)]
+    every_name = "\n".join(entity_names)  # one substring test over them all
+    said_names = [g for g in entity_names if f" {g} " in hay]
     out = []
     for name in metric.dimensions:
         if name not in _PARTY_DIMENSIONS and name not in _PER_PLACE:
@@ -349,9 +361,8 @@ def party_modifiers(catalog: Catalog, metric: Any, text: str) -> list[str]:
         for party in (dim.label, name.replace("_", " "), *dim.synonyms):
             for term, _ in _terms(metric):
                 said = f"{party} {term}".lower()
-                inside = any(
-                    said in g or (norm(term).strip() in g and f" {g} " in hay) for g in entity_names
-                )
+                low = norm(term).strip()
+                inside = said in every_name or any(low in g for g in said_names)
                 if party and not inside and says(hay, said):
                     out.append(name)
     return list(dict.fromkeys(out))
