@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -247,6 +248,27 @@ async def test_list_conversations_is_per_user_most_recent_first(store: SQLStore)
     c0 = await store.get_conversation("c0")
     assert c0 is not None
     assert c0.updated_at == later
+
+
+async def test_a_conversation_is_created_with_its_first_turn(store: SQLStore) -> None:
+    later = T0 + dt.timedelta(minutes=5)
+    turn = Turn(
+        id="t1", conversation_id="c1", seq=1, user_message="How are sales?", status="done",
+        state={"response": {"outcome": "answered"}}, created_at=later, updated_at=later,
+    )  # fmt: skip
+    conversation = Conversation(id="c1", user="amina", org="Demo", created_at=T0, updated_at=T0)
+    await store.create_conversation(conversation, turn)
+    assert await store.get_turn("t1") == turn
+    assert [t.id for t in await store.turns("c1")] == ["t1"]
+    found = await store.get_conversation("c1")
+    assert found is not None
+    assert found.updated_at == later  # its activity is the turn's
+    # The same id again fails whole: neither the conversation nor a second turn is kept.
+    with pytest.raises(StoreError):
+        await store.create_conversation(
+            conversation, dataclasses.replace(turn, id="t2", user_message="again")
+        )
+    assert await store.get_turn("t2") is None
 
 
 async def test_save_turn_inserts_then_updates_its_state(store: SQLStore) -> None:

@@ -117,7 +117,10 @@ class Engine:
         bus = bus or EventBus()
         conversation = await open_conversation(self.store, session, conversation_id, message)
         self._attach(bus, conversation.id, session)
-        past = [t for t in await self.store.turns(conversation.id) if t.id != turn_id]
+        new = conversation.id != conversation_id  # just created: no turns, no state to read
+        past = (
+            [] if new else [t for t in await self.store.turns(conversation.id) if t.id != turn_id]
+        )
         earlier = _earlier(past)
         rules_sent = {name for t in past for name in t.state.get("rules_sent", [])}
         trimmed = history.trim(earlier, self.settings.history_budget_tokens)
@@ -132,7 +135,7 @@ class Engine:
             for key in ("attempts", "background"):
                 if key in queued.state:
                     turn.state[key] = queued.state[key]
-        state = await self.store.conversation_state(conversation.id)
+        state = {} if new else await self.store.conversation_state(conversation.id)
         route = self.router.route(message, session, conv.route_extra(state))
         if past:  # a follow-up: the same prompt prefix, so the model's server can cache it
             route = self.router.follow(route, past[-1].state, session)
@@ -263,7 +266,6 @@ class Engine:
             if completion.tool_calls:
                 run.messages.append(completion.as_message())
                 stop = await self._run_calls(run, bus, completion.tool_calls)
-                await save_turn(self.store, run)
                 if stop:
                     return await self._finish(run, bus, stop, "stopped")
                 continue
@@ -373,8 +375,11 @@ class Engine:
     # ------------------------------------------------------------ tools
 
     async def _run_calls(self, run: Run, bus: EventBus, calls: Sequence[ToolCall]) -> str | None:
-        """Run the model's tool calls through the guards and the gateway; a reason to stop, or None."""
+        """Run the model's tool calls through the guards and the gateway; a reason to stop, or
+        None once every answer is saved."""
+        saved = False
         for call in calls:
+            saved = False
             step_started = time.perf_counter()
             try:
                 arguments = json.loads(call.arguments or "{}")
@@ -412,6 +417,7 @@ class Engine:
             # Saved at once: a worker that dies after this call resumes past it, never
             # running it again.
             await save_turn(self.store, run)
+            saved = True
             bus.emit(
                 ToolFinished(
                     run.turn.id,
@@ -431,6 +437,8 @@ class Engine:
             ok = outcome.status in (Status.OK, Status.PROPOSAL)
             if guards.record_result(run.guard, ok=ok):
                 return too_many_failures()
+        if not saved:  # the last answer was a refusal or bad arguments, not yet kept
+            await save_turn(self.store, run)
         return None
 
     async def _after_call(

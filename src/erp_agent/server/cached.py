@@ -31,7 +31,6 @@ async def answer(state: ServerState, session: Session, message: str) -> dict[str
         org=session.org,
         title=mask_secrets(message)[:80],
     )
-    await state.store.create_conversation(conversation)
     turn = Turn(
         id=f"turn_{secrets.token_urlsafe(10)}",
         conversation_id=conversation.id,
@@ -47,7 +46,7 @@ async def answer(state: ServerState, session: Session, message: str) -> dict[str
         cached={"kind": hit.kind, "question": hit.question},
     )
     turn.state = {"response": response, "cached": hit.kind}
-    await state.store.save_turn(turn)
+    await state.store.create_conversation(conversation, turn)
     bus = EventBus()
     bus.attach(state.runtime.listeners, state.runtime.async_listeners)
     bus.bind(conversation_id=conversation.id, user=session.user, org=session.org)

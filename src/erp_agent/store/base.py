@@ -94,7 +94,11 @@ class Store(ABC):
 
     # conversations and turns
     @abstractmethod
-    async def create_conversation(self, conversation: Conversation) -> None: ...
+    async def create_conversation(
+        self, conversation: Conversation, first_turn: Turn | None = None
+    ) -> None:
+        """Insert a conversation, and with it ``first_turn`` if given (one transaction: an
+        answer served whole, e.g. from the response cache, needs no second)."""
 
     @abstractmethod
     async def get_conversation(self, conversation_id: str) -> Conversation | None: ...

@@ -134,8 +134,12 @@ class MemoryStore(Store):
         ]
         return [copy.deepcopy(e) for e in reversed(found)][:limit]
 
-    async def create_conversation(self, conversation: Conversation) -> None:
+    async def create_conversation(
+        self, conversation: Conversation, first_turn: Turn | None = None
+    ) -> None:
         self._conversations[conversation.id] = copy.deepcopy(conversation)
+        if first_turn is not None:
+            await self.save_turn(first_turn)
 
     async def get_conversation(self, conversation_id: str) -> Conversation | None:
         found = self._conversations.get(conversation_id)

@@ -7,7 +7,6 @@ A mixin of ``SQLStore`` (kept apart so each file stays small); it uses the store
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -18,6 +17,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from erp_agent.store.models import Interaction, WebSession
 from erp_agent.store.tables import admin_settings, interactions, web_sessions
+from erp_agent.store.upsert import insert_new, upsert
 
 
 class _Transactional(Protocol):
@@ -99,24 +99,18 @@ class ServerTables:
 
     async def set_admin_setting(self: _Transactional, key: str, value: Any) -> None:
         values = {"value": value, "updated_at": dt.datetime.now(dt.UTC)}
+        statement = upsert(
+            self.engine.dialect.name, admin_settings, {"key": key, **values}, ["key"]
+        )
         async with self._transaction(f"save the admin setting {key}", write=True) as connection:
-            changed = await connection.execute(
-                update(admin_settings).where(admin_settings.c.key == key).values(values)
-            )
-            if changed.rowcount == 0:
-                await connection.execute(insert(admin_settings).values(key=key, **values))
+            await connection.execute(statement)
 
     # ------------------------------------------------------------ interaction log and usage
 
     async def log_interaction(self: _Transactional, row: Interaction) -> None:
-        dialect = self.engine.dialect.name
-        # Imported here: the PostgreSQL dialect package alone costs a noticeable part of a
-        # terminal command's start, and a SQLite store never needs it.
-        module = "postgresql" if dialect == "postgresql" else "sqlite"
-        upsert = importlib.import_module(f"sqlalchemy.dialects.{module}")
-        insert_row = upsert.insert(interactions).values(**row.__dict__)
+        statement = insert_new(self.engine.dialect.name, interactions, row.__dict__)
         async with self._transaction(f"log turn {row.turn_id}", write=True) as connection:
-            await connection.execute(insert_row.on_conflict_do_nothing())
+            await connection.execute(statement)
 
     async def interactions(
         self: _Transactional,

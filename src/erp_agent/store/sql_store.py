@@ -54,6 +54,7 @@ from erp_agent.store.tables import (
     sign_in_failures,
     turns,
 )
+from erp_agent.store.upsert import upsert
 
 # Per process: N workers hold up to N × 10 connections (PostgreSQL's default limit is 100).
 SERVER_POOL = {"pool_size": 5, "max_overflow": 5, "pool_timeout": 30}
@@ -315,11 +316,17 @@ class SQLStore(ServerTables, Retention, Store):
 
     # conversations and turns
 
-    async def create_conversation(self, conversation: Conversation) -> None:
+    async def create_conversation(
+        self, conversation: Conversation, first_turn: Turn | None = None
+    ) -> None:
         values = rows.conversation_values(conversation)
+        if first_turn is not None:
+            values["updated_at"] = max(values["updated_at"], first_turn.updated_at)
         action = f"create conversation {conversation.id}"
         async with self._transaction(action, write=True) as connection:
             await connection.execute(insert(conversations).values(values))
+            if first_turn is not None:
+                await connection.execute(insert(turns).values(rows.turn_values(first_turn)))
 
     async def get_conversation(self, conversation_id: str) -> Conversation | None:
         query = select(conversations).where(conversations.c.id == conversation_id)
@@ -352,28 +359,18 @@ class SQLStore(ServerTables, Retention, Store):
     async def save_conversation_state(self, conversation_id: str, state: dict[str, Any]) -> None:
         values = {"state": state, "updated_at": dt.datetime.now(dt.UTC)}
         action = f"save the state of conversation {conversation_id}"
+        row = {"conversation_id": conversation_id, **values}
+        statement = upsert(self._engine.dialect.name, conversation_state, row, ["conversation_id"])
         async with self._transaction(action, write=True) as connection:
-            changed = await connection.execute(
-                update(conversation_state)
-                .where(conversation_state.c.conversation_id == conversation_id)
-                .values(values)
-            )
-            if changed.rowcount == 0:
-                await connection.execute(
-                    insert(conversation_state).values(conversation_id=conversation_id, **values)
-                )
+            await connection.execute(statement)
 
     async def save_turn(self, turn: Turn) -> None:
         """Insert or update the turn, and move its conversation's ``updated_at`` up to the
         turn's, so that ``list_conversations`` orders by latest activity."""
         values = rows.turn_values(turn)
+        statement = upsert(self._engine.dialect.name, turns, values, ["id"])
         async with self._transaction(f"save turn {turn.id}", write=True) as connection:
-            # UPDATE, then INSERT if nothing matched: portable, unlike each dialect's upsert.
-            changed = await connection.execute(
-                update(turns).where(turns.c.id == turn.id).values(values)
-            )
-            if changed.rowcount == 0:
-                await connection.execute(insert(turns).values(values))
+            await connection.execute(statement)
             await connection.execute(
                 update(conversations)
                 .where(conversations.c.id == turn.conversation_id)
