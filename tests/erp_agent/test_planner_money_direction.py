@@ -99,6 +99,27 @@ async def test_what_a_customer_paid_us_is_the_money_received_from_it(
 
 
 @pytest.mark.anyio
+async def test_a_function_word_beside_a_name_is_not_part_of_it(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    """ "during", "throughout": English's own words, never looked up as records."""
+    cases = [
+        ("money in from Lakeside Hardware during october", "Lakeside Hardware",
+         {"start": "2026-10-01", "end": "2026-10-31"}),
+        ("how much did we receive from Gulf Traders throughout q3", "Gulf Traders",
+         {"start": "2026-07-01", "end": "2026-09-30"}),
+    ]  # fmt: skip
+    for question, party, period in cases:
+        received = paid(demo_erp, "Receive", party=party, **period)
+        assert received > 0, question
+        a = await ask(runtime, question)
+        assert figure_present(a["text"], received), (question, a["text"])
+        # The figure for the whole year, or for every party, is not the answer.
+        assert not figure_present(a["text"], paid(demo_erp, "Receive", party=party, **YEAR))
+        assert a["grounded"], a["text"]
+
+
+@pytest.mark.anyio
 async def test_what_we_paid_a_supplier_is_the_money_paid_to_it(
     runtime: Runtime, demo_erp: DemoERP
 ) -> None:

@@ -807,7 +807,7 @@ def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple
     head = label
     if totals:
         parts = [f"{t['currency'] + ' ' if t.get('currency') else ''}{fmt(t.get('value'))}"
-                 + (f" over {fmt(t['records'])} records"
+                 + (f" over {fmt(t['records'])} record{'' if t['records'] == 1 else 's'}"
                     if is_number(t.get("records")) and t.get("records") != t.get("value") else "")
                  + _before(t, f"{t['currency']} " if t.get("currency") else "", "value")
                  for t in totals]  # fmt: skip
