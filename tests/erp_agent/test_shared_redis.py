@@ -84,6 +84,22 @@ async def test_a_turns_events_are_read_by_another_worker_from_the_start(
     assert seen == [("progress", {"label": "Thinking…"}), ("response", {"outcome": "answered"})]
 
 
+async def test_a_burst_of_events_goes_in_one_round_trip_and_keeps_its_order(
+    prefix: str, links: list[RedisLink]
+) -> None:
+    redis = link(links, prefix)
+    writer, reader = TurnEvents(redis), TurnEvents(link(links, prefix))
+    pieces = [("delta", {"text": f"piece {n} "}) for n in range(50)]
+    before = (await redis.client.info("stats"))["total_commands_processed"]
+    await writer.publish_many("t2", [*pieces, ("response", {"outcome": "answered"}), (END, None)])
+    after = (await redis.client.info("stats"))["total_commands_processed"]
+    # 52 XADDs, one EXPIRE and the INFO; one message at a time would be 104 commands. (The
+    # count is the server's: a little room for another client's.)
+    assert after - before <= 70, after - before
+    seen = [item async for item in reader.read("t2", timeout=5)]
+    assert seen == [*pieces, ("response", {"outcome": "answered"})]
+
+
 async def test_sign_in_failures_count_across_workers(prefix: str, links: list[RedisLink]) -> None:
     store = MemoryStore()
     a = RedisSignInCounts(link(links, prefix), store)

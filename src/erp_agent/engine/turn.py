@@ -319,7 +319,7 @@ class Engine:
             Message("system", parts.stable, cache_breakpoint=True),
             Message("system", "\n\n".join(p for p in (parts.rules, parts.session) if p)),
         ]
-        before = json.dumps([[m.content for m in system], [t.schema() for t in offered_tools]])
+        before = json.dumps([[m.content for m in system], [t.digest for t in offered_tools]])
         run.turn.state["prefix_hash"] = hashlib.sha256(before.encode()).hexdigest()[:16]
         return system, offered_tools
 

@@ -51,8 +51,15 @@ class Relay:
         self.queue.put_nowait((event, data))
 
     async def _pump(self) -> None:
-        while (item := await self.queue.get()) is not None:
-            await self.state.turn_events.publish(self.turn_id, *item)
+        while True:
+            # What arrived while the last batch was being sent goes in one batch.
+            batch = [await self.queue.get()]
+            while not self.queue.empty():
+                batch.append(self.queue.get_nowait())
+            items = [item for item in batch if item is not None]
+            await self.state.turn_events.publish_many(self.turn_id, items)
+            if len(items) < len(batch):  # the end (close puts None last)
+                return
 
     async def close(self) -> None:
         self.queue.put_nowait((END, None))

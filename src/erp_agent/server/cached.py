@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Coroutine
 from typing import Any
 
 from erp_agent.engine.events import ANSWERED, EventBus, TurnFinished
@@ -17,8 +18,12 @@ from erp_agent.server.state import ServerState
 from erp_agent.store.models import Conversation, Turn
 
 
-async def answer(state: ServerState, session: Session, message: str) -> dict[str, Any] | None:
-    """The cached response as a new turn of a new conversation, or None on a miss."""
+async def answer(
+    state: ServerState, session: Session, message: str
+) -> tuple[dict[str, Any], Coroutine[Any, Any, None]] | None:
+    """The cached response as a new turn of a new conversation (stored before it is shown),
+    with the turn's end for the event stream to publish once the answer is on its way; None
+    on a miss."""
     assert state.cache is not None
     hit = await state.cache.get(session, message)
     if hit is None:
@@ -50,7 +55,7 @@ async def answer(state: ServerState, session: Session, message: str) -> dict[str
     bus = EventBus()
     bus.attach(state.runtime.listeners, state.runtime.async_listeners)
     bus.bind(conversation_id=conversation.id, user=session.user, org=session.org)
-    await bus.publish(
+    finished = bus.publish(
         TurnFinished(
             turn.id,
             outcome=ANSWERED,
@@ -59,7 +64,7 @@ async def answer(state: ServerState, session: Session, message: str) -> dict[str
             model=f"cache ({hit.kind})",
         )
     )
-    return {**response, "blocks": for_web(list(response.get("blocks", [])))}
+    return {**response, "blocks": for_web(list(response.get("blocks", [])))}, finished
 
 
 async def remember(

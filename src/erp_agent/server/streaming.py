@@ -54,9 +54,14 @@ async def stream_turn(
     state: ServerState, session: Session, message: str, conversation_id: str | None
 ) -> AsyncIterator[str]:
     if conversation_id is None and state.cache is not None:
-        cached_payload = await cached.answer(state, session, message)
-        if cached_payload is not None:
-            yield sse("response", cached_payload)
+        served = await cached.answer(state, session, message)
+        if served is not None:
+            payload, finished = served
+            # The interaction log, usage and metrics record it beside the answer's sending
+            # (the turn itself is stored already): a cache hit waits for no log write, and a
+            # client gone at once still has its turn recorded.
+            _keep(state, finished)
+            yield sse("response", payload)
             return
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     bus = EventBus()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from erp_agent.shared.redis_link import ERRORS, RedisLink, as_text
@@ -73,18 +73,28 @@ class TurnEvents:
         return self.link.key("turn", turn_id)
 
     async def publish(self, turn_id: str, event: str, data: Any) -> None:
+        await self.publish_many(turn_id, [(event, data)])
+
+    async def publish_many(self, turn_id: str, items: Sequence[tuple[str, Any]]) -> None:
+        """Several messages in order, in one round trip (a streamed answer's text arrives in
+        many small pieces)."""
+        if not items:
+            return
         if self.link is not None:
             try:
                 key = self._key(turn_id)
-                fields: dict[Any, Any] = {"e": event, "d": json.dumps(data, default=str)}
+                ended = any(event == END for event, _ in items)
                 async with self.link.client.pipeline(transaction=False) as pipe:
-                    pipe.xadd(key, fields, maxlen=MAX_ENTRIES, approximate=True)
-                    pipe.expire(key, KEEP_SECONDS if event == END else 3 * KEEP_SECONDS)
+                    for event, data in items:
+                        fields: dict[Any, Any] = {"e": event, "d": json.dumps(data, default=str)}
+                        pipe.xadd(key, fields, maxlen=MAX_ENTRIES, approximate=True)
+                    pipe.expire(key, KEEP_SECONDS if ended else 3 * KEEP_SECONDS)
                     await pipe.execute()
                 return
             except ERRORS as exc:
                 self.link.degraded("progress streaming between workers", exc)
-        await self.local.publish(turn_id, event, data)
+        for event, data in items:
+            await self.local.publish(turn_id, event, data)
 
     async def read(self, turn_id: str, *, timeout: float = 15.0) -> AsyncIterator[tuple[str, Any]]:
         """The turn's events from its first; ``("keepalive", None)`` after ``timeout`` quiet

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import hashlib
+import json
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -121,6 +124,12 @@ class Tool:
             raise ConfigError(f"write tool {self.name} needs `prepare` and `execute`, not `run`")
         if self.parameters.get("type") != "object":
             raise ConfigError(f"tool {self.name}: parameters must be a JSON schema of type object")
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """A hash of the definition as sent, computed once (the prompt's prefix hash joins
+        them, every round of every turn)."""
+        return hashlib.sha256(json.dumps(self.schema()).encode()).hexdigest()
 
     def schema(self) -> dict[str, Any]:
         """The definition sent to a model (OpenAI function-tool shape)."""
