@@ -460,12 +460,13 @@ def main() -> None:
                 raise
             finally:  # uvicorn raises SIGTERM again once stopped: cProfile writes on SIGINT
                 stop(serve, signal.SIGINT if profile else signal.SIGTERM)
-            failed, FAILURES[:] = len(FAILURES), []
+            failures, FAILURES[:] = list(FAILURES), []
             print(
                 ("cache hits: " if args.cache_hits else "")
                 + f"{workers} web worker(s), {args.latency * 1000:.0f} ms model, "
                 + (f"{len(HITS)} served from the cache, " if args.cache_hits else "")
-                + f"{failed} failed turns",
+                + f"{len(failures)} failed turns"
+                + (f" (the first: {failures[0][:300]!r})" if failures else ""),
                 flush=True,
             )
             HITS.clear()
