@@ -101,3 +101,29 @@ async def test_a_name_is_the_record_that_holds_all_its_words_not_one_of_them(
     a = await ask(runtime, "how much did we spend on purchases from Nairobi Steel Works in q2")
     assert figure_present(a["text"], supplier), a["text"]
     assert not figure_present(a["text"], branch), a["text"]
+
+
+async def test_records_chosen_by_a_direction_say_so_in_their_headline(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    """A list of payments out reads "payment type Pay", not as every payment entry."""
+    # accounts@ sees one company's payments.
+    seen = ("Savanna Trading Ltd", "2026-10-01", "2026-10-31")
+    out = one(
+        demo_erp,
+        "select count(*) from `tabPayment Entry` where docstatus = 1 and payment_type = 'Pay' "
+        "and party_type = 'Supplier' and company = ? and posting_date between ? and ?",
+        *seen,
+    )
+    every = one(
+        demo_erp,
+        "select count(*) from `tabPayment Entry` where docstatus = 1 and company = ? and "
+        "posting_date between ? and ?",
+        *seen,
+    )
+    assert 0 < out < every
+    a = await ask(runtime, "supplier payments in october 2026")
+    head = a["text"].splitlines()[0]
+    assert figure_present(head, out), a["text"]
+    assert "payment type Pay" in head, head
+    assert "party type supplier" in head.lower(), head

@@ -162,6 +162,15 @@ def _desc(ctx: Ctx, names: Sequence[str] = ()) -> str:
     overdue_by_age = req.age_days is not None and req.statuses == ["Overdue"]
     if req.statuses and not overdue_by_age:
         parts.append(join(req.statuses, "or").lower())
+    fields = req.entity.fields if req.entity is not None else {}
+    # Every filter the records were chosen by is said ("payment type Pay": money out only).
+    said = [
+        f"{(fields[name].label or name.replace('_', ' ')).lower()} {join(values, 'or')}"
+        for name, values in req.enum_filters.items()
+        if name in fields and values
+    ]
+    if said:
+        parts.append("with " + " and ".join(said))
     for value in names:
         parts.append(f"for {value}")
     if req.age_days is not None:
