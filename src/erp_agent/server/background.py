@@ -100,9 +100,7 @@ async def submit(
     if state.queue is not None:
         await state.queue.enqueue(turn.id, session.id, message, conversation.id)
     else:
-        task = asyncio.create_task(execute(state, turn.id, session.id, message, conversation.id))
-        state.running.add(task)
-        task.add_done_callback(state.running.discard)
+        state.keep(execute(state, turn.id, session.id, message, conversation.id))
     return turn
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Coroutine
 from typing import Any
 
 from erp_agent.engine.events import ANSWERED, EventBus, TurnFinished
@@ -18,12 +17,9 @@ from erp_agent.server.state import ServerState
 from erp_agent.store.models import Conversation, Turn
 
 
-async def answer(
-    state: ServerState, session: Session, message: str
-) -> tuple[dict[str, Any], Coroutine[Any, Any, None]] | None:
+async def answer(state: ServerState, session: Session, message: str) -> dict[str, Any] | None:
     """The cached response as a new turn of a new conversation (stored before it is shown),
-    with the turn's end for the event stream to publish once the answer is on its way; None
-    on a miss."""
+    or None on a miss."""
     assert state.cache is not None
     hit = await state.cache.get(session, message)
     if hit is None:
@@ -55,16 +51,21 @@ async def answer(
     bus = EventBus()
     bus.attach(state.runtime.listeners, state.runtime.async_listeners)
     bus.bind(conversation_id=conversation.id, user=session.user, org=session.org)
-    finished = bus.publish(
-        TurnFinished(
-            turn.id,
-            outcome=ANSWERED,
-            shown="answered",
-            message=turn.user_message[:500],
-            model=f"cache ({hit.kind})",
+    # The interaction log, usage and metrics record the turn's end beside the answer's
+    # sending (the turn itself is stored already): a cache hit waits for no log write, and a
+    # client gone at once still has its turn recorded.
+    state.keep(
+        bus.publish(
+            TurnFinished(
+                turn.id,
+                outcome=ANSWERED,
+                shown="answered",
+                message=turn.user_message[:500],
+                model=f"cache ({hit.kind})",
+            )
         )
     )
-    return {**response, "blocks": for_web(list(response.get("blocks", [])))}, finished
+    return {**response, "blocks": for_web(list(response.get("blocks", [])))}
 
 
 async def remember(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from erp_agent.channels.keys import KeyRing
 from erp_agent.relay.hub import RelayHub
@@ -17,6 +17,8 @@ from erp_agent.server.throttle import SignInThrottle
 from erp_agent.shared.response_cache import ResponseCache
 from erp_agent.shared.turn_events import TurnEvents
 from erp_agent.store.base import Store
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from erp_agent.queue.submit import TurnQueue
@@ -52,6 +54,14 @@ class ServerState:
     cache: ResponseCache | None = None  # answers served again (ERP_AGENT_RESPONSE_CACHE_SECONDS)
     # Turns keep running when a client disconnects; holding the task keeps it alive.
     running: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def keep(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Run ``work`` to its end even when the request that started it is gone (held in
+        ``running``, which shutdown waits for)."""
+        task = asyncio.ensure_future(work)
+        self.running.add(task)
+        task.add_done_callback(self.running.discard)
+        return task
 
     @property
     def store(self) -> Store:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from typing import Any
 
 from erp_agent.engine import interrupted
@@ -54,14 +54,9 @@ async def stream_turn(
     state: ServerState, session: Session, message: str, conversation_id: str | None
 ) -> AsyncIterator[str]:
     if conversation_id is None and state.cache is not None:
-        served = await cached.answer(state, session, message)
-        if served is not None:
-            payload, finished = served
-            # The interaction log, usage and metrics record it beside the answer's sending
-            # (the turn itself is stored already): a cache hit waits for no log write, and a
-            # client gone at once still has its turn recorded.
-            _keep(state, finished)
-            yield sse("response", payload)
+        cached_payload = await cached.answer(state, session, message)
+        if cached_payload is not None:
+            yield sse("response", cached_payload)
             return
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     bus = EventBus()
@@ -75,12 +70,10 @@ async def stream_turn(
         relays[event.turn_id](event)
 
     bus.subscribe(fan_out)
-    task = asyncio.create_task(run_and_record(state, session, message, conversation_id, bus))
-    state.running.add(task)
-    task.add_done_callback(state.running.discard)
+    task = state.keep(run_and_record(state, session, message, conversation_id, bus))
     task.add_done_callback(lambda _: queue.put_nowait(None))
     # The relays end with the turn, whether or not this browser is still reading.
-    task.add_done_callback(lambda done: _keep(state, _end_relays(done, relays)))
+    task.add_done_callback(lambda done: state.keep(_end_relays(done, relays)))
     while True:
         try:
             event = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
@@ -102,12 +95,6 @@ async def stream_turn(
     if conversation_id is None and state.cache is not None:
         await cached.remember(state, session, message, response)
     yield sse("response", web_payload(response))
-
-
-def _keep(state: ServerState, work: Coroutine[Any, Any, None]) -> None:
-    task = asyncio.ensure_future(work)
-    state.running.add(task)
-    task.add_done_callback(state.running.discard)
 
 
 async def _end_relays(done: asyncio.Task[TurnResponse], relays: dict[str, Relay]) -> None:

@@ -169,9 +169,7 @@ async def _stream(
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     bus = EventBus()
     bus.subscribe(queue.put_nowait)
-    task = asyncio.create_task(run_and_record(state, session, message, conversation, bus))
-    state.running.add(task)
-    task.add_done_callback(state.running.discard)
+    task = state.keep(run_and_record(state, session, message, conversation, bus))
     task.add_done_callback(lambda _: queue.put_nowait(None))
     yield _chunk(completion_id, {"role": "assistant", "content": ""})
     streamed: list[str] = []
