@@ -206,8 +206,9 @@ async def conversation(
     stagger: float = 1.0,
 ) -> None:
     """One user asking turn after turn until ``until``; each finished turn is recorded as
-    (when it finished, how long it took); with --cache-hits, only the answers the cache served. The first question waits up to a second, so that
-    the conversations do not move in lock-step."""
+    (when it finished, how long it took); with --cache-hits, only the answers the cache served.
+    The first question waits up to ``stagger`` seconds, so that the conversations do not move
+    in lock-step."""
     await asyncio.sleep(random.uniform(0, stagger))
     conversation_id: str | None = None
     n = 0

@@ -99,7 +99,9 @@ DEFAULT_CAP = 26  # the spine (13) and up to 13 tools the request picks
 _WORD = re.compile(r"[a-z0-9][a-z0-9\-]*")
 
 
+@functools.lru_cache(maxsize=8192)
 def normalise(text: str) -> str:
+    # Cached: every request checks the same few thousand catalog terms.
     return " ".join(_WORD.findall(text.lower()))
 
 
@@ -107,14 +109,8 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
-@functools.lru_cache(maxsize=8192)
-def _phrase(text: str) -> str:
-    """A catalog term, normalised once: every request checks the same few thousand."""
-    return normalise(text)
-
-
 def _contains(haystack: str, words: set[str], phrase: str) -> bool:
-    phrase = _phrase(phrase)
+    phrase = normalise(phrase)
     if not phrase:
         return False
     if " " in phrase or "-" in phrase:

@@ -141,9 +141,9 @@ class OpenAICompatibleModel(ChatModel):
                 body["tools"] = wire_tools
             if temperature is not None:
                 body["temperature"] = temperature
-            if not isinstance(legacy_limit, openai.Omit):
+            if legacy_limit is not None:
                 body["max_tokens"] = legacy_limit
-            if not isinstance(limit, openai.Omit):
+            if limit is not None:
                 body["max_completion_tokens"] = limit
             if stream:
                 body["stream"] = True
@@ -180,14 +180,14 @@ class OpenAICompatibleModel(ChatModel):
     async def aclose(self) -> None:
         await self._client.close()
 
-    def _limits(self, max_tokens: int | None) -> tuple[int | openai.Omit, int | openai.Omit]:
-        """(max_tokens, max_completion_tokens): OpenAI's own API and Azure refuse the first for
-        reasoning models; other compatible servers know only the first."""
+    def _limits(self, max_tokens: int | None) -> tuple[int | None, int | None]:
+        """(max_tokens, max_completion_tokens), None for not sent: OpenAI's own API and Azure
+        refuse the first for reasoning models; other compatible servers know only the first."""
         if max_tokens is None:
-            return openai.omit, openai.omit
+            return None, None
         if self.settings.provider == "azure" or self.settings.base_url is None:
-            return openai.omit, max_tokens
-        return max_tokens, openai.omit
+            return None, max_tokens
+        return max_tokens, None
 
     def _tools(self, tools: Sequence[dict[str, Any]]) -> tuple[NameMap, list[Any]]:
         specs = tool_specs(tools, strict=self.settings.strict_tools)

@@ -23,11 +23,10 @@ def fmt(value: Any) -> str:
         # Binary noise of a float sum (13376370.350000001) is not a figure anyone entered;
         # six places keep every cent and every quantity's decimals.
         d = Decimal(str(round(value, 6)))
-        value = float(d)
         if d == d.to_integral_value():
             return f"{int(d):,}"
         places = max(2, -int(d.as_tuple().exponent))
-        return f"{value:,.{places}f}"
+        return f"{d:,.{places}f}"
     return str(value)
 
 
