@@ -42,6 +42,12 @@ def read(text: str) -> Request:
         ("what have we paid Rift Valley Agro Supplies", OUT),
         ("payments made to vendors this quarter", OUT),
         ("cash that went out in march", OUT),
+        ("how much cash did we get from customers in september", IN),
+        ("payments we sent to suppliers in august", OUT),
+        ("how much did we send to Kenya Wire & Cable", OUT),
+        # Goods, not money, may be what came or went: no money word, no direction.
+        ("what did we get from Nairobi Steel Works", None),
+        ("what did we send to the Mombasa warehouse", None),
         ("payment entries of last week", None),
         ("payments by mode of payment", None),
     ],
@@ -117,6 +123,31 @@ async def test_a_function_word_beside_a_name_is_not_part_of_it(
         # The figure for the whole year, or for every party, is not the answer.
         assert not figure_present(a["text"], paid(demo_erp, "Receive", party=party, **YEAR))
         assert a["grounded"], a["text"]
+
+
+@pytest.mark.anyio
+async def test_money_got_from_a_kind_of_party_is_its_payments_not_its_records(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    """ "How much cash did we get from customers": the money customers paid, not the customers
+    created in that month."""
+    period = {"start": "2026-09-01", "end": "2026-09-30"}
+    where = (
+        "docstatus = 1 and company = ? and party_type = 'Customer' and payment_type = 'Receive' "
+        "and posting_date between ? and ?"
+    )
+    [(received,)] = raw(
+        demo_erp,
+        f"select round(sum(received_amount), 2) from `tabPayment Entry` where {where}",
+        COMPANY,
+        period["start"],
+        period["end"],
+    )
+    assert received
+    a = await ask(runtime, "how much cash did we get from customers in september")
+    assert figure_present(a["text"], float(received)), a["text"]
+    assert "created" not in a["text"], a["text"]
+    assert a["grounded"], a["text"]
 
 
 @pytest.mark.anyio

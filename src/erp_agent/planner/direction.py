@@ -19,12 +19,15 @@ _US = r"(?:we|i|you|our|us)"
 _OTHER = rf"(?!{_US}\b)[\w&.'-]+"  # a word that is not us
 _CUSTOMERS = r"(?:customers?|clients?|debtors?)"
 _SUPPLIERS = r"(?:suppliers?|vendors?|creditors?)"
+# Money said ("how much … got from", "cash … sent to"): "what did we get from Acme" may be goods.
+_SUM = r"(?:how\s+much|cash|money|funds|payments?)"
 # Who receives: us. Who pays: someone not us, or a payment that comes from somewhere.
 _MONEY_IN = re.compile(
     rf"\b{_PAY}\s+(?:to\s+|in\s+to\s+)?us\b|\b(?:get|gets|got|getting|been|be|being)\s+paid\b|"
     r"\b(?:receiv\w*|receipts?|collect\w*|incoming|inflows?|money in|takings)\b|"
     r"\b(?:came|come|comes|coming)\s+in\b|"
     r"\b(?:payments?|money|cash|remittances?)\s+(?:\w+\s+){0,2}from\b|"
+    rf"\b{_SUM}\s+(?:\w+\s+){{0,3}}?(?:get|gets|got|gotten|getting)\s+(?:\w+\s+){{0,3}}?from\b|"
     rf"\b{_CUSTOMERS}'?\s+payments?\b|\b{_CUSTOMERS}\s+(?:who\s+|that\s+)?(?:have\s+|has\s+)?paid\b|\bpayments?\s+(?:from|by)\s+{_CUSTOMERS}\b|"
     # "did Gulf Traders pay", "has Acme paid": a party, not we, pays.
     rf"\b(?:did|has|have|had)\s+{_OTHER}(?:\s+{_OTHER}){{0,4}}?\s+{_PAY}\b"
@@ -32,7 +35,8 @@ _MONEY_IN = re.compile(
 _MONEY_OUT = re.compile(
     rf"\b(?:we|i)\s+(?:have\s+|had\s+|did\s+|'ve\s+|already\s+|still\s+)*{_PAY}\b|"
     rf"\b(?:did|have|had)\s+(?:we|i)\s+(?:\w+ly\s+|already\s+|ever\s+)?{_PAY}\b|"
-    r"\bpaid\s+(?:out|away)\b|\bpayments?\s+(?:made\s+|sent\s+|we\s+made\s+)?to\b|"
+    r"\bpaid\s+(?:out|away)\b|\bpayments?\s+(?:(?:we|i)\s+)?(?:made\s+|sent\s+|issued\s+)?to\b|"
+    rf"\b{_SUM}\s+(?:\w+\s+){{0,3}}?(?:sent|send|sends|sending|transferred|wired|remitted)\s+(?:\w+\s+){{0,3}}?to\b|"
     rf"\b{_SUPPLIERS}'?\s+payments?\b|\b{_SUPPLIERS}\s+(?:we\s+)?paid\b|"
     rf"\b(?:paid|pay|paying)\s+(?:our\s+|the\s+)?{_SUPPLIERS}\b|"
     r"\b(?:disburs\w*|outgoing|outflows?|money out|paid to)\b|\b(?:went|go|goes|going)\s+out\b"

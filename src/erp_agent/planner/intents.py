@@ -244,12 +244,18 @@ def _pick_entity(catalog: Catalog, haystack: str) -> Entity | None:
 _QUANTITY = re.compile(r"\b(units?|qty|quantity|quantities|stock|pieces|pcs|items?|goods)\b")
 
 
-def _money_moved(catalog: Catalog, low: str) -> Entity | None:
+def _money_moved(catalog: Catalog, low: str, named: Entity | None) -> Entity | None:
     """'How much did we receive from Acme?' names no records, but money that came in or went
-    out: the records that carry the direction (payments), unless it is goods that moved."""
+    out: the records that carry the direction (payments), unless it is goods that moved. So
+    is a sum of money moved from or to a master ("how much cash did we get from customers"):
+    as with a master beside a transaction, the payments that link to it are the subject."""
     if _QUANTITY.search(low) or money_direction(low) is None:
-        return None
-    return next((e for e in catalog.entities.values() if direction_field(e)), None)
+        return named
+    money = next((e for e in catalog.entities.values() if direction_field(e)), None)
+    if named is None or money is None:
+        return named or money
+    moved_with = named.date_field is None and _links_to(money, named.name)
+    return money if moved_with and _FIGURE.search(low) else named
 
 
 def _links_to(entity: Entity, master: str) -> bool:
@@ -450,7 +456,7 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
     low = text.lower()
     req = Request(text=text)
     req.doc_ids = catalog.find_document_ids(connector, text)
-    named = _made(catalog, low) or _pick_entity(catalog, haystack) or _money_moved(catalog, low)
+    named = _made(catalog, low) or _money_moved(catalog, low, _pick_entity(catalog, haystack))
     if named is not None:
         req.doc_ids += [(named, d) for d in generic_ids(text, [d for _, d in req.doc_ids])]
     else:
