@@ -1,0 +1,1 @@
+"""The Tryton connector (trytond over JSON-RPC); see connector.py."""
