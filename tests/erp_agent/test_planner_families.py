@@ -21,6 +21,7 @@ from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.models.base import ChatModel, Completion, Message
 from erp_agent.planner import FallbackModel, OfflinePlanner
+from erp_agent.planner.read_as import split
 from erp_agent.runtime import Runtime
 from erp_agent.store.sql_store import open_store
 
@@ -53,10 +54,11 @@ class Agent:
         response = await engine.run_turn(await self.session(user), question)
         turns = await self.runtime.store.turns(response.conversation_id)
         sources = tool_sources(turns[-1].state["messages"])
-        text = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
+        whole = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
+        text = split(whole)[1]  # the answer after its "Read as:" line
         return Answer(
             text, [c["name"] for c in response.tools_called], response.tools_called,
-            response.blocks, response.outcome, grounded(text, sources, question),
+            response.blocks, response.outcome, grounded(whole, sources, question),
         )  # fmt: skip
 
 

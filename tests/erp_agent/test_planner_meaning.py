@@ -18,8 +18,10 @@ from conftest import DemoERP
 from conftest import ask_offline as ask
 from erp_agent.catalog import load_catalog
 from erp_agent.evals.score import figure_present
-from erp_agent.planner import _ledger, metric_plan, shorthand, vocabulary
-from erp_agent.planner.intents import Kind, Request, understand
+from erp_agent.planner import metric_plan, shorthand, vocabulary
+from erp_agent.planner.intents import understand
+from erp_agent.planner.kinds import ledger as _ledger
+from erp_agent.planner.reading import Kind, Request
 from erp_agent.runtime import Runtime
 
 CATALOG = load_catalog()
@@ -32,7 +34,7 @@ def read(text: str) -> Request:
 
 def report_of(text: str) -> str | None:
     req = read(text)
-    return req.report.name if req.kind is Kind.REPORT and req.report is not None else None
+    return req.report.name if req.kind == Kind.REPORT and req.report is not None else None
 
 
 # ------------------------------------------------------------------ shorthand
@@ -102,12 +104,12 @@ def test_inflected_words_are_not_corrected_into_other_words() -> None:
 
 def test_what_was_done_asks_for_a_figure_not_the_documents() -> None:
     req = read("what have we billed customers this quarter?")
-    assert req.kind is Kind.TOTAL
+    assert req.kind == Kind.TOTAL
     assert metric_plan.pick(CATALOG, read("what did we invoice in October, before tax?")).name == (
         "revenue"
     )
     # A list stays a list.
-    assert read("which invoices did we raise in October?").kind is Kind.LIST
+    assert read("which invoices did we raise in October?").kind == Kind.LIST
 
 
 def test_which_n_parties_most_is_a_ranking() -> None:

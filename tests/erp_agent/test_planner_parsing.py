@@ -8,9 +8,10 @@ import datetime as dt
 import pytest
 
 from erp_agent.catalog import load_catalog
-from erp_agent.planner.intents import Kind, understand
+from erp_agent.planner.intents import understand
 from erp_agent.planner.parse_amounts import parse_amount, parse_top
 from erp_agent.planner.parse_dates import parse_age_days, parse_as_of, parse_period
+from erp_agent.planner.reading import Kind
 
 TODAY = dt.date(2026, 11, 30)
 CATALOG = load_catalog()
@@ -113,7 +114,7 @@ def ask(text: str):  # type: ignore[no-untyped-def]
 )
 def test_paraphrases(text: str, kind: Kind, entity: str) -> None:
     req = ask(text)
-    assert req.kind is kind, (text, req.kind)
+    assert req.kind == kind, (text, req.kind)
     assert req.entity is not None, text
     assert req.entity.name == entity, (text, req.entity.name)
 
@@ -131,7 +132,7 @@ def test_values_come_from_the_catalog() -> None:
     assert quote.items == ["ZX-77-RED"]
     assert (None, "Baraka Stores") in quote.names
     mark = ask("Mark CRM-LEAD-2026-00031 as interested")
-    assert mark.kind is Kind.WRITE
+    assert mark.kind == Kind.WRITE
     assert mark.target_value == "interested"
 
 
@@ -140,4 +141,4 @@ def test_values_come_from_the_catalog() -> None:
     ["What's the weather in Eldoret?", "Recommend a good novel", "Who is the president of Ghana?"],
 )
 def test_out_of_scope_is_not_forced_onto_an_entity(text: str) -> None:
-    assert ask(text).kind is Kind.UNKNOWN
+    assert ask(text).kind == Kind.UNKNOWN

@@ -13,6 +13,9 @@ from erp_agent.engine import guards
 
 UNVERIFIED = "Not verified against ERP data"
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+# What an answer says when a period has nothing to report (an expected figure whose truth is
+# empty or zero at the eval date); a suite may state its own words instead (``expect.empty``).
+NOTHING = ("no records", "none", "nothing", "zero", "there are no", "there were no", "no match")
 
 
 def plain(markdown: str) -> str:
@@ -59,6 +62,21 @@ def figure_present(answer: str, value: Any) -> bool:
         if abs(abs(figure.value) - abs(target)) <= tolerance:
             return True
     return False
+
+
+def nothing_in(values: Sequence[Any]) -> bool:
+    """Whether a truth says there is nothing: no rows, or only zeros and blanks."""
+    return all(v is None or (_decimal(v) is not None and _decimal(v) == 0) for v in values)
+
+
+def says_nothing(answer: str, phrases: Sequence[str] = ()) -> bool:
+    """Whether the answer says there is nothing: one of ``phrases`` (default ``NOTHING``, as
+    whole words) or a stated zero."""
+    text = answer.lower()
+    words = phrases or NOTHING
+    if any(re.search(rf"(?<!\w){re.escape(w.lower())}(?!\w)", text) for w in words):
+        return True
+    return any(f.value == 0 for f in guards.figures_in(answer))
 
 
 def tool_sources(messages: Iterable[dict[str, Any]]) -> list[Any]:

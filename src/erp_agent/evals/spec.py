@@ -57,6 +57,17 @@ class Query(_Strict):
         return self
 
 
+class Premise(Query):
+    """What a case presumes of the data it is asked of, in the same terms as a figure (run as
+    the admin): it holds when the query finds at least ``at_least`` — documents (count), names
+    (names), or a sum or value that is not zero. A case whose premise does not hold is skipped
+    with the reason: its question cannot be asked of that data (two suppliers named "Athi
+    River" that a clarification presumes, on a seed that made none; this quarter's sales to
+    chart, on the first day of the quarter)."""
+
+    at_least: int = Field(1, ge=1)
+
+
 class SqlQuery(_Strict):
     """An expected figure on a bespoke SQL database: a hand-written SELECT run straight on the
     database at eval time (its own SQLAlchemy engine; never the connector, its mapping or the
@@ -68,6 +79,34 @@ class SqlQuery(_Strict):
 
     sql: str
     top: int | None = None  # only the first N rows
+
+
+class TrytonQuery(_Strict):
+    """An expected figure on Tryton, stated in Tryton's own terms and computed at eval time
+    over its JSON-RPC by a plain client of the eval's own (never the tryton connector, its maps
+    or the planner), as the asking user, so Tryton's record rules apply to the truth too.
+
+    ``model`` and ``field`` are Tryton's (``account.invoice``, ``total_amount``); ``domain`` is
+    a Tryton domain (``[[type, "=", out]]``) whose values may be date tokens (``{year_start}``);
+    ``state`` is stated for every query on a model with states: the native states counted
+    (``[posted, paid]``: booked invoices only), or ``any``. ``group_by`` names native fields
+    (``company.rec_name``): one figure per group, the ``top`` N largest when given.
+    ``context`` is sent with the call: a context model (``account.aged_balance``) reads it."""
+
+    op: Literal["count", "sum"]
+    model: str
+    field: str | None = None
+    domain: list[Any] = Field(default_factory=list)
+    state: list[str] | Literal["any"]
+    group_by: list[str] = Field(default_factory=list)
+    top: int | None = None
+    context: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _sum_names_its_field(self) -> TrytonQuery:
+        if self.op == "sum" and not self.field:
+            raise ValueError("a sum query names the native field it adds up")
+        return self
 
 
 class Pick(_Strict):
@@ -107,8 +146,8 @@ class Edit(_Strict):
 class Expect(_Strict):
     tools: list[str] = Field(default_factory=list)  # any one of these must be called (the plane)
     offered: list[str] = Field(default_factory=list)  # routing: each must be offered
-    figures: list[Query | SqlQuery] = Field(default_factory=list)  # each must appear in the answer
-    forbid: list[Query | SqlQuery] = Field(default_factory=list)  # none of these may appear
+    figures: list[Query | SqlQuery | TrytonQuery] = Field(default_factory=list)  # each must appear
+    forbid: list[Query | SqlQuery | TrytonQuery] = Field(default_factory=list)  # none may appear
     text: list[str] = Field(default_factory=list)  # any one phrase must appear (case-insensitive)
     mention: list[str] = Field(default_factory=list)  # every one must appear (after templating)
     no_figures: bool = False  # the answer states no figure at all (out of scope)
@@ -116,6 +155,9 @@ class Expect(_Strict):
     values: list[float] = Field(default_factory=list)  # a calculation's result, stated exactly
     blocks: list[str] = Field(default_factory=list)  # each block type must appear (chart, file…)
     choices: bool = False  # the answer asks back with clickable choices
+    # When a figure's truth is empty (or zero) at the eval date, the answer must say one of
+    # these instead (default: evals.score.NOTHING, "no records", "none" … or a stated zero).
+    empty: list[str] = Field(default_factory=list)
 
 
 class Turn(_Strict):
@@ -141,6 +183,7 @@ class Case(_Strict):
     user: str = "admin@demo.local"
     pick: Pick | SqlPick | None = None
     edit: Edit | SqlEdit | None = None
+    given: list[Premise] = Field(default_factory=list)  # else skipped: see Premise
     expect: Expect = Field(default_factory=Expect)
     then: list[Turn] = Field(default_factory=list)  # follow-ups in the same conversation
 
@@ -150,8 +193,9 @@ class Suite(_Strict):
     description: str = ""
     mode: Literal["turn", "route"] = "turn"  # route: only the router runs (no model, no ERP data)
     # The system of record the suite is written for: its truth is REST in ERPNext terms
-    # (erpnext) or hand-written SQL on the bespoke database (sql).
-    system: Literal["erpnext", "sql"] = "erpnext"
+    # (erpnext), hand-written SQL on the bespoke database (sql), or Tryton's JSON-RPC in
+    # Tryton's terms (tryton).
+    system: Literal["erpnext", "sql", "tryton"] = "erpnext"
     gates: dict[str, float] = Field(default_factory=dict)  # metric → minimum
     recall_k: int = 5
     cases: list[Case]
@@ -182,8 +226,15 @@ class Suite(_Strict):
         for case in self.cases:
             expects = [case.expect, *(turn.expect for turn in case.then)]
             parts: list[object] = [q for e in expects for q in (*e.figures, *e.forbid)]
-            parts += [p for p in (case.pick, case.edit) if p is not None]
+            parts += [p for p in (case.pick, case.edit) if p is not None] + list(case.given)
             for part in parts:
+                if (self.system == "tryton") != isinstance(part, TrytonQuery):
+                    raise ValueError(
+                        f"case {case.id}: a tryton suite states its truth in Tryton's terms "
+                        "(model, domain, state) and only a tryton suite does"
+                    )
+                if self.system == "tryton":
+                    continue
                 if isinstance(part, SqlQuery | SqlPick | SqlEdit) != sql:
                     raise ValueError(
                         f"case {case.id}: a {self.system} suite states its truth "
@@ -199,7 +250,7 @@ def _parse(path_name: str, text: str) -> Suite:
         raise ConfigError(f"eval suite {path_name}: {exc}") from exc
 
 
-System = Literal["erpnext", "sql"]
+System = Literal["erpnext", "sql", "tryton"]
 
 
 def _root(system: System) -> Any:

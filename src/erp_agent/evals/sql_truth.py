@@ -15,7 +15,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from erp_agent.errors import ConfigError
-from erp_agent.evals.spec import Pick, Query, SqlEdit, SqlPick, SqlQuery
+from erp_agent.evals.spec import Pick, Query, SqlEdit, SqlPick, SqlQuery, TrytonQuery
 from erp_agent.evals.truth import date_tokens
 
 
@@ -76,7 +76,7 @@ class SqlTruth:
         await asyncio.to_thread(self._write, spec.restore, pick)
 
     async def figures(
-        self, user: str, q: Query | SqlQuery, pick: dict[str, Any] | None
+        self, user: str, q: Query | SqlQuery | TrytonQuery, pick: dict[str, Any] | None
     ) -> list[Any]:
         """Every value of every row (the first ``top`` rows): numbers as plain numbers, text as
         text. ``user`` is not used: each statement states its own scope."""

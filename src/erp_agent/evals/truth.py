@@ -8,6 +8,7 @@ itself right."""
 
 from __future__ import annotations
 
+import asyncio
 import calendar
 import datetime as dt
 import json
@@ -18,19 +19,36 @@ from typing import Any
 import httpx
 
 from erp_agent.errors import ConfigError
-from erp_agent.evals.spec import Pick, Query, SqlPick, SqlQuery
+from erp_agent.evals.spec import Pick, Query, SqlPick, SqlQuery, TrytonQuery
 
 
 def _month_end(day: dt.date) -> dt.date:
     return day.replace(day=calendar.monthrange(day.year, day.month)[1])
 
 
+def _months_back(day: dt.date, months: int) -> dt.date:
+    """The same day ``months`` earlier, clamped to that month's last day (31 Mar → 28 Feb)."""
+    index = day.year * 12 + day.month - 1 - months
+    year, month = divmod(index, 12)
+    return dt.date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
+
+
+def _quarter_start(day: dt.date) -> dt.date:
+    return dt.date(day.year, 3 * ((day.month - 1) // 3) + 1, 1)
+
+
+def _quarter_end(start: dt.date) -> dt.date:
+    return _month_end(dt.date(start.year, start.month + 2, 1))
+
+
 def date_tokens(today: dt.date) -> dict[str, dt.date]:
-    q_start = dt.date(today.year, 3 * ((today.month - 1) // 3) + 1, 1)
-    prev_q_end = q_start - dt.timedelta(days=1)
-    prev_q_start = dt.date(prev_q_end.year, 3 * ((prev_q_end.month - 1) // 3) + 1, 1)
+    """Every date token a suite may use, as of ``today`` (docs/evals.md lists them)."""
+    q_start = _quarter_start(today)
+    prev_q_start = _quarter_start(q_start - dt.timedelta(days=1))
+    q_before_last = _quarter_start(prev_q_start - dt.timedelta(days=1))
     month_start = today.replace(day=1)
     prev_month_end = month_start - dt.timedelta(days=1)
+    before_last_end = prev_month_end.replace(day=1) - dt.timedelta(days=1)
     out = {
         "today": today,
         "year_start": dt.date(today.year, 1, 1),
@@ -38,17 +56,31 @@ def date_tokens(today: dt.date) -> dict[str, dt.date]:
         "prev_year_start": dt.date(today.year - 1, 1, 1),
         "prev_year_end": dt.date(today.year - 1, 12, 31),
         "quarter_start": q_start,
-        "quarter_end": _month_end(dt.date(q_start.year, q_start.month + 2, 1)),
+        "quarter_end": _quarter_end(q_start),
         "prev_quarter_start": prev_q_start,
-        "prev_quarter_end": prev_q_end,
+        "prev_quarter_end": q_start - dt.timedelta(days=1),
+        "quarter_before_last_start": q_before_last,
+        "quarter_before_last_end": prev_q_start - dt.timedelta(days=1),
         "month_start": month_start,
         "month_end": _month_end(today),
         "prev_month_start": prev_month_end.replace(day=1),
         "prev_month_end": prev_month_end,
+        "month_before_last_start": before_last_end.replace(day=1),
+        "month_before_last_end": before_last_end,
+        # The same point of the previous period, for "so far" comparisons: this month up to
+        # today against the previous month up to the same day (clamped to its last day).
+        "prev_month_same_day": _months_back(today, 1),
+        "prev_quarter_same_day": _months_back(today, 3),
+        "prev_year_same_day": _months_back(today, 12),
     }
     for q in range(1, 5):
-        out[f"q{q}_start"] = dt.date(today.year, 3 * q - 2, 1)
-        out[f"q{q}_end"] = _month_end(dt.date(today.year, 3 * q, 1))
+        # A quarter named alone is its latest one begun ("Q3" in January is last year's), as
+        # a month's name is below; "Q3 last year" is the previous calendar year's.
+        latest = today.year if 3 * q - 2 <= today.month else today.year - 1
+        for year, prefix in ((latest, ""), (today.year - 1, "prev_year_")):
+            start = dt.date(year, 3 * q - 2, 1)
+            out[f"{prefix}q{q}_start"] = start
+            out[f"{prefix}q{q}_end"] = _quarter_end(start)
     for m in range(1, 13):
         name = calendar.month_name[m].lower()
         year = today.year if m <= today.month else today.year - 1
@@ -92,6 +124,7 @@ class ErpTruth:
         self.today = today
         self.timeout = timeout
         self._clients: dict[str, httpx.AsyncClient] = {}
+        self._signing_in = asyncio.Lock()  # cases run concurrently: one sign-in per user
         self._dict_aggregates = False  # Frappe v16 rejects "sum(x) as y" strings
 
     async def aclose(self) -> None:
@@ -100,15 +133,20 @@ class ErpTruth:
         self._clients.clear()
 
     async def _client(self, user: str) -> httpx.AsyncClient:
-        if user not in self._clients:
-            client = httpx.AsyncClient(base_url=self.base_url, timeout=self.timeout)
-            reply = await client.post("/api/method/login", data={"usr": user, "pwd": self.password})
-            if reply.status_code != 200:
-                await client.aclose()
-                raise ConfigError(
-                    f"eval truth: {user} cannot sign in to the ERP ({reply.status_code})"
+        if user in self._clients:
+            return self._clients[user]
+        async with self._signing_in:
+            if user not in self._clients:
+                client = httpx.AsyncClient(base_url=self.base_url, timeout=self.timeout)
+                reply = await client.post(
+                    "/api/method/login", data={"usr": user, "pwd": self.password}
                 )
-            self._clients[user] = client
+                if reply.status_code != 200:
+                    await client.aclose()
+                    raise ConfigError(
+                        f"eval truth: {user} cannot sign in to the ERP ({reply.status_code})"
+                    )
+                self._clients[user] = client
         return self._clients[user]
 
     async def _method(self, user: str, method: str, params: dict[str, Any]) -> Any:
@@ -178,7 +216,7 @@ class ErpTruth:
                            {"doctype": doctype, "name": name, "fieldname": field, "value": value})  # fmt: skip
 
     async def figures(
-        self, user: str, q: Query | SqlQuery, pick: dict[str, Any] | None
+        self, user: str, q: Query | SqlQuery | TrytonQuery, pick: dict[str, Any] | None
     ) -> list[Any]:
         """The expected values: numbers for count/sum/value, document names for names."""
         if not isinstance(q, Query):

@@ -41,18 +41,6 @@ def join(items: Iterable[str], word: str = "and") -> str:
     return ", ".join(items[:-1]) + f" {word} " + items[-1]
 
 
-def ids_line(entity: Entity, rows: list[Mapping[str, Any]], total: int | None = None) -> str:
-    ids = [str(r["id"]) for r in rows if r.get("id")]
-    if not ids:
-        return ""
-    shown = ids[:MAX_IDS]
-    more = (total or len(ids)) - len(shown)
-    text = ", ".join(shown)
-    if more > 0:
-        text += f" and {fmt(more)} more"
-    return text
-
-
 def record_line(entity: Entity, row: Mapping[str, Any]) -> str:
     """'ACC-SINV-… (Acme Ltd, 2026-10-28, KES 470,246.60, Unpaid)'."""
     parts: list[str] = []
@@ -70,7 +58,8 @@ def record_line(entity: Entity, row: Mapping[str, Any]) -> str:
         currency = f"{row['currency']} " if row.get("currency") else ""
         parts.append(f"{currency}{fmt(row[entity.amount_field])}")
     if is_number(row.get("outstanding")) and row.get("outstanding"):
-        parts.append(f"outstanding {fmt(row['outstanding'])}")
+        currency = f"{row['currency']} " if row.get("currency") else ""
+        parts.append(f"outstanding {currency}{fmt(row['outstanding'])}")
     if entity.status_field and row.get(entity.status_field):
         parts.append(str(row[entity.status_field]))
     return f"{row.get('id', '')} ({', '.join(parts)})" if parts else str(row.get("id", ""))

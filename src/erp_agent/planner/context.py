@@ -18,6 +18,10 @@ from erp_agent.models.base import Message
 _ENGINE_NOTES = ("Check your answer:",)
 
 
+# Keys of a tool message that are about the message, not the result.
+_ENVELOPE = frozenset(["page", "status", "note", "result_id", "message", "summary"])
+
+
 @dataclass(frozen=True)
 class Result:
     name: str
@@ -43,7 +47,14 @@ class Result:
         if "result" in self.content:
             return self.content["result"]
         if "page" in self.content:
-            return {"rows": self.content["page"], "summary": self.content.get("summary", {})}
+            # A big result's first page, with what it says of itself (a metric's label,
+            # totals and definition), not only its rows.
+            rest = {k: v for k, v in self.content.items() if k not in _ENVELOPE}
+            return {
+                **rest,
+                "rows": self.content["page"],
+                "summary": self.content.get("summary", {}),
+            }
         summary = self.content.get("summary")
         if isinstance(summary, dict) and ("report_summary" in summary or "top_rows" in summary):
             # A big report: the engine sends its own summary (the ERP's totals, the top rows).
@@ -86,9 +97,6 @@ class TurnView:
 
     def result(self, name: str) -> Result | None:
         return next((r for r in self.results if r.name == name), None)
-
-    def results_of(self, name: str) -> list[Result]:
-        return [r for r in self.results if r.name == name]
 
     def called(self, name: str) -> bool:
         return any(r.name == name for r in self.results)

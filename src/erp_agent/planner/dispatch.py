@@ -9,10 +9,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from erp_agent.catalog import Catalog
-from erp_agent.planner import calc, followup, nearest, vocabulary
+from erp_agent.catalog.lifecycle import BOOKED, CANCELLED
+from erp_agent.planner import calc, followup, nearest, read_as, records, vocabulary
 from erp_agent.planner.answer import fmt, is_number
 from erp_agent.planner.context import TurnView
-from erp_agent.planner.plan import Ctx, Step, _call, _failed, _rows, _text, plan
+from erp_agent.planner.plan import plan
+from erp_agent.planner.steps import Ctx, Step, call, failed, rows_of, say
 
 MAX_READ = 600  # characters of a message the parser reads; the rest is said to be ignored
 
@@ -22,14 +24,16 @@ def next_step(
 ) -> Step:
     text = view.request.strip()
     if not text:
-        return _text(
+        return say(
             "Your message was empty. Ask me about your ERP data, for example "
             f"{nearest.examples(catalog, tools, 2)}."
         )
     note = ""
     if len(text) > MAX_READ:
-        note = f"(Your message is {fmt(len(text))} characters long; I read its first {MAX_READ}.) "
         text = text[:MAX_READ]
+        # Words, not counts: a number in the answer must come from the ERP (groundedness).
+        last_words = " ".join(text.split()[-6:-1]) or text[-40:]
+        note = f'(Your message is long; I read it up to "…{last_words}" and left the rest.) '
     expression = calc.expression(text)  # before typo correction: "twelve" is not a typo
     text = vocabulary.correct(text, catalog)
     view.request = text
@@ -39,7 +43,7 @@ def next_step(
     last = state.get("last_query") if isinstance(state.get("last_query"), dict) else None
     pending = state.get("pending") if isinstance(state.get("pending"), dict) else None
     picked = pending is not None and followup.match_choice(text, pending.get("options") or [])
-    step = None if picked else _about_last(view, tools, text, last)
+    step = None if picked else _about_last(catalog, view, tools, text, last)
     attribute = followup.attribute_of(text) if step is None and not picked else None
     if attribute is not None:
         step = _record_field(catalog, view, tools, last, attribute)
@@ -47,7 +51,7 @@ def next_step(
         return _with_note(note, step)
     reading = followup.read(catalog, connector, text, view.today, state)
     if reading.orphan:
-        return _text(
+        return say(
             f"There's no earlier question in this conversation for “{text[:80]}” to follow up "
             f"on. Ask the whole question, for example {nearest.examples(catalog, tools, 2)}."
         )
@@ -55,7 +59,12 @@ def next_step(
         return _with_note(note, _rechoose(view, tools, reading.pending))
     if reading.company:
         view.company = reading.company
-    return _with_note(note, plan(Ctx(reading.req, view, tools, catalog, connector)), view)
+    step = plan(Ctx(reading.req, view, tools, catalog, connector))
+    if step.text is not None and not step.calls:
+        said = read_as.line(reading.req, view.results, catalog, view.company, step.text)
+        if said is not None:
+            step.text = said + "\n\n" + step.text
+    return _with_note(note, step, view)
 
 
 def _with_note(note: str, step: Step, view: TurnView | None = None) -> Step:
@@ -71,50 +80,63 @@ def _with_note(note: str, step: Step, view: TurnView | None = None) -> Step:
 
 def _calculate(view: TurnView, tools: Mapping[str, Any], expression: str) -> Step:
     if "calculator.evaluate" not in tools:
-        return _text("I can't do arithmetic in this session (the calculator isn't available).")
+        # Not offered up front: ask tools.search for it, once.
+        query = {"query": "calculator evaluate"}
+        searched = any(r.name == "tools.search" and r.args == query for r in view.results)
+        if "tools.search" in tools and not searched:
+            return call("tools.search", query)
+        return say("I can't do arithmetic in this session (the calculator isn't available).")
     r = next((r for r in view.results if r.name == "calculator.evaluate"), None)
     if r is None:
-        return _call("calculator.evaluate", {"expression": expression})
+        return call("calculator.evaluate", {"expression": expression})
     if not r.ok:
-        return _text(f"I couldn't calculate {expression}: {r.message}")
+        return say(f"I couldn't calculate {expression}: {r.message}")
     data = r.data if isinstance(r.data, dict) else {}
-    return _text(f"{expression} = {data.get('result')}")
+    return say(f"{expression} = {data.get('result')}")
 
 
 # ------------------------------------------------------------------ the last result
 
 
 def _about_last(
-    view: TurnView, tools: Mapping[str, Any], text: str, last: dict[str, Any] | None
+    catalog: Catalog,
+    view: TurnView,
+    tools: Mapping[str, Any],
+    text: str,
+    last: dict[str, Any] | None,
 ) -> Step | None:
     """Follow-ups that act on the last result or document as it is; None for anything else."""
     verb = followup.submit_verb(text)
     if verb is not None:
-        return _act_on_document(view, tools, verb)
+        return _act_on_document(catalog, view, tools, verb)
+    if last is not None and followup.lists_them(text):
+        behind = records.behind(view, tools, last)
+        if behind is not None:
+            return behind
     fmt_wanted = followup.export_format(text)
     why = followup.asks_why(text)
     row = followup.row_ordinal(text)
     if fmt_wanted is None and not why and row is None:
         return None
     if last is None:
-        return _text(
+        return say(
             "There is no earlier result in this conversation to "
             + ("export" if fmt_wanted else "explain" if why else "pick a row from")
             + ". Ask a question first, then follow up on its answer."
         )
     if why:
-        return _text(_explain(last))
+        return say(_explain(last))
     result_id = str(view.state.get("last_shown") or last.get("result_id") or "")
     if fmt_wanted is not None:
         if "results.export" not in tools:
-            return _text("I can't export results in this session.")
+            return say("I can't export results in this session.")
         args = {"result_id": result_id, "format": fmt_wanted}
         done = next((r for r in view.results if r.name == "results.export"), None)
         if done is None:
-            return _call("results.export", args)
+            return call("results.export", args)
         if not done.ok:
-            return _failed(done)
-        return _text(f"Here is the last result as a {fmt_wanted.upper()} file.")
+            return failed(done)
+        return say(f"Here is the last result as a {fmt_wanted.upper()} file.")
     assert row is not None
     return _pick_row(view, tools, last, result_id, row)
 
@@ -163,7 +185,7 @@ def _pick_row(
     view: TurnView, tools: Mapping[str, Any], last: Mapping[str, Any], result_id: str, n: int
 ) -> Step:
     if "results.page" not in tools or not result_id:
-        return _text("I can't reopen the last table in this session.")
+        return say("I can't reopen the last table in this session.")
     start = max(0, n - 1)
     args: dict[str, Any] = {"result_id": result_id, "start": start, "limit": 1}
     if n < 0:
@@ -172,7 +194,7 @@ def _pick_row(
     if step is not None:
         return step
     if not rows:
-        return _text(f"The last table has no row {n}.")
+        return say(f"The last table has no row {n}.")
     row = rows[-1] if n < 0 else rows[0]
     entity = str(last.get("tool") or "").split(".")[0]
     doc_id = row.get("id")
@@ -180,7 +202,7 @@ def _pick_row(
     if doc_id and getter in tools:
         got = next((r for r in view.results if r.name == getter), None)
         if got is None:
-            return _call(getter, {"id": doc_id})
+            return call(getter, {"id": doc_id})
         if got.ok and isinstance(got.data, dict):
             row = got.data
     fields = ", ".join(
@@ -189,7 +211,7 @@ def _pick_row(
         if not isinstance(v, (list, dict)) and v not in (None, "") and k != "id"
     )
     head = f"{doc_id}: " if doc_id else ""
-    return _text(f"Row {n if n > 0 else 'last'} of the last table — {head}{fields[:1500]}.")
+    return say(f"Row {n if n > 0 else 'last'} of the last table — {head}{fields[:1500]}.")
 
 
 # A party column of a transaction's report or aggregate: whose record it names.
@@ -207,45 +229,45 @@ def _record_field(
     """'What is their credit limit?' after 'who owes us the most?': the named field of the
     record in the last answer's top row, read from the ERP as the user."""
     if last is None:
-        return _text(
+        return say(
             f"There is no earlier answer in this conversation whose {words} I could look up. "
             "Name the record, for example 'credit limit of <customer>'."
         )
     result_id = str(view.state.get("last_shown") or last.get("result_id") or "")
     if "results.page" not in tools or not result_id:
-        return _text("I can't reopen the last answer in this session.")
+        return say("I can't reopen the last answer in this session.")
     args = {"result_id": result_id, "start": 0, "limit": 1}
     rows, step = _page(view, args)
     if step is not None:
         return step
     found = _record_in(catalog, last, rows[0]) if rows else None
     if found is None:
-        return _text(f"I can't tell which record's {words} you mean. Name it, please.")
+        return say(f"I can't tell which record's {words} you mean. Name it, please.")
     entity, record_id = found
     field = _field_named(catalog.entities[entity], words)
     spec = catalog.entities[entity]
     if field is None:
-        return _text(f"{spec.label} records have no field “{words}” that I know of.")
+        return say(f"{spec.label} records have no field “{words}” that I know of.")
     getter = f"{entity}.get"
     if getter not in tools:
         query = {"query": f"{entity.replace('_', ' ')} get"}
         searched = any(r.name == "tools.search" and r.args == query for r in view.results)
         if "tools.search" in tools and not searched:
-            return _call("tools.search", query)
-        return _text(f"I can't read {spec.plural.lower()} in this session.")
+            return call("tools.search", query)
+        return say(f"I can't read {spec.plural.lower()} in this session.")
     got = next((r for r in view.results if r.name == getter), None)
     if got is None:
-        return _call(getter, {"id": record_id})
+        return call(getter, {"id": record_id})
     if not got.ok or not isinstance(got.data, dict):
-        return _failed(got)
+        return failed(got)
     label = spec.fields[field].label or field.replace("_", " ")
     value = got.data.get(field)
     title = spec.title_field.name if spec.title_field is not None else None
     who = f"{got.data.get(title)} ({record_id})" if title and got.data.get(title) else record_id
     if value in (None, ""):
-        return _text(f"{who} has no {label.lower()} set in the ERP.")
+        return say(f"{who} has no {label.lower()} set in the ERP.")
     shown = fmt(value) if is_number(value) else str(value)
-    return _text(f"{label} of {who}: {shown}.")
+    return say(f"{label} of {who}: {shown}.")
 
 
 def _record_in(
@@ -299,19 +321,19 @@ def _page(view: TurnView, args: dict[str, Any]) -> tuple[list[dict[str, Any]], S
     """The rows of a page of the last result, or the step that reads it (or says it failed)."""
     page = next((r for r in view.results if r.name == "results.page"), None)
     if page is None:
-        return [], _call("results.page", args)
+        return [], call("results.page", args)
     if not page.ok:
-        return [], _failed(page)
-    return _rows(page), None
+        return [], failed(page)
+    return rows_of(page), None
 
 
-def _act_on_document(view: TurnView, tools: Mapping[str, Any], verb: str) -> Step:
+def _act_on_document(catalog: Catalog, view: TurnView, tools: Mapping[str, Any], verb: str) -> Step:
     state = view.state
     doc = state.get("created") if isinstance(state.get("created"), dict) else None
     docs = [d for d in state.get("documents", []) if isinstance(d, dict)]
     doc = doc or (docs[-1] if docs else None)
     if not doc:
-        return _text(
+        return say(
             f"There is no document in this conversation to {verb}. Give its id (for example "
             f"'{verb} SAL-QTN-2026-00012')."
         )
@@ -322,20 +344,50 @@ def _act_on_document(view: TurnView, tools: Mapping[str, Any], verb: str) -> Ste
         query = {"query": tool.replace(".", " ").replace("_", " ")}
         searched = any(r.name == "tools.search" and r.args == query for r in view.results)
         if "tools.search" in tools and not searched:
-            return _call("tools.search", query)
-        return _text(f"You can't {verb} {doc_id} in this session.")
+            return call("tools.search", query)
+        return say(f"You can't {verb} {doc_id} in this session.")
+    state_now = _document_state(catalog, view, tools, entity, doc_id, verb)
+    if state_now is not None:
+        return state_now
     done = next((r for r in view.results if r.name == tool), None)
     if done is None:
         args: dict[str, Any] = {"id": doc_id}
         if verb in ("approve", "reject"):
             args["action"] = verb.capitalize()
-        return _call(tool, args)
+        return call(tool, args)
     if done.status == "proposal":
-        return _text(
+        return say(
             f"I've prepared this for you to confirm: {verb} {doc_id}. Nothing changes in the ERP "
             "until you confirm it."
         )
-    return _failed(done)
+    return failed(done)
+
+
+_ALREADY = {"submit": (BOOKED, "submitted"), "cancel": (CANCELLED, "cancelled")}
+
+
+def _document_state(
+    catalog: Catalog,
+    view: TurnView,
+    tools: Mapping[str, Any],
+    entity: str,
+    doc_id: str,
+    verb: str,
+) -> Step | None:
+    """'Submit it' of a document the ERP already holds submitted (or cancelled) is said to be
+    so — never a second document or a refused call. None: go on with the action."""
+    ent = catalog.entities.get(entity)
+    life = ent.lifecycle if ent is not None else None
+    if verb not in _ALREADY or life is None or f"{entity}.get" not in tools:
+        return None
+    got = next((r for r in view.results if r.name == f"{entity}.get"), None)
+    if got is None:
+        return call(f"{entity}.get", {"id": doc_id})
+    data = got.data if got.ok and isinstance(got.data, dict) else {}
+    state, word = _ALREADY[verb]
+    if life.state_of(data.get(life.field)) == state:
+        return say(f"{doc_id} is already {word} in the ERP; nothing to do.")
+    return None
 
 
 def _rechoose(view: TurnView, tools: Mapping[str, Any], pending: Mapping[str, Any]) -> Step:
@@ -347,8 +399,8 @@ def _rechoose(view: TurnView, tools: Mapping[str, Any], pending: Mapping[str, An
         args: dict[str, Any] = {"question": question, "options": options}
         if pending.get("slot"):
             args["slot"] = pending["slot"]
-        return _call("display.choices", args)
-    return _text(
+        return call("display.choices", args)
+    return say(
         f"“{said}” doesn't match any of the options ({labels}). {question} "
         "Pick one of them, or ask a new question."
     )

@@ -19,10 +19,20 @@ from typing import Any
 from rapidfuzz import fuzz, process, utils
 
 from erp_agent.catalog import Catalog, Entity
-from erp_agent.planner import intents, metric_plan, vocabulary
-from erp_agent.planner.intents import Kind, Request, norm, understand
+from erp_agent.planner import intents, questions, vocabulary
+from erp_agent.planner.intents import understand
+from erp_agent.planner.metric_terms import metric_scores
 from erp_agent.planner.parse_amounts import parse_amount, parse_top
-from erp_agent.planner.parse_dates import parse_age_days, parse_as_of, parse_period
+from erp_agent.planner.parse_dates import (
+    Period,
+    month_end,
+    parse_age_days,
+    parse_as_of,
+    parse_period,
+    shift_months,
+)
+from erp_agent.planner.reading import Kind, Request
+from erp_agent.planner.terms import explicit, norm
 
 _LEAD = re.compile(
     r"^\s*(?:and|also|but|ok(?:ay)?|now|then|what about|how about|same for|same but|and for|"
@@ -44,7 +54,9 @@ _WHY = re.compile(
     re.IGNORECASE,
 )
 _SUBMIT = re.compile(
-    r"^\s*(?:please\s+)?(submit|cancel|approve|reject)\s+(it|that|this|the (?:draft|document|one)"
+    r"^\s*(?:(?:ok(?:ay)?|great|thanks|cool|good|perfect|lovely|now|then|and|so|right)[,!.]?\s+)*"
+    r"(?:please\s+|can you\s+|could you\s+|go ahead and\s+)?"
+    r"(submit|cancel|approve|reject)\s+(it|that|this|the (?:draft|document|one|quotation|quote|order|invoice)"
     r"(?: (?:you|we) (?:just )?(?:created|made|raised))?)\s*[.!?]*\s*$",
     re.IGNORECASE,
 )
@@ -69,6 +81,7 @@ _ATTRIBUTE = re.compile(
 _ONLY = re.compile(
     r"(?:\b(?:only|just|for|in|at|about)|^\s*and)\s+([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)"
 )
+_AND_NAME = re.compile(r"(?:\band|,|&|\bor)\s+([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)")
 _EXPORT_FORMATS = {
     "excel": "xlsx",
     "xlsx": "xlsx",
@@ -89,6 +102,22 @@ class Reading:
     pending: Mapping[str, Any] | None = None
     edits: list[str] = field(default_factory=list)
     orphan: bool = False  # a follow-up ("and last year?") with nothing earlier to follow
+
+
+# "list them", "show me those payments", "which invoices are those?": the records behind the
+# last figure.
+_LIST_THEM = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|great|thanks|cool|and|now|so|then)[,!.]?\s+)*(?:please\s+|can you\s+|could you\s+)?"
+    r"(?:(?:list|show|give|display)(?: me| us)?(?: all)?\s+(?:of\s+)?(?:them|those|these|the ones"
+    r"|the (?:records|documents|invoices|orders|payments|entries|bills|lines|details)|those \w+|these \w+)"
+    r"|(?:which|what) (?:\w+ )?(?:are|were) (?:they|those|these))\b",
+    re.IGNORECASE,
+)
+
+
+def lists_them(text: str) -> bool:
+    """Whether the message asks for the records behind the last answer."""
+    return bool(_LIST_THEM.match(text))
 
 
 def export_format(text: str) -> str | None:
@@ -123,15 +152,24 @@ def submit_verb(text: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
+# A reply that is only a name ("Harbor Goods", "and Kisumu?"): the last question, for it.
+_BARE_NAME = re.compile(
+    r"^\s*(?:and\s+|what about\s+|how about\s+)?((?:[A-Z][\w&.'\-]*\s*){1,4})[?.!]?\s*$"
+)
+
+
 def stands_alone(req: Request, text: str, catalog: Catalog) -> bool:
     """A message that names its own subject and does not open like an edit of the last one."""
     if _LEAD.match(text) and not req.doc_ids:
         return False
+    if _BARE_NAME.match(text) and not req.doc_ids and req.report is None:
+        return False
     if req.doc_ids or req.report is not None:
         return True
-    if req.entity is not None and intents.explicit(req.entity, norm(text)):
+    if req.entity is not None and explicit(req.entity, norm(text)):
         return True
-    if metric_plan.metric_scores(catalog, text) and not _ANAPHORA.search(text):
+    named = metric_scores(catalog, text) or questions.meant_metrics(text)
+    if named and not _ANAPHORA.search(text):
         return True
     return req.kind not in (Kind.UNKNOWN,) and not _ANAPHORA.search(text)
 
@@ -159,11 +197,51 @@ def match_choice(text: str, options: Sequence[Mapping[str, Any]]) -> str | None:
     return values[found[2]] if found else None
 
 
+# "And last year?", "same month last year", "a year earlier": the period asked before, a year
+# back. "The previous quarter", "the month before": the unit before the one asked.
+_YEAR_BACK = re.compile(
+    r"^\s*(?:and\s+|what about\s+|how about\s+|same for\s+)?(?:the\s+)?(?:(?:same|corresponding)\s+"
+    r"(?:month|quarter|period|time|days?|week)\s+(?:of\s+)?)?(?:last year|a year (?:ago|earlier|before)|"
+    r"the year before|(?:the\s+)?prior year|(?:the\s+)?previous year)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+_UNIT_BACK = re.compile(
+    r"^\s*(?:and\s+|what about\s+|how about\s+)?(?:the\s+)?(?:previous|prior|last|preceding)\s+"
+    r"(month|quarter|year)(?:\s+before)?\s*[?.!]*\s*$|^\s*(?:and\s+)?the\s+(month|quarter|year)\s+before"
+    r"(?:\s+that)?\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def shifted(period: Period | None, text: str) -> Period | None:
+    """The earlier period a shift follow-up means, relative to the period asked before."""
+    if period is None:
+        return None
+    if _YEAR_BACK.match(text):
+        months = 12
+    else:
+        m = _UNIT_BACK.match(text)
+        if m is None:
+            return None
+        unit = m.group(1) or m.group(2)
+        span = (
+            (period.end.year - period.start.year) * 12 + period.end.month - period.start.month + 1
+        )
+        if {"month": 1, "quarter": 3, "year": 12}[unit.lower()] != span or period.start.day != 1:
+            return None  # "the previous quarter" of a year: read the words on their own
+        months = span
+    start = shift_months(period.start, -months)
+    end = shift_months(period.end, -months)
+    if period.end == month_end(period.end.year, period.end.month):
+        end = month_end(end.year, end.month)
+    return Period(start, end, f"{start} to {end}")
+
+
 def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[str]:
     """Apply one follow-up message to ``base`` in place; the names of the slots it changed."""
     changed: list[str] = []
     haystack = norm(text)
-    period = parse_period(text, today)
+    period = shifted(base.period, text) or parse_period(text, today)
     if period is not None:
         base.period, base.as_of = period, None
         changed.append("period")
@@ -206,17 +284,27 @@ def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[s
         base.chart = False
         changed.append("table")
     names = [m.group(1) for m in _ONLY.finditer(text)]
+    # "just Nairobi and Kisumu", "only Acme, Gulf Traders": every name of the list.
+    for m in _AND_NAME.finditer(text):
+        if names and m.group(1) not in names:
+            names.append(m.group(1))
+    bare = _BARE_NAME.match(text)
+    if bare and not names:
+        names = [bare.group(1).strip()]
     names = [n for n in names if not re.fullmatch(r"(Q[1-4]|[A-Z][a-z]+ \d{4})", n)]
+    names = [
+        n for n in names
+        if parse_period(f"in {n}", today) is None and n.lower() not in ("excel", "pdf")
+    ]  # fmt: skip
+    if names and re.search(r"\b(only|just)\b", text, re.I):
+        base.names = [(h, v) for h, v in base.names if h is not None]
     for value in names:
-        if parse_period(f"in {value}", today) is None and value.lower() not in ("excel", "pdf"):
-            if re.search(r"\b(only|just)\b", text, re.I):
-                base.names = [(h, v) for h, v in base.names if h is not None]
-            base.names.append((None, value))
-            changed.append("name")
+        base.names.append((None, value))
+        changed.append("name")
     base.text = f"{base.text} ; {text}"
     # A list regrouped asks for totals; a count regrouped ("how many …?", "per branch") is
     # still a count.
-    if base.kind is Kind.LIST and (base.group or base.top) and e and e.amount_field:
+    if base.kind == Kind.LIST and (base.group or base.top) and e and e.amount_field:
         base.kind = Kind.TOTAL
     return changed
 
@@ -232,7 +320,7 @@ def linked_group(entity: Entity, text: str, catalog: Catalog) -> str | None:
         target = catalog.entities.get(f.target or "")
         if not f.groupable or target is None or target.name == entity.name:
             continue
-        if not intents.explicit(target, haystack):
+        if not explicit(target, haystack):
             continue
         own = (g for n, g in target.fields.items() if n not in entity.fields and not g.title)
         if any(_says(haystack, t) for g in own for t in (g.label, g.name.replace("_", " "))):
@@ -275,7 +363,10 @@ def read(
             and reading.req.entity is not None
             and (linked_group(reading.req.entity, message, catalog) is not None)
         )
-        if reading is None or (not grouped and stands_alone(req, message, catalog)):
+        unrelated = reading is not None and not grouped and _unrelated(message, catalog)
+        if unrelated and not current and req.kind == Kind.UNKNOWN:
+            continue  # an aside that was not understood leaves the question in play as it was
+        if reading is None or unrelated or (not grouped and stands_alone(req, message, catalog)):
             edit_words = _LEAD.match(message) or re.search(r"\binstead\b", message, re.I)
             alone = stands_alone(req, message, catalog) or not edit_words
             reading = Reading(req, orphan=current and not alone)
@@ -290,12 +381,22 @@ def read(
     return reading
 
 
+def _unrelated(message: str, catalog: Catalog) -> bool:
+    """A message that is no edit of the last question: it does not open like one, refers to
+    nothing earlier, and says something none of our words mean ("what's the weather in
+    Nairobi?" after a sales question is not Nairobi's sales)."""
+    if _LEAD.match(message) or _ANAPHORA.search(message) or _BARE_NAME.match(message):
+        return False
+    strange = [w for w in vocabulary.unknown_words(message, catalog) if vocabulary.is_english(w)]
+    return bool(strange)
+
+
 def _swap_entity(base: Request, said: Request, text: str) -> None:
     """'and suppliers?' after 'how many customers?': the same question of other records."""
     new = said.entity
     if new is None or base.entity is None or new.name == base.entity.name:
         return
-    if new.kind == base.entity.kind and intents.explicit(new, norm(text)):
+    if new.kind == base.entity.kind and explicit(new, norm(text)):
         base.entity = new
         base.statuses = []
 

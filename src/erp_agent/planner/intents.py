@@ -8,115 +8,31 @@ paraphrases and values the code has never seen are understood the same way.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import re
-from dataclasses import dataclass, field
-from enum import StrEnum
 
-from erp_agent.catalog import Catalog, Entity, FieldType, Report
+from erp_agent.catalog import Catalog, Entity, FieldType
+from erp_agent.catalog.questions import load_questions
+from erp_agent.planner import questions, vocabulary
 from erp_agent.planner.direction import direction_field, direction_filter, money_direction
-from erp_agent.planner.parse_amounts import Amount, parse_amount, parse_top
-from erp_agent.planner.parse_dates import Period, parse_age_days, parse_as_of, parse_period
+from erp_agent.planner.parse_amounts import parse_amount, parse_top
+from erp_agent.planner.parse_dates import parse_age_days, parse_as_of, parse_period
+from erp_agent.planner.reading import Kind, Request
+from erp_agent.planner.terms import has_term, has_verb_form, norm
 
-
-class Kind(StrEnum):
-    LIST = "list"
-    COUNT = "count"
-    TOTAL = "total"
-    TREND = "trend"
-    FORECAST = "forecast"
-    CONCENTRATION = "concentration"
-    ANOMALIES = "anomalies"
-    REPORT = "report"
-    DOCUMENT = "document"
-    WORKFLOW = "workflow"
-    KNOWLEDGE = "knowledge"
-    FIND = "find"
-    WRITE = "write"
-    UNKNOWN = "unknown"
-
-
-WRITE_VERBS = ("create", "raise", "draft", "prepare", "make", "add", "new", "quote", "approve", "reject",
-               "submit", "cancel", "delete", "remove", "mark", "set", "update", "change")  # fmt: skip
-# What people say before the verb of a change: "please approve", "ok to approve", "go ahead and".
-_POLITE = (
-    r"(?:please\s+|can you\s+|could you\s+|ok(?:ay)?,?\s+(?:to\s+|please\s+)?|go ahead and\s+|"
-    r"i(?:'d| would) like to\s+|i want to\s+|let'?s\s+)+"
-)
-_COUNT = re.compile(r"\b(how many|number of|count of|count\b|headcount|how much of)")
-_TOTAL = re.compile(
-    r"\b(total|sum|how much|worth|value|amount|revenue|sales|turnover|spend|spent|billed|bill(?:ed)?|"
-    r"billings?|invoiced|purchases|earned|received|paid|collected|by\s+\w+|per\s+\w+|breakdown|"
-    r"top|largest|biggest)\b"
-)
-# "What have we invoiced / did we sell / have they spent": the amount of what was done, a figure
-# (not the documents that did it), whatever the verb.
-_WHAT_DONE = re.compile(
-    r"^\s*(?:so\s+|and\s+)?what\s+(?:have|has|had|did|do|does)\s+(?:we|i|you|they|our \w+)\s+"
-    r"(?!(?:have|got|need|want|get|know|mean|say|see|think)\b)(?:\w+ly\s+)?\w+"
-)
-# "What did Gulf Traders pay us?", "what has Acme spent": a party's money verb, a figure too.
-_WHAT_PAID = re.compile(
-    r"^\s*(?:so\s+|and\s+)?what\s+(?:have|has|had|did|do|does)\s+(?:[\w&.'-]+\s+){1,6}?"
-    r"(?:pay|paid|spen[dt]|owe|bought|buy|invoiced?|billed?|earn(?:ed)?|collect(?:ed)?|receive[d]?)\b"
-)
-# Comparing a figure with an earlier period: "vs last year", "more than last year".
-COMPARE = re.compile(
-    r"\b(compared?|comparison|comparing|vs\.?|versus|year on year|yoy|(?:than|against|with) "
-    r"(?:the )?(?:last|previous|prior) (?:year|quarter|month)(?:'s)?)\b"
-)
-_TREND = re.compile(
-    r"\b(trends?|trending|over time|growth|growing|month on month|month over month|going up|"
-    r"going down|up or down|rising|falling|increasing|decreasing|declining|improving)\b"
-    r"|" + COMPARE.pattern
-)
-_FORECAST = re.compile(
-    r"\b(forecast|projected|projection|predict|expected|next month's|outlook)\b|\bwill\b.*\bbe\b"
-    r"|\bwill (?:we|they|it)\b.*\bnext (?:week|month|quarter|year)\b"
-)
-_CONCENTRATION = re.compile(
-    r"\b(dependent|dependence|depend|concentration|concentrated|reliant|reliance|share of)\b"
-    # A part of a whole that comes from the biggest few: "how much of our sales is from the
-    # top three clients?", "what portion of purchases goes to our five largest suppliers".
-    r"|\b(?:how much|what part|what portion|what proportion|what percentage|what fraction|"
-    r"which part|what %) of\b.*\b(?:top|biggest|largest|main|leading|few)\b"
-    r"|\b(?:percentage|proportion|portion|fraction) of\b"
-)
-_ANOMALY = re.compile(
-    r"\b(unusual|anomal\w*|outliers?|odd|odd-looking|suspicious|strange|irregular|weird|abnormal|"
-    r"out of the ordinary)\b"
-)
-_KNOWLEDGE = re.compile(
-    r"^\s*(how (?:do|does|can|should|to)|what happens|what is the (?:process|procedure|policy)|"
-    r"explain|why do we|what are the steps|steps to|walk me through)\b"
-    # Process questions phrased later in the sentence: "if I cancel …, what happens?"
-    r"|\bwhat happens\b|\bhow does (?:it|this|that|the \w+|\w+) work\b|\beffects? of\b"
-    r"|\bwhat does (?:cancel+ing|submitting|amending|approving) (?:an? |the )?\w+ do\b"
-)
-# What an action on a kind of document does, or whether it may be done: "can I cancel a
-# submitted invoice and what does it do to the ledger?". With no document named this asks how
-# the process works (the knowledge base), not for a list of records.
-_ACTION_QUESTION = re.compile(
-    r"\bwhat (?:does|will|would) (?:it|this|that|doing (?:it|so)) do\b"
-    r"|\bwhat (?:does|will|would) (?:it|this|that) (?:do|mean) (?:to|for)\b"
-    r"|^\s*(?:can|may|could|should) (?:i|we|you|one) (?:still )?(?:cancel|amend|submit|delete|"
-    r"reverse|undo|edit|change|return|void)\b.*\b(?:what|how|and|then|affect|effect|impact)\b"
-    r"|\b(?:how|what) (?:does|will|would) (?:cancel+ing|amending|submitting|reversing|deleting) "
-    r"(?:an? |the )?[\w ]{1,30}? (?:affect|change|impact)\b"
-)
-_WORKFLOW = re.compile(
-    r"\b(why can'?t|why cannot|why can not|why is .* (?:blocked|stuck)|waiting for my approval|awaiting my approval|pending my approval|my approvals?|what can i do with|who (?:can|must|should) approve|next step)\b"
-    r"|\b(?:i|we) (?:need|have|must|should|got) to approve\b|\bfor me to approve\b"
-    r"|\b(?:my )?approval queue\b|\bpending approval\b"
-)
-_FIND = re.compile(
-    r"\b(the (?:one|invoice|order|bill|quote|quotation) (?:for|with|where|that|we)|find the|look up the|that we sent|we sent|we bought|we received)\b"
-)
-# "How much have we received from X": a figure, though "we received" may find one document.
-_FIGURE = re.compile(r"\b(how much|total|sum|in all|altogether)\b")
-_CHART = re.compile(r"\b(chart|graph|plot|visuali[sz]e|bar|pie|line chart)\b")
+# The cues of the question kinds (catalog/data/questions.yaml): one vocabulary for the planner
+# and for routing.
+_COUNT = questions.cue("count")
+_TOTAL = questions.cue("total")
+_WHAT_DONE = questions.cue("what_done")
+_WHAT_PAID = questions.cue("what_paid")
+COMPARE = questions.cue("compare")
+_TREND = questions.cue("trend")
+_FORECAST = questions.cue("forecast")
+_FIND = questions.cue("find")
+_FIGURE = questions.cue("figure")
+_CHART = questions.cue("chart")
 _GROUP = re.compile(
-    r"\b(?:by|per|for each|each|broken down by|split by|grouped by)\s+([a-z][a-z ]{1,30}?)(?=\s+(?:this|last|next|in|for|since|during|as|from|between|over|and)\b|[?.,!]|$)"
+    r"\b(?:by|per|for each|each|broken down by|split by|grouped by)\s+([a-z][a-z ]{1,30}?)(?=\s+(?:this|last|next|in|for|since|during|as|from|between|over|and|with|where|that|which|q[1-4]|h[12]|ytd|mtd|qtd|\d{4}|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|today|yesterday|to date|so far)\b|[?.,!]|$)"
 )
 _DATE_PARTS = {"month": "month", "monthly": "month", "quarter": "quarter", "quarterly": "quarter",
                "year": "year", "yearly": "year", "annually": "year", "annual": "year"}  # fmt: skip
@@ -138,62 +54,9 @@ _LEADING = {"sum", "number", "count", "total", "tell", "look", "status", "list",
             "new", "draft", "customer", "supplier", "item", "invoice", "invoices", "orders"}  # fmt: skip
 
 
-@dataclass
-class Request:
-    text: str
-    kind: Kind = Kind.UNKNOWN
-    entity: Entity | None = None
-    report: Report | None = None
-    doc_ids: list[tuple[Entity, str]] = field(default_factory=list)
-    period: Period | None = None
-    as_of: dt.date | None = None
-    age_days: int | None = None
-    amount: Amount | None = None
-    top: int | None = None
-    group: str | None = None  # a field name of the entity
-    date_part: str | None = None  # month | quarter | year
-    chart: bool = False
-    statuses: list[str] = field(default_factory=list)  # values of the entity's status field
-    enum_filters: dict[str, list[str]] = field(default_factory=dict)  # other enum fields
-    fields_asked: list[str] = field(default_factory=list)  # fields the question names
-    names: list[tuple[str | None, str]] = field(default_factory=list)  # (field or None, value)
-    verb: str | None = None
-    target_value: str | None = None  # "mark … as <value>"
-    loose_ids: list[str] = field(default_factory=list)  # ids of no known entity
-    compared_field: str | None = None  # "below reorder level": a field compared with another
-    items: list[str] = field(default_factory=list)  # item codes
-    settled: list[str] = field(default_factory=list)  # words a clarification already resolved
-
-
-_NORM_WORD = re.compile(r"[a-z0-9&][a-z0-9&\-']*")
-
-
-@functools.lru_cache(maxsize=65536)
-def norm(text: str) -> str:
-    # Cached: the planner compares every catalog term with the text many times per request.
-    return " " + " ".join(_NORM_WORD.findall(text.lower())) + " "
-
-
-def _has(haystack: str, phrase: str) -> bool:
-    p = norm(phrase).strip()
-    if not p:
-        return False
-    if f" {p} " in haystack:
-        return True
-    # A plural in the text for a singular term ("invoice" → "invoices"); never the other way
-    # round, which turns "goods" into "good".
-    return any(f" {p}{end} " in haystack for end in ("s", "es"))
-
-
-def _has_verb_form(haystack: str, phrase: str) -> bool:
-    """'invoiced', 'billed': weaker evidence than the noun ("projected" is not a project)."""
-    p = norm(phrase).strip()
-    return bool(p) and any(f" {p}{end} " in haystack for end in ("d", "ed"))
-
-
 def _score_terms(haystack: str, terms: list[tuple[str, int]]) -> int:
-    strong = max((w * len(norm(t).split()) for t, w in terms if _has(haystack, t)), default=0)
-    return strong or int(any(_has_verb_form(haystack, t) for t, _ in terms))
+    strong = max((w * len(norm(t).split()) for t, w in terms if has_term(haystack, t)), default=0)
+    return strong or int(any(has_verb_form(haystack, t) for t, _ in terms))
 
 
 def entity_scores(catalog: Catalog, haystack: str) -> dict[str, int]:
@@ -206,7 +69,7 @@ def entity_scores(catalog: Catalog, haystack: str) -> dict[str, int]:
             # A status of this entity named too ("orders still to bill") breaks ties its way.
             own = norm(" ".join((entity.label, entity.plural)))
             values = entity.fields[entity.status_field].values
-            score += any(_has(haystack, v) and norm(v) not in own for v in values if " " in v)
+            score += any(has_term(haystack, v) and norm(v) not in own for v in values if " " in v)
         if score:
             scores[entity.name] = score
     return scores
@@ -241,6 +104,7 @@ def _pick_entity(catalog: Catalog, haystack: str) -> Entity | None:
     return best
 
 
+_CODE = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:-[a-z0-9]+)*-\d[a-z0-9-]*(?![\w-])")
 _QUANTITY = re.compile(r"\b(units?|qty|quantity|quantities|stock|pieces|pcs|items?|goods)\b")
 
 
@@ -249,8 +113,8 @@ def _money_moved(catalog: Catalog, low: str, named: Entity | None) -> Entity | N
     out: the records that carry the direction (payments), unless it is goods that moved. So
     is a sum of money moved from or to a master ("how much cash did we get from customers"):
     as with a master beside a transaction, the payments that link to it are the subject."""
-    if _QUANTITY.search(low) or money_direction(low) is None:
-        return named
+    if _QUANTITY.search(low) or money_direction(low) is None or _CODE.search(low):
+        return named  # goods moved, no direction, or a price paid for an item by its code
     money = next((e for e in catalog.entities.values() if direction_field(e)), None)
     if named is None or money is None:
         return named or money
@@ -286,11 +150,6 @@ def _made(catalog: Catalog, low: str) -> Entity | None:
     return max(found, key=lambda t: t[0])[1] if found else None
 
 
-def explicit(entity: Entity, haystack: str) -> bool:
-    """Whether the request names the entity by its label or plural (not just a loose keyword)."""
-    return any(_has(haystack, t) for t in (entity.label, entity.plural, *entity.synonyms))
-
-
 _GENERIC_ID = re.compile(r"(?<![\w-])([A-Z][A-Z0-9]*(?:[-/][A-Z0-9]+)*[-/]\d+)(?![\w-])")
 
 
@@ -311,7 +170,7 @@ def _enum_matches(entity: Entity, haystack: str) -> dict[str, list[str]]:
     for name, f in entity.fields.items():
         if f.type is not FieldType.ENUM or not f.filterable:
             continue
-        hits = [v for v in f.values if _has(haystack, v) and norm(v) not in own]
+        hits = [v for v in f.values if has_term(haystack, v) and norm(v) not in own]
         if hits:
             found[name] = hits
     return found
@@ -323,37 +182,15 @@ def _status_words(entity: Entity, haystack: str) -> list[str]:
         return []
     values = entity.fields[entity.status_field].values
     own = norm(" ".join((entity.label, entity.plural)))
-    hits = [v for v in values if _has(haystack, v) and norm(v) not in own]
-    aliases = {
-        "open": ("Open", "To Deliver and Bill", "To Bill", "To Deliver", "Unpaid", "Overdue",
-                 "Partly Paid", "Submitted", "Pending", "To Receive and Bill", "To Receive"),
-        "unpaid": ("Unpaid", "Overdue", "Partly Paid"),
-        "outstanding": ("Unpaid", "Overdue", "Partly Paid"),
-        "pending": ("Open", "Pending", "Draft", "Pending Approval", "To Approve"),
-        "waiting": ("Open", "Pending", "Pending Approval", "To Approve"),
-        "approved": ("Approved",),
-        "draft": ("Draft",),
-        "settled": ("Paid",),
-        # What is still to happen to an order, in its status's words.
-        "to be delivered": ("To Deliver and Bill", "To Deliver"),
-        "not delivered": ("To Deliver and Bill", "To Deliver"),
-        "undelivered": ("To Deliver and Bill", "To Deliver"),
-        "not yet delivered": ("To Deliver and Bill", "To Deliver"),
-        "to be billed": ("To Deliver and Bill", "To Bill", "To Receive and Bill"),
-        "not billed": ("To Deliver and Bill", "To Bill", "To Receive and Bill"),
-        "unbilled": ("To Deliver and Bill", "To Bill", "To Receive and Bill"),
-        "to be invoiced": ("To Deliver and Bill", "To Bill", "To Receive and Bill"),
-        "to be received": ("To Receive and Bill", "To Receive"),
-        "not received": ("To Receive and Bill", "To Receive"),
-        "not yet received": ("To Receive and Bill", "To Receive"),
-    }  # fmt: skip
+    hits = [v for v in values if has_term(haystack, v) and norm(v) not in own]
+    aliases = load_questions().statuses
     # "unpaid" is also ERPNext's name for one status, but people mean every invoice not yet
     # paid (overdue and partly paid ones too, as outstanding > 0 counts them): the everyday
     # meaning wins over the literal status of the same name.
-    broad = [w for w in ("unpaid",) if _has(haystack, w)]
+    broad = [w for w in ("unpaid",) if has_term(haystack, w)]
     if not hits or broad:
         for word, candidates in aliases.items():
-            if _has(haystack, word) and (not hits or word in broad):
+            if has_term(haystack, word) and (not hits or word in broad):
                 hits += [v for v in candidates if v in values and v not in hits]
     return hits
 
@@ -364,7 +201,9 @@ def _fields_asked(entity: Entity, haystack: str) -> list[str]:
         if f.identifier or f.type is FieldType.TABLE:
             continue
         label = f.label or name.replace("_", " ")
-        if len(label) > 3 and (_has(haystack, label) or _has(haystack, name.replace("_", " "))):
+        if len(label) > 3 and (
+            has_term(haystack, label) or has_term(haystack, name.replace("_", " "))
+        ):
             out.append(name)
     return out
 
@@ -388,27 +227,63 @@ def _group(entity: Entity | None, haystack: str, catalog: Catalog) -> tuple[str 
             dim = (getattr(catalog, "dimensions", None) or {}).get(name)
             if dim is not None:  # "by payment method": the dimension's own words for the field
                 labels |= {dim.label.lower(), *(s.lower() for s in dim.synonyms)}
-            if any(_has(f" {phrase} ", lab) for lab in labels if lab):
+            if any(has_term(f" {phrase} ", lab) for lab in labels if lab):
                 return name, None
     return None, None
 
 
+# Words before a name that say it is one ("for Acme", "customer Gulf Traders").
+_NAME_BEFORE = frozenset(["for", "from", "to", "of", "at", "by", "with", "in", "about", "against",
+                          "on", "customer", "supplier", "branch", "item", "warehouse", "territory",
+                          "party", "employee", "company", "vendor", "client"])  # fmt: skip
+# A single capitalised word this common in English, not where a name is said, fills the
+# sentence ("Grace here — quick one", "Honestly, …") rather than naming a record.
+_COMMON_CAPITALISED = 5_000
+# Currencies as people write them: the figure is in that currency.
+CURRENCIES = {"ksh": "KES", "kshs": "KES", "kes": "KES", "shilling": "KES", "shillings": "KES",
+              "bob": "KES", "usd": "USD", "dollar": "USD", "dollars": "USD", "us$": "USD",
+              "$": "USD", "eur": "EUR", "euro": "EUR", "euros": "EUR"}  # fmt: skip
+_CURRENCY = re.compile(
+    r"(?<![\w$])(ksh?s?|kes|shillings?|usd|us\$|dollars?|eur|euros?)(?![\w])|\$(?=\s*\d)",
+    re.IGNORECASE,
+)
+
+
+def currency_of(text: str) -> str | None:
+    m = _CURRENCY.search(text)
+    if m is None:
+        return None
+    return CURRENCIES.get(m.group(0).lower().strip(), CURRENCIES.get(m.group(0)[:1]))
+
+
+_KNOWN: dict[int, tuple[Catalog, str]] = {}
+
+
+def _known_terms(catalog: Catalog) -> str:
+    """Every term the catalog gives a meaning (entities, their keywords, the figures and their
+    synonyms): a capitalised word among them ("VAT", "Revenue") is not a name."""
+    hit = _KNOWN.get(id(catalog))
+    if hit is not None and hit[0] is catalog:
+        return hit[1]
+    terms = [
+        *(e.label for e in catalog.entities.values()),
+        *(k for e in catalog.entities.values() for k in e.keywords),
+        *(t for m in catalog.metrics.values() for t in (m.label, *m.synonyms)),
+    ]
+    _KNOWN[id(catalog)] = (catalog, norm(" ".join(terms)))
+    return _KNOWN[id(catalog)][1]
+
+
 def _names(
-    text: str, entity: Entity | None, catalog: Catalog, ids: list[str]
+    text: str, entity: Entity | None, catalog: Catalog, ids: list[str], ignored: list[str]
 ) -> list[tuple[str | None, str]]:
-    """Proper names the request mentions, with the field they belong to when the text says so."""
+    """Proper names the request mentions, with the field they belong to when the text says so;
+    a capitalised word that only fills the sentence goes to ``ignored``."""
     stripped = text
     for doc_id in ids:
         stripped = stripped.replace(doc_id, " ")
     out: list[tuple[str | None, str]] = []
-    known = norm(
-        " ".join(
-            [
-                *(e.label for e in catalog.entities.values()),
-                *(k for e in catalog.entities.values() for k in e.keywords),
-            ]
-        )
-    )
+    known = _known_terms(catalog)
     for m in _NAME.finditer(stripped):
         raw = m.group(1).strip(" .,'").removesuffix("'s").removesuffix("’s")
         tokens = [w for w in raw.split() if w not in _STOP]
@@ -425,8 +300,19 @@ def _names(
         plural_of_known = low.endswith("s") and f" {low[:-1]} " in known  # "SOs", "POs"
         if f" {low} " in known or plural_of_known or re.search(r"\d", value) or len(value) < 3:
             continue
+        if low in CURRENCIES:
+            continue
         after = norm(stripped[m.end() :]).split()[:1]
         before = norm(stripped[: m.start()]).split()[-1:]
+        said_as_name = len(tokens) > 1 or bool(set(before) & _NAME_BEFORE)
+        # Only a sentence's first word is capitalised for no reason: elsewhere a capital says
+        # "a name" ("what did Lake buy"), however common the word.
+        first = not stripped[: m.start()].strip() or bool(
+            re.search(r"[.!?:;,\-–—]\s*$", stripped[: m.start()])
+        )
+        if first and not said_as_name and vocabulary.english_frequency(low) >= _COMMON_CAPITALISED:
+            ignored.append(value)
+            continue
         hint = None
         if entity is not None:
             for name, f in entity.fields.items():
@@ -451,6 +337,12 @@ _PERIOD_WORDS = re.compile(
 _FILLERS = re.compile(r"\b(still|currently|actually|really|presently)\b", re.IGNORECASE)
 
 
+_AS_OF = re.compile(
+    r"\b(?:as (?:of|at)|at the end of)\s+(?:the\s+)?(?:end of\s+)?(?:today|now|(?:last|this|previous)\s+(?:month|quarter|year)(?:\s*end)?|[\w ,-]{1,20}?\d{4}|\d{1,2}\s+\w+|\w+\s+\d{1,2})",
+    re.IGNORECASE,
+)
+
+
 def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> Request:
     haystack = norm(_FILLERS.sub(" ", _PERIOD_WORDS.sub(" ", text)))
     low = text.lower()
@@ -461,8 +353,9 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
         req.doc_ids += [(named, d) for d in generic_ids(text, [d for _, d in req.doc_ids])]
     else:
         req.loose_ids = generic_ids(text, [d for _, d in req.doc_ids])
-    req.period = parse_period(text, today)
     req.as_of = parse_as_of(text, today)
+    # "As of today", "as at 30 June": a moment a balance is read at, never a period of dates.
+    req.period = parse_period(_AS_OF.sub(" ", text) if req.as_of else text, today)
     req.age_days = parse_age_days(text)
     req.amount = parse_amount(text)
     req.top = parse_top(text)
@@ -506,17 +399,15 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
         )
         if word:
             req.date_part = _DATE_PARTS[word.group(1).split()[-1]]
-    req.names = _names(text, req.entity, catalog, [d for _, d in req.doc_ids])
-    verb = next(
-        (v for v in WRITE_VERBS if re.match(rf"\s*(?:{_POLITE})?{v}\b", low)),
-        None,
-    )
-    if verb is not None:
-        req.verb = verb
+    req.currency = currency_of(text)
+    req.names = _names(text, req.entity, catalog, [d for _, d in req.doc_ids], req.ignored)
+    opening = questions.opening_verb(low)
+    if opening is not None:
+        req.verb, req.change = opening
         m = re.search(r"\b(?:as|to)\s+(?:be\s+)?['\"]?([a-z][a-z ]{1,30}?)['\"]?\s*[.!?]?$", low)
         req.target_value = m.group(1).strip() if m else None
-    req.kind = _kind(req, low, reports, catalog)
-    if req.kind is Kind.REPORT:
+    req.kind = questions.classify(questions.Facts(req, low, reports, catalog))
+    if req.kind == Kind.REPORT:
         req.report = catalog.reports[max(reports, key=lambda n: reports[n])]
     return req
 
@@ -529,83 +420,6 @@ def _compared_field(entity: Entity, low: str) -> str | None:
         if len(label) > 3 and re.search(pattern, low):
             return name
     return None
-
-
-# Moving a document through its approval workflow, and asking about it (not ordering it).
-_WORKFLOW_MOVES = re.compile(
-    r"\b(submit\w*|approv\w*|reject\w*|sign(?:ed|ing)?[ -]?off|block\w*|stopp\w*|stuck|"
-    r"held up|hold\w* (?:it|this|that) up|through|forward|next)\b"
-)
-_ASKING = re.compile(r"\?|\b(why|how|who|whom|what|when|which|can'?t|cannot|unable)\b")
-
-
-def _about_its_workflow(req: Request, low: str) -> bool:
-    """A question about one document of a workflow entity and its next move ("what's stopping
-    me from submitting PO-1?", "who needs to approve PO-1", "how do I get PO-1 approved?"):
-    the ERP's workflow for that document answers it, not the knowledge base or its fields."""
-    entities = [e for e, _ in req.doc_ids] or ([req.entity] if req.entity else [])
-    with_workflow = any("workflow_state" in e.fields for e in entities if e is not None)
-    return bool(
-        req.doc_ids and with_workflow and _WORKFLOW_MOVES.search(low) and _ASKING.search(low)
-    )
-
-
-def _kind(req: Request, low: str, reports: dict[str, int], catalog: Catalog) -> Kind:
-    process = (
-        _KNOWLEDGE.search(low) or (not req.doc_ids and _ACTION_QUESTION.search(low))
-    ) and not _COUNT.search(low)
-    if req.verb is not None and (req.entity is not None or req.doc_ids) and not process:
-        return Kind.WRITE
-    if _WORKFLOW.search(low) and not (_COUNT.search(low) and "pending approval" in low):
-        return Kind.WORKFLOW
-    if _about_its_workflow(req, low):
-        return Kind.WORKFLOW
-    if process:
-        return Kind.KNOWLEDGE
-    if req.doc_ids:
-        return Kind.DOCUMENT
-    if _FORECAST.search(low) and req.entity is not None:
-        return Kind.FORECAST
-    if _CONCENTRATION.search(low):
-        return Kind.CONCENTRATION
-    if _ANOMALY.search(low):
-        return Kind.ANOMALIES
-    haystack = norm(low)
-    named_transaction = (
-        req.entity is not None
-        and req.entity.kind.value == "transaction"
-        and explicit(req.entity, haystack)
-    )
-    by_label = any(_has(haystack, catalog.reports[n].label) for n in reports)
-    grouped_transaction = (
-        req.entity is not None and req.entity.kind.value == "transaction" and bool(req.group)
-    )
-    if (
-        reports
-        and (by_label or not (named_transaction or grouped_transaction))
-        and not _COUNT.search(low)
-    ):
-        return Kind.REPORT
-    if req.entity is None:
-        return Kind.UNKNOWN
-    if _FIND.search(low) and req.names and not _FIGURE.search(low):
-        return Kind.FIND
-    if _COUNT.search(low):
-        return Kind.COUNT
-    if _TREND.search(low):
-        return Kind.TREND
-    if (
-        req.group
-        or req.top
-        or (req.entity.amount_field and (_WHAT_DONE.search(low) or _WHAT_PAID.search(low)))
-        or (
-            _TOTAL.search(low)
-            and req.entity.amount_field
-            and not re.search(r"^\s*(which|list|show me the|who)\b", low)
-        )
-    ):
-        return Kind.TOTAL
-    return Kind.LIST
 
 
 def forecasting(text: str) -> bool:

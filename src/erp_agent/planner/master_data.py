@@ -15,7 +15,10 @@ from typing import Any
 
 from rapidfuzz import fuzz, utils
 
-from erp_agent.planner.plan import Call, Ctx, Step, _call, _rows, _text
+from erp_agent.planner import vocabulary
+from erp_agent.planner.metric_terms import metric_scores
+from erp_agent.planner.steps import Call, Ctx, Step, call, rows_of, say
+from erp_agent.planner.terms import explicit, norm
 
 ACCEPT = 80  # a weaker match is no match
 LOOSE_ACCEPT = 84
@@ -23,7 +26,7 @@ CLOSE = 4  # two records this close in score are both plausible
 _CODE = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
 
 
-def _probe_token(name: str) -> str:
+def probe_token(name: str) -> str:
     """The longest word of the name, cut short so a typo at its end still matches."""
     words = sorted(re.findall(r"[\w&]+", name), key=len, reverse=True)
     word = words[0] if words else name
@@ -39,8 +42,8 @@ def retry_tokens(name: str) -> list[str]:
     if words and len(words[0]) >= 5:
         out.append(words[0][:3])
     if len(words) > 1 and len(words[1]) >= 4:
-        out.append(_probe_token(words[1]))
-    first = _probe_token(name)
+        out.append(probe_token(words[1]))
+    first = probe_token(name)
     return [t for t in dict.fromkeys(out) if t.lower() != first.lower()]
 
 
@@ -51,7 +54,7 @@ def probe_args(ctx: Ctx, entity_name: str, name: str, retry: int = 0) -> dict[st
         return None
     title = entity.title_field
     fields = ["id"] + ([title.name] if title is not None and title.name != "id" else [])
-    token = _probe_token(name)
+    token = probe_token(name)
     if retry:
         tokens = [] if _CODE.match(name) else retry_tokens(name)
         if len(tokens) < retry:
@@ -69,7 +72,7 @@ def probe_args(ctx: Ctx, entity_name: str, name: str, retry: int = 0) -> dict[st
 _WORD_FIT = 75  # a typed word is the record's word at this rapidfuzz ratio ("stel" is "steel")
 
 
-def _score(name: str, row: dict[str, Any], title: str | None) -> float:
+def match_score(name: str, row: dict[str, Any], title: str | None) -> float:
     texts = [str(row.get("id") or "")] + ([str(row.get(title) or "")] if title else [])
     best = 0.0
     for text in texts:
@@ -144,8 +147,10 @@ def resolve(
         return {}, enable
     pending: list[Call] = []
     found: dict[str, tuple[str, str]] = {}
+    near: dict[str, list[tuple[float, str, str]]] = {}
     for name, dims_for in where.items():
         candidates: list[tuple[float, int, str, str, str]] = []  # score, order, dim, id, title
+        near.setdefault(name, [])
         for order, dim_name in enumerate(dims_for):
             dim = dims.get(dim_name)
             entity_name = getattr(dim, "entity", None)
@@ -177,17 +182,17 @@ def resolve(
                 if not r.ok:
                     break
                 before = len(candidates)
-                for row in _rows(r):
+                for row in rows_of(r):
                     score = (
                         _word_score(name, row, title)
                         if name in optional
-                        else _score(name, row, title)
+                        else match_score(name, row, title)
                     )
+                    label = str(row.get(title) or row.get("id")) if title else str(row.get("id"))
                     if score >= floor:
-                        label = (
-                            str(row.get(title) or row.get("id")) if title else str(row.get("id"))
-                        )
                         candidates.append((score, order, dim_name, str(row.get("id")), label))
+                    elif score >= _NEAR:
+                        near[name].append((score, dim_name, label))
                 if len(candidates) > before:
                     break  # found here: the shorter probe is only for a name the first missed
         if pending:
@@ -196,30 +201,109 @@ def resolve(
         if wanted_dim is not None and any(c[2] == wanted_dim for c in candidates):
             candidates = [c for c in candidates if c[2] == wanted_dim]
         if not candidates and name in optional:
-            # A word neither the vocabulary nor the records know: say so rather than answer
-            # without it (it may be a condition, or the request may not be about the ERP).
-            return found, _text(
-                f"No records found for “{name}” among what you can see "
-                f"({', '.join(d.replace('_', ' ') for d in dims_for[:6])}), and I didn't "
-                "understand it as anything else, so I can't answer that and won't guess. Check "
-                "the spelling, give its code, or ask about your ERP data."
-            )
+            if _tolerated(ctx, name):
+                # An English word the catalog gives no meaning and no record is named by, in a
+                # question whose subject is clear: it fills the sentence; the reading the
+                # answer shows says it was left out.
+                ctx.req.ignored.append(name)
+                continue
+            if not vocabulary.said_as_name(ctx.req.text, name, catalog):
+                return found, say(
+                    f"No records found for “{name}” among what you can see "
+                    f"({', '.join(d.replace('_', ' ') for d in dims_for[:6])}), and I didn't "
+                    "understand it as anything else, so I can't answer that and won't guess. "
+                    "Check the spelling, give its code, or ask about your ERP data."
+                )
         if not candidates:
-            return found, _text(
-                f"No records found: I found no “{name}” among the records you can see "
-                f"({', '.join(d.replace('_', ' ') for d in dims_for[:6])}), so I won't guess "
-                "what it is. Check the spelling or give its code."
-            )
+            return found, say(_not_found(catalog, name, dims_for, near.get(name, [])))
         candidates.sort(key=lambda c: (-c[0], c[1]))
         best = candidates[0]
+        twins = _same_in_each_company(best, candidates)
+        if twins:
+            # "Rent" is each company's own Rent account ("Rent - ST", "Rent - HG"): all of them,
+            # so the figure is per company, never one company's picked at random.
+            found[name] = (best[2], best[3])
+            for twin in twins:
+                found[f"{name} ({twin[3]})"] = (twin[2], twin[3])
+            continue
         rivals = [c for c in candidates[1:] if c[0] >= best[0] - CLOSE and c[2] == best[2]]
         rivals = [c for c in rivals if c[3] != best[3]]
         if rivals and best[0] < 101:
-            return found, _ask(ctx, name, best[2], [best, *rivals])
+            return found, ask_which(ctx, name, best[2], [best, *rivals])
         found[name] = (best[2], best[3])
     if pending:
         return found, Step(calls=pending)
     return found, None
+
+
+def _same_in_each_company(
+    best: tuple[float, int, str, str, str], candidates: list[tuple[float, int, str, str, str]]
+) -> list[tuple[float, int, str, str, str]]:
+    """Records of the best one's kind with its name and score but another company's suffix
+    (ERPNext names accounts, cost centres and warehouses "<name> - <company abbr>")."""
+    stem = best[3].rsplit(" - ", 1)[0]
+    if " - " not in best[3]:
+        return []
+    return [
+        c
+        for c in candidates[1:]
+        if c[2] == best[2]
+        and c[0] == best[0]
+        and c[3] != best[3]
+        and c[3].rsplit(" - ", 1)[0] == stem
+    ]
+
+
+def _tolerated(ctx: Ctx, name: str) -> bool:
+    """A word left out of the reading rather than declined: English, not said where a name is
+    said, and in a question that names its subject (a figure, its records by name, a document
+    or a report) — "show me turnover for the board pack", not "write a poem about invoices"."""
+    req = ctx.req
+    if not vocabulary.is_english(name) or vocabulary.said_as_name(req.text, name, ctx.catalog):
+        return False
+    # What the request asks to be made ("write a poem about …", "tell me a joke"): the object
+    # of its opening verb is the request itself, not a word around it.
+    opening = _OBJECT.match(req.text.lower())
+    if opening is not None and opening.group(1) == name.lower():
+        return False
+    return strong_subject(ctx)
+
+
+_OBJECT = re.compile(
+    r"^\s*(?:please\s+)?[a-z]+\s+(?:me\s+|us\s+)?(?:a|an|some|the|my|our)\s+([a-z]+)"
+)
+
+
+def strong_subject(ctx: Ctx) -> bool:
+    req = ctx.req
+    if req.doc_ids or req.report is not None:
+        return True
+    if req.entity is not None and explicit(req.entity, norm(req.text)):
+        return True
+    return bool(metric_scores(ctx.catalog, req.text))
+
+
+_NEAR = 55  # a record this close to a name not found is offered as what may have been meant
+
+
+def _not_found(
+    catalog: Any, name: str, dims: Sequence[str], near: list[tuple[float, str, str]]
+) -> str:
+    """'I couldn't find <name> among customers, suppliers, items…', with the closest matches."""
+    where = ", ".join(_plural(catalog, d) for d in dims[:6])
+    text = (
+        f"No records found: I couldn't find “{name}” among the {where} you can see, so I "
+        "can't answer that and won't guess what it is."
+    )
+    closest = [f"{label} ({dim.replace('_', ' ')})" for _, dim, label in sorted(near, reverse=True)]
+    if closest:
+        text += " Closest matches: " + ", ".join(dict.fromkeys(closest[:3])) + "."
+    return text + " Check the spelling or give its code."
+
+
+def _plural(catalog: Any, dim: str) -> str:
+    entity = catalog.entities.get(getattr(catalog.dimensions.get(dim), "entity", None) or dim)
+    return str(entity.plural).lower() if entity is not None else dim.replace("_", " ")
 
 
 def _values_call(ctx: Ctx, entity: str, dim_name: str, dim: Any) -> Call:
@@ -248,9 +332,9 @@ def _values(
         return [], None
     field = call.args["group_by"][0]["field"]
     out = []
-    for row in _rows(r):
+    for row in rows_of(r):
         value = str(row.get(field) or "")
-        score = _score(name, {"id": value}, None) if value else 0.0
+        score = match_score(name, {"id": value}, None) if value else 0.0
         if score >= ACCEPT:
             out.append((score, order, dim_name, value, value))
     return out, None
@@ -271,7 +355,9 @@ def _enable_lists(ctx: Ctx, entities: Sequence[str]) -> Step | None:
     return Step(calls=calls) if calls else None
 
 
-def _ask(ctx: Ctx, name: str, dim: str, options: list[tuple[float, int, str, str, str]]) -> Step:
+def ask_which(
+    ctx: Ctx, name: str, dim: str, options: list[tuple[float, int, str, str, str]]
+) -> Step:
     label = dim.replace("_", " ")
     question = f"Which {label} do you mean by “{name}”?"
     choices = [{"label": o[4] if o[4] == o[3] else f"{o[4]} ({o[3]})", "value": o[3]}
@@ -279,5 +365,5 @@ def _ask(ctx: Ctx, name: str, dim: str, options: list[tuple[float, int, str, str
     if ctx.has("display.choices") and ctx.result("display.choices") is None:
         # The slot names the dimension and the words asked about, so the reply replaces them.
         slot = f"name:{dim}:{name}"[:60]
-        return _call("display.choices", {"question": question, "options": choices, "slot": slot})
-    return _text(question + " " + ", ".join(c["label"] for c in choices) + ".")
+        return call("display.choices", {"question": question, "options": choices, "slot": slot})
+    return say(question + " " + ", ".join(c["label"] for c in choices) + ".")

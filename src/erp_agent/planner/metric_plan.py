@@ -8,24 +8,25 @@ between two fields) is left to the record plane, so no condition is ever dropped
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from erp_agent.catalog import Catalog
-from erp_agent.planner import master_data, vocabulary
+from erp_agent.planner import master_data, questions, vocabulary
 from erp_agent.planner.answer import fmt, is_number, join
 from erp_agent.planner.direction import IN, OUT, direction_field
-from erp_agent.planner.intents import COMPARE, Kind, Request, _has, explicit, norm
-from erp_agent.planner.parse_dates import shift_months
-from erp_agent.planner.plan import Ctx, Step, _call, _failed, _text, enable
+from erp_agent.planner.intents import COMPARE
+from erp_agent.planner.metric_terms import VALUE_WORDS, metric_scores, metric_terms, says
+from erp_agent.planner.parse_dates import Period, parse_comparison, sets_against, shift_months
+from erp_agent.planner.reading import Kind, Request
+from erp_agent.planner.steps import Ctx, Step, call, enable, failed, say
+from erp_agent.planner.terms import explicit, has_term, norm
 
 _GRAINS = {"month": "month", "quarter": "quarter", "year": "year", "week": "week", "day": "day"}
 _BY = re.compile(
     r"\b(?:by|per|for each|each|across|broken down by|split by|grouped by|break(?:\s+\w+)? down by)"
-    r"\s+([a-z][a-z ]{1,40}?)(?=\s+(?:this|last|next|in|for|since|during|as|from|between|over|"
-    r"and|with|where|that|which)\b|[?.,!;]|$)"
+    r"\s+([a-z][a-z ]{1,40}?)(?=\s+(?:this|last|next|in|for|since|during|as|from|between|over|and|with|where|that|which|q[1-4]|h[12]|ytd|mtd|qtd|\d{4}|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|today|yesterday|to date|so far)\b|[?.,!;]|$)"
 )
 # Words that stand for several statuses (intents' aliases): "open", "unpaid", "pending"…
 _STATUS_WORDS = ("open", "unpaid", "outstanding", "pending", "approved", "draft", "settled")
@@ -39,105 +40,8 @@ _STOCK_WORDS = re.compile(
     r"\b(how many|how much|stock|on hand|in stock|do we have|have we got|quantity|quantities|"
     r"units|level)\b"
 )
-# Words that ask what something is worth: a figure in money, not a count or a quantity.
-_VALUE_WORDS = {"worth": "value", "valued": "value", "valuation": "value", "values": "value"}
-# Words that say what a two-word term measures; only such terms are matched with their words
-# apart ("how much is the stock … worth" names the stock value).
-_MEASURE_WORDS = frozenset(["value", "amount", "quantity", "count", "number", "average", "total"])
-_SPREAD = 6  # at most this many words between the two words of such a term
 # Places and groups a figure is often asked per, named before it ("branch sales").
 _PER_PLACE = frozenset(["branch", "territory", "warehouse", "item", "item_group"])
-
-
-def _terms(metric: Any) -> list[tuple[str, int]]:
-    label = str(metric.label).split("(")[0].strip()
-    return [(label, 3), (metric.name.replace("_", " "), 3), *((s, 2) for s in metric.synonyms)]
-
-
-@functools.lru_cache(maxsize=8192)
-def _inflections(word: str) -> frozenset[str]:
-    """A word's everyday forms: spend → spends, spending; sell → selling; bill → billings."""
-    forms = {word, word + "s", word + "es", word + "ing", word + "ings", word + "ed", word + "d"}
-    if word.endswith("e"):
-        forms |= {word[:-1] + "ing", word[:-1] + "ings"}
-    if len(word) > 2 and word[-1] not in "aeiouwy" and word[-2] in "aeiou":
-        forms |= {word + word[-1] + "ing", word + word[-1] + "ed"}
-    return frozenset(forms)
-
-
-def says(haystack: str, term: str) -> bool:
-    """Whether the text says ``term``, any word of it in an everyday inflection."""
-    words = norm(term).split()
-    if not words:
-        return False
-    if _has(haystack, term):
-        return True
-    text = haystack.split()
-    n = len(words)
-    forms = [_inflections(w) for w in words]
-    said = set(text)
-    if not all(said & f for f in forms):
-        return False
-    return any(all(text[i + k] in forms[k] for k in range(n)) for i in range(len(text) - n + 1))
-
-
-def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
-    """Metrics named by their own words. A term that is only an entity's name ("sales
-    invoices") names the records, not a figure: "the total of sales invoices" is theirs."""
-    haystack = norm(text)
-    names_of = {
-        e.name: {norm(t).strip() for t in (e.label, e.plural)} for e in catalog.entities.values()
-    }
-    every_name = {g for gs in names_of.values() for g in gs}
-    said_names = {g for g in every_name if f" {g} " in haystack}  # records the text names
-    scores: dict[str, int] = {}
-    for name, metric in catalog.metrics.items():
-        # A balance (records with no date, e.g. stock balances) is named by its figure.
-        entity = catalog.entities.get(metric.entity)
-        own = names_of.get(metric.entity, set()) if entity and not entity.date_field else set()
-        generic, named_here = every_name - own, said_names - own
-        best = 0
-        for term, weight in _terms(metric):
-            words = len(norm(term).split())
-            low = norm(term).strip()
-            if low in generic:
-                continue
-            # "sales" inside "sales invoices" is the entity's name, not the revenue metric.
-            inside = any(low in g and low != g for g in named_here)
-            if not inside and says(haystack, term):
-                best = max(best, weight * words + words)
-            elif not inside and _said_apart(haystack, low, generic):
-                best = max(best, weight * words)
-        if best:
-            scores[name] = best
-    return scores
-
-
-def _said_apart(haystack: str, term: str, records: set[str]) -> bool:
-    """A two-word term of a measure said with words between ("the stock in Mombasa … worth"
-    is the stock value): both words, in any order, at most ``_SPREAD`` words apart, in one
-    message (follow-ups are joined with " ; "). Not when the other word names records ("the
-    total value of quotations" is their own amount, as the record plane sums it)."""
-    words = term.split()
-    if len(words) != 2 or not _MEASURE_WORDS & set(words):
-        return False
-    present = {_VALUE_WORDS.get(w, w) for w in haystack.split()}
-    if not all(present & _inflections(word) for word in words):
-        return False  # a word of the term is not said at all (most terms, most requests)
-    for segment in haystack.split(" ; "):
-        segment = f" {segment.strip()} "
-        for name in sorted(records, key=len, reverse=True):
-            # Records named ("sales orders") are not a word of a figure's term.
-            for said in (name, f"{name}s", f"{name}es"):
-                segment = segment.replace(f" {said} ", " ~ ")
-        text = [_VALUE_WORDS.get(w, w) for w in segment.split()]
-        spots = [
-            [i for i, w in enumerate(text) if w in _inflections(word) or w == word]
-            for word in words
-        ]
-        if all(spots) and min(abs(i - j) for i in spots[0] for j in spots[1]) <= _SPREAD:
-            return True
-    return False
 
 
 def ranked(catalog: Catalog, req: Request) -> list[Any]:
@@ -146,6 +50,8 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
     if not metrics:
         return []
     scores = _directed(metrics, req, metric_scores(catalog, req.text))
+    if not scores:
+        scores = {m: 1 for m in questions.meant_metrics(req.text) if m in metrics}
     if not scores:
         return []
     entity = req.entity.name if req.entity is not None else None
@@ -159,7 +65,7 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
         return (scores[n], int(metrics[n].entity == entity), -order.index(n))
 
     best = [metrics[n] for n in sorted(scores, key=rank, reverse=True)]
-    if req.kind is Kind.COUNT:
+    if req.kind == Kind.COUNT:
         best = list({m.name: m for m in (counted(catalog, m) for m in best)}.values())
         # "Number of invoices that are past due": the count that keeps the condition named too.
         narrower = [m for m in best[1:] if m.entity == best[0].entity
@@ -246,7 +152,7 @@ def names_a_figure(ctx: Ctx) -> bool:
     if req.kind not in (Kind.LIST, Kind.REPORT) or req.doc_ids:
         return False
     # A report named by its words is not overruled by a ranking's default figure ("by age").
-    found = ranked(ctx.catalog, req) if req.kind is Kind.REPORT else [pick(ctx.catalog, req)]
+    found = ranked(ctx.catalog, req) if req.kind == Kind.REPORT else [pick(ctx.catalog, req)]
     metric = found[0] if found else None
     if metric is None:
         return bool(req.items) and bool(_STOCK_WORDS.search(req.text.lower()))
@@ -254,13 +160,24 @@ def names_a_figure(ctx: Ctx) -> bool:
     balance = entity is not None and not entity.date_field
     on_master = req.entity is not None and req.entity.kind.value == "master"
     # "What are our total receivables?": one figure of the report's own records, not its rows.
-    report = req.report if req.kind is Kind.REPORT else None
+    report = req.report if req.kind == Kind.REPORT else None
     in_total = (
         report is not None and report.entity == metric.entity and bool(_TOTAL.search(req.text))
     )
-    return balance or on_master or in_total
+    # "Payroll cost for last month": a figure named in so many words, not asked as a list.
+    scores = metric_scores(ctx.catalog, req.text)
+    records_named = req.entity is not None and explicit(req.entity, norm(req.text))
+    named = (
+        req.kind == Kind.LIST
+        and scores.get(metric.name, 0) >= _NAMED_OUTRIGHT
+        and not records_named  # "overdue invoices" lists the invoices
+        and not _LISTING.search(req.text)
+    )
+    return balance or on_master or in_total or named
 
 
+_NAMED_OUTRIGHT = 6  # a figure's label or a synonym of two words or more
+_LISTING = re.compile(r"^\s*(which|list|show|give me (?:a|the) list|what are the|who)\b", re.I)
 _TOTAL = re.compile(r"\b(total|in all|altogether|overall|combined)\b", re.IGNORECASE)
 
 
@@ -271,7 +188,7 @@ def dimensions_named(catalog: Catalog, text: str) -> set[str]:
     return {
         name
         for name, dim in dims.items()
-        if any(_has(hay, t) for t in (dim.label, name.replace("_", " "), *dim.synonyms) if t)
+        if any(has_term(hay, t) for t in (dim.label, name.replace("_", " "), *dim.synonyms) if t)
     }
 
 
@@ -283,7 +200,7 @@ def fitting(candidates: list[Any], needed: set[str]) -> Any | None:
     best = candidates[0]
     if not needed or needed <= set(best.dimensions):
         return best
-    fits = [m for m in candidates[:4] if needed <= set(m.dimensions)]
+    fits = [m for m in candidates if needed <= set(m.dimensions)]
     return fits[0] if fits else best
 
 
@@ -293,7 +210,7 @@ def stock_metric(catalog: Catalog, req: Request, kinds: set[str]) -> Any | None:
     if "item" not in kinds or not _STOCK_WORDS.search(req.text.lower()):
         return None
     # "what is the Grey Hammer in Nairobi Stores worth": its value, not its quantity.
-    worth = any(w in _VALUE_WORDS or w == "value" for w in norm(req.text).split())
+    worth = any(w in VALUE_WORDS or w == "value" for w in norm(req.text).split())
     name = "stock_value" if worth else "stock_on_hand"
     return metrics.get(name)
 
@@ -339,7 +256,7 @@ def group_by(catalog: Catalog, metric: Any, req: Request) -> list[str]:
         for name in metric.dimensions:
             named = catalog.dimensions[name]
             terms = (named.label, name.replace("_", " "), *named.synonyms)
-            if any(_has(norm(req.text), t) for t in terms):
+            if any(has_term(norm(req.text), t) for t in terms):
                 out.insert(0, name)
                 break
     return list(dict.fromkeys(out))[:4]
@@ -359,7 +276,7 @@ def party_modifiers(catalog: Catalog, metric: Any, text: str) -> list[str]:
             continue
         dim = catalog.dimensions[name]
         for party in (dim.label, name.replace("_", " "), *dim.synonyms):
-            for term, _ in _terms(metric):
+            for term, _ in metric_terms(metric):
                 said = f"{party} {term}".lower()
                 low = norm(term).strip()
                 inside = said in every_name or any(low in g for g in said_names)
@@ -376,7 +293,7 @@ def _dimension_named(catalog: Catalog, metric: Any, phrase: str) -> str | None:
     for name in metric.dimensions:
         dim = catalog.dimensions[name]
         terms = (dim.label, name.replace("_", " "), *dim.synonyms)
-        size = max((len(norm(t).split()) for t in terms if t and _has(hay, t)), default=0)
+        size = max((len(norm(t).split()) for t in terms if t and has_term(hay, t)), default=0)
         if size and (best is None or size > best[0]):
             best = (size, str(name))
     return best[1] if best else None
@@ -463,7 +380,7 @@ def unsupported_dimension(catalog: Catalog, metric: Any, req: Request) -> str | 
             if _GRAINS.get(head.rstrip("s")) or _GRAINS.get(head.removesuffix("ly")):
                 break
             hay = f" {head} "
-            named = [d for d in dims if any(_has(hay, t) for t in _dimension_terms(catalog, d))]
+            named = [d for d in dims if any(has_term(hay, t) for t in _dimension_terms(catalog, d))]
             if any(d in metric.dimensions for d in named):
                 break
             if named:
@@ -521,22 +438,27 @@ def trend_step(ctx: Ctx) -> Step | None:
 
 def _trend(ctx: Ctx, req: Request, args: dict[str, Any]) -> None:
     today = ctx.view.today
-    low = req.text.lower()
-    if COMPARE.search(low):
-        # To date against the same stretch of the earlier period: a part-year is never set
-        # against a whole one.
-        unit = next((u for u in ("month", "quarter") if re.search(rf"\b{u}\b", low)), "year")
-        start = {
-            "year": today.replace(month=1, day=1),
-            "quarter": today.replace(month=(today.month - 1) // 3 * 3 + 1, day=1),
-            "month": today.replace(day=1),
-        }[unit]
-        args["period"] = {"from": start.isoformat(), "to": today.isoformat()}
-        last_year = unit == "year" or "last year" in low
-        args["compare_to"] = "same_period_last_year" if last_year else "previous_period"
+    low = req.text.split(" ; ")[-1].lower()  # a follow-up's own words decide what it compares
+    if COMPARE.search(low) or sets_against(low):
         args["group_by"] = [g for g in args.get("group_by") or [] if g not in _GRAINS]
         if not args["group_by"]:
             args.pop("group_by")
+        if _compares_places(args):
+            # "Kisumu against Mombasa": the places side by side, not two periods.
+            args.pop("compare_to", None)
+            return
+        compared = parse_comparison(low, today)
+        if compared is not None:
+            # Periods defined once (parse_dates.Comparison): a running month, quarter or year
+            # against the same days of the one before, named in the answer.
+            args["period"] = _dates(compared.current)
+            args.pop("compare_to", None)
+            args["compare_period"] = _dates(compared.earlier)
+            return
+        # "How do we compare with last year?": to date against the same days a year earlier.
+        start = today.replace(month=1, day=1)
+        args["period"] = {"from": start.isoformat(), "to": today.isoformat()}
+        args["compare_to"] = "same_period_last_year"
         return
     groups = list(args.get("group_by") or [])
     if not any(g in _GRAINS for g in groups):
@@ -544,6 +466,22 @@ def _trend(ctx: Ctx, req: Request, args: dict[str, Any]) -> None:
     if "period" not in args:
         start = shift_months(today.replace(day=1), -11)
         args["period"] = {"from": start.isoformat(), "to": today.isoformat()}
+
+
+def _dates(period: Period) -> dict[str, str]:
+    return {"from": period.start.isoformat(), "to": period.end.isoformat()}
+
+
+def _compares_places(args: dict[str, Any]) -> bool:
+    """Two or more values of one dimension set against each other: that dimension becomes
+    the grouping (filtered to them), so each is its own figure."""
+    for flt in args.get("filters") or []:
+        values = flt.get("value")
+        if flt.get("op") == "in" and isinstance(values, list) and len(values) > 1:
+            dim = str(flt.get("dimension"))
+            args["group_by"] = [dim, *(g for g in args.get("group_by") or [] if g != dim)][:4]
+            return True
+    return False
 
 
 def report_metric(catalog: Catalog, req: Request) -> Any | None:
@@ -558,7 +496,7 @@ def report_metric(catalog: Catalog, req: Request) -> Any | None:
     metrics = list((getattr(catalog, "metrics", None) or {}).values())
     named = [m for m in ranked(catalog, req) if m.entity == report.entity]
     total = [m for m in metrics if m.entity == report.entity
-             and norm(report.label).strip() in {norm(t).strip() for t, _ in _terms(m)}]  # fmt: skip
+             and norm(report.label).strip() in {norm(t).strip() for t, _ in metric_terms(m)}]  # fmt: skip
     parties = dimensions_named(catalog, req.text) & _PARTY_DIMENSIONS
     for m in [*named, *total]:
         own = [d for d in m.dimensions if d in _PARTY_DIMENSIONS]
@@ -583,7 +521,7 @@ def comparison_metric(catalog: Catalog, req: Request) -> Any | None:
     label = norm((field.label if field else None) or req.compared_field.replace("_", " "))
     every = list((getattr(catalog, "metrics", None) or {}).values())
     for metric in [*ranked(catalog, req)[:3], *every]:
-        if any(label.strip() in norm(term) for term, _ in _terms(metric)):
+        if any(label.strip() in norm(term) for term, _ in metric_terms(metric)):
             return metric
     return None
 
@@ -631,6 +569,11 @@ def metric_step(
             # A name may be the party of a sibling metric ("Gulf Traders bought" is a customer).
             dims += [d for m in candidates[1:4] for d in m.dimensions
                      if d not in dims and d in _PARTY_DIMENSIONS]  # fmt: skip
+        for dim in ("account", "item"):
+            if metric is not None and dim not in dims and dim in ctx.catalog.dimensions:
+                # "What did we spend on rent?": a name may be an account of the ledger; "what
+                # do we pay for a Red Widget": an item, whose own figures answer.
+                dims.append(dim)
         names = _hinted(ctx.catalog, req.text, names, dims)
         entity = metric.entity if metric is not None else None
         found, step = master_data.resolve(ctx, names, dims, loose, values_of=entity)
@@ -646,25 +589,119 @@ def metric_step(
         if metric is None:
             metric = stock_metric(ctx.catalog, req, {d for d, _ in resolved.values()})
         else:
-            metric = fitting([metric, *candidates], {d for d, _ in resolved.values()})
+            metric = fitting(
+                [metric, *candidates, *_ledger_figures(ctx, req), *_item_figures(ctx, req)],
+                {d for d, _ in resolved.values()},
+            )
         resolved = _newest_per_dimension(req.text, resolved)
     if metric is None:
         return None
     missing = unsupported_dimension(ctx.catalog, metric, req)
     if missing is not None:
-        return _text(_cannot_break_down(ctx.catalog, metric, missing))
+        return say(_cannot_break_down(ctx.catalog, metric, missing))
     args = _arguments(ctx, metric, req, resolved)
     if args is None:
         return None
     r = ctx.result("metrics.query", args)
     if r is None:
-        return _call("metrics.query", args)
+        return call("metrics.query", args)
     if not r.ok:
         if "cannot read" in r.message:
             # The policy or the ERP refuses the metric's records: say so, it is not a failure.
-            return _text(f"You can't see that in the ERP: {r.message}.")
-        return _failed(r)
-    return _shown(ctx, r, args) or _text(answer_text(r.data, args, resolved))
+            return say(f"You can't see that in the ERP: {r.message}.")
+        return failed(r)
+    whole = _whole_earlier(ctx, args)
+    if whole is not None:
+        # "This month vs last month" compares the same days; the whole of last month is
+        # offered beside it, so neither reading is hidden.
+        done = ctx.result("metrics.query", whole)
+        if done is None:
+            return call("metrics.query", whole)
+        text = answer_text(r.data, args, resolved)
+        if done.ok:
+            text += f"\nThe whole of the earlier period: {answer_text(done.data, whole, resolved)}"
+        return _shown(ctx, r, args) or say(text)
+    return _shown(ctx, r, args) or say(answer_text(r.data, args, resolved))
+
+
+# Two figures asked side by side: "billed vs collected", "invoiced … and how much of that is
+# still unpaid", "total invoiced to date vs what they still owe".
+_SIDE_BY_SIDE = re.compile(
+    r"\b(?:vs\.?|versus|against|compared (?:to|with)|and (?:how much|what)|and the)\b|,\s*(?=how much|what)"
+)
+
+
+def two_figures(ctx: Ctx) -> list[Any]:
+    """The two metrics a request sets side by side, or none (then it is one figure)."""
+    text = ctx.req.text.split(" ; ")[-1]
+    m = _SIDE_BY_SIDE.search(text.lower())
+    if m is None:
+        return []
+    sides = (text[: m.start()], text[m.end() :])
+    picked = []
+    for side in sides:
+        scores = metric_scores(ctx.catalog, side)
+        if not scores:
+            return []
+        picked.append(ctx.catalog.metrics[max(scores, key=lambda n: scores[n])])
+    if picked[0].name == picked[1].name:
+        return []
+    return picked
+
+
+def side_by_side(ctx: Ctx, metrics: list[Any]) -> Step | None:
+    """Each figure queried on its own (same names, period and scope), answered one after the
+    other; None when either cannot be asked of the metrics."""
+    ctx.req.figures_side_by_side = True
+    # Status words ("still unpaid") define one of the figures, not a filter on both.
+    ctx.req.statuses = []
+    steps = [metric_step(ctx, m) for m in metrics]
+    if any(s is None for s in steps):
+        return None
+    calls: list[Any] = []
+    for s in steps:
+        calls += [c for c in (s.calls if s is not None else []) if c not in calls]
+    if calls:
+        return Step(calls=calls)
+    texts = [s.text for s in steps if s is not None and s.text]
+    return say("\n\n".join(texts)) if len(texts) == len(metrics) else None
+
+
+_BALANCE_WORDS = re.compile(r"\b(balance|as of|as at|stands? at|closing)\b")
+
+
+def _ledger_figures(ctx: Ctx, req: Request) -> list[Any]:
+    """The ledger's own figures, for a name that is an account: its balance at a date when the
+    words ask for a balance, else what moved through it in the period."""
+    metrics = ctx.catalog.metrics
+    names = ["account_balance", "ledger_net_movement"]
+    if not _BALANCE_WORDS.search(req.text.lower()):
+        names.reverse()
+    return [metrics[n] for n in names if n in metrics]
+
+
+_BUYING_WORDS = re.compile(
+    r"\b(buy\w*|bought|purchas\w*|cost\w*|pay|paid|paying|supplier\w*|vendor\w*)\b"
+)
+
+
+def _item_figures(ctx: Ctx, req: Request) -> list[Any]:
+    """An item's own figures: what we last paid for it when the words are of buying."""
+    metrics = ctx.catalog.metrics
+    if _BUYING_WORDS.search(req.text.lower()) and "last_purchase_rate" in metrics:
+        return [metrics["last_purchase_rate"]]
+    return []
+
+
+def _whole_earlier(ctx: Ctx, args: Mapping[str, Any]) -> dict[str, Any] | None:
+    if "compare_period" not in args:
+        return None
+    compared = parse_comparison(ctx.req.text.split(" ; ")[-1], ctx.view.today)
+    if compared is None or compared.full_earlier is None:
+        return None
+    whole = {k: v for k, v in args.items() if k != "compare_period"}
+    whole["period"] = _dates(compared.full_earlier)
+    return whole
 
 
 def _arguments(
@@ -680,7 +717,7 @@ def _arguments(
         by_dim.setdefault(dim, []).append(value)
     groups += [d for d in party_modifiers(ctx.catalog, metric, req.text)
                if d not in groups and d not in by_dim]  # fmt: skip
-    listed = req.entity if req.kind is Kind.LIST and req.compared_field is not None else None
+    listed = req.entity if req.kind == Kind.LIST and req.compared_field is not None else None
     if listed is not None and listed.name in metric.dimensions:
         # "Which items are below reorder level": the figure per item, so the items are named.
         groups = [listed.name, *(g for g in groups if g != listed.name)]
@@ -688,16 +725,16 @@ def _arguments(
         args["group_by"] = groups[:4]
     filters += [_dimension_filter(dim, values) for dim, values in by_dim.items()]
     if req.statuses:
-        terms = norm(" ".join(t for t, _ in _terms(metric)))
+        terms = norm(" ".join(t for t, _ in metric_terms(metric)))
         text = norm(req.text)
-        said = [v for v in req.statuses if _has(text, v)] or [
-            w for w in _STATUS_WORDS if _has(text, w)
+        said = [v for v in req.statuses if has_term(text, v)] or [
+            w for w in _STATUS_WORDS if has_term(text, w)
         ]
         # A metric that means the status already ("open sales orders") needs no filter.
-        means_it = bool(said) and all(_has(terms, w) for w in said)
+        means_it = bool(said) and all(has_term(terms, w) for w in said)
         if not means_it and "status" in metric.dimensions:
             filters.append(_dimension_filter("status", req.statuses))
-        elif not means_it and not all(_has(terms, v) for v in req.statuses):
+        elif not means_it and not all(has_term(terms, v) for v in req.statuses):
             return None  # a status this metric neither filters by nor means: never drop it
     said_of_its_records = req.entity is not None and req.entity.name == metric.entity
     for name, values in req.enum_filters.items() if said_of_its_records else ():
@@ -722,9 +759,8 @@ def _arguments(
         if not any(g not in _GRAINS for g in groups):
             return None  # "owe more than 10k" is per party: the record plane lists them
         args["having"] = {"op": req.amount.op, "value": float(req.amount.value)}
-    if re.search(r"\b(compared? (?:to|with)|vs\.?|versus)\s+last year\b", req.text.lower()):
-        args["compare_to"] = "same_period_last_year"
-    if req.kind is Kind.TREND and metric.date_field:
+    compares = req.kind == Kind.TREND or sets_against(req.text.split(" ; ")[-1])
+    if metric.date_field and compares and not req.figures_side_by_side:
         _trend(ctx, req, args)
     return args
 
@@ -743,10 +779,10 @@ def _shown(ctx: Ctx, r: Any, args: Mapping[str, Any]) -> Step | None:
     if wants_chart and ctx.has("display.chart") and groups:
         kind = "line" if groups[-1] in _GRAINS and len(groups) == 1 else "bar"
         label = groups[-1] if groups[-1] not in _GRAINS or len(groups) == 1 else groups[0]
-        return _call("display.chart", {"result_id": r.result_id, "type": kind, "label": label,
+        return call("display.chart", {"result_id": r.result_id, "type": kind, "label": label,
                                        "values": [metric], "title": _title(r.data)})  # fmt: skip
     if ctx.has("display.table"):
-        return _call("display.table", {"result_id": r.result_id, "title": _title(r.data)})
+        return call("display.table", {"result_id": r.result_id, "title": _title(r.data)})
     return None
 
 
@@ -757,6 +793,8 @@ def _title(data: Any) -> str:
 
 
 MAX_LINES = 12
+# Figures of a state at a moment (stock, an account), where nothing recorded means zero.
+_BALANCES = frozenset(["stock_on_hand", "projected_stock", "stock_value", "account_balance"])
 
 
 def _before(row: Mapping[str, Any], cur: str, key: str = "") -> str:
@@ -805,13 +843,22 @@ def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple
             # No count of the rest: a number made here would be no tool's figure.
             lines.append("(the rest are in the table)")
     head = label
+    if len(totals) > 1 and all(t.get("uom") and t.get("records") == t.get("value") for t in totals):
+        # A count kept per unit of measure (for the quantities beside it) is still one count.
+        whole = sum(int(t.get("value") or 0) for t in totals)
+        totals = [{"value": whole, "records": whole}]
     if totals:
         parts = [f"{t['currency'] + ' ' if t.get('currency') else ''}{fmt(t.get('value'))}"
+                 + (f" {t['uom']}" if t.get("uom") else "")
                  + (f" over {fmt(t['records'])} record{'' if t['records'] == 1 else 's'}"
                     if is_number(t.get("records")) and t.get("records") != t.get("value") else "")
                  + _before(t, f"{t['currency']} " if t.get("currency") else "", "value")
                  for t in totals]  # fmt: skip
         head += (" in total: " if keys else ": ") + "; ".join(parts)
+    elif not rows and metric in _BALANCES:
+        # A balance with nothing in it is zero ("on hand at Houston Stores: 0"), not missing.
+        named = [f"{dim} {value}" for dim, value in resolved.values()]
+        return f"{label}: 0" + (f" for {join(named)}" if named else "") + "."
     elif not rows:
         return f"No records found: nothing counts towards {label} for that, among what you can see."
     named = [f"{dim} {value}" for dim, value in resolved.values()]

@@ -34,7 +34,9 @@ def answerable(catalog: Catalog, tools: Mapping[str, Any]) -> list[str]:
             out.append(f"Show the {r.label}")
     if "knowledge.search" in tools:
         out.append("How does a quotation become a sales order?")
-    return list(dict.fromkeys(out))
+    # An example with a number in it ("Receivables 31-60 days …") would read as a figure the
+    # answer states without any tool having given it.
+    return [q for q in dict.fromkeys(out) if not any(c.isdigit() for c in q)]
 
 
 def nearest(text: str, catalog: Catalog, tools: Mapping[str, Any], n: int = 3) -> list[str]:

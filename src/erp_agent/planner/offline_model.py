@@ -29,7 +29,12 @@ def _offered(tools: Sequence[dict[str, Any]]) -> dict[str, Mapping[str, Any]]:
 class OfflinePlanner(ChatModel):
     """Deterministic planner over whatever tools the engine offers; never calls others."""
 
-    profile = ModelProfile(name=MODEL_NAME, supports_streaming=False, context_window=1_000_000)
+    profile = ModelProfile(
+        name=MODEL_NAME,
+        supports_streaming=False,
+        context_window=1_000_000,
+        reads_every_tool=True,
+    )
 
     def __init__(self, catalog: Catalog | None = None, connector: str = "erpnext") -> None:
         self.catalog = catalog or load_catalog()

@@ -9,10 +9,10 @@ from decimal import Decimal
 _SCALE = {"k": 1_000, "thousand": 1_000, "m": 1_000_000, "mn": 1_000_000, "million": 1_000_000,
           "bn": 10**9, "b": 10**9, "billion": 10**9}  # fmt: skip
 _OPS = {
-    ">": ("more than", "over", "above", "greater than", "exceeding", "bigger than", "larger than", "higher than", "in excess of"),
-    ">=": ("at least", "no less than", "minimum of", "or more"),
-    "<": ("less than", "under", "below", "smaller than", "lower than"),
-    "<=": ("at most", "no more than", "up to", "maximum of"),
+    ">": ("more than", "over", "above", "greater than", "exceeding", "bigger than", "larger than", "higher than", "in excess of", ">"),
+    ">=": ("at least", "no less than", "minimum of", "or more", ">=", "≥"),
+    "<": ("less than", "under", "below", "smaller than", "lower than", "<"),
+    "<=": ("at most", "no more than", "up to", "maximum of", "<=", "≤"),
 }  # fmt: skip
 _CURRENCY = r"(?:\$|€|£|ksh\.?\s?|kes\s?|usd\s?|eur\s?|gbp\s?)?"
 _NUMBER = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
@@ -39,8 +39,10 @@ def parse_amount(text: str) -> Amount | None:
         if phrase == "or more":
             pattern = rf"{_CURRENCY}{_NUMBER}\s*(k|m|mn|bn|thousand|million|billion)?\b\s+or more"
         else:
+            # A symbol (">", "≥") has no word boundary before it.
+            start = r"\b" if phrase[0].isalnum() else r"(?<![<>=])"
             pattern = (
-                rf"\b{phrase}\s+{_CURRENCY}{_NUMBER}\s*(k|m|mn|bn|thousand|million|billion)?\b"
+                rf"{start}{re.escape(phrase)}\s*{_CURRENCY}{_NUMBER}\s*(k|m|mn|bn|thousand|million|billion)?\b"
                 r"(?!\s*(?:days?|weeks?|months?|years?|%|percent|units?|pcs|items?|invoices?|orders?|customers?))"
             )
         m = re.search(pattern, t)
@@ -81,14 +83,3 @@ def parse_top(text: str) -> int | None:
     if re.search(r"\b(top|biggest|largest|best|leading)\b", t):
         return 5
     return None
-
-
-def parse_quantity(text: str) -> tuple[Decimal, str] | None:
-    """'20 units of SKU-1', '5 x SKU-1', '3 pcs of X' → (qty, the words after)."""
-    m = re.search(
-        r"\b(\d+(?:\.\d+)?)\s*(?:units?|pcs|pieces|nos|x|boxes|each)?\s*(?:of\s+)?([A-Za-z0-9][\w\-/]*)",
-        text,
-    )
-    if not m:
-        return None
-    return Decimal(m.group(1)), m.group(2)

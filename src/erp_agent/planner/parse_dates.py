@@ -98,9 +98,27 @@ def parse_date(text: str, today: dt.date, *, end: bool = False) -> dt.date | Non
         return None
 
 
+def _year_for_quarter(q: int, today: dt.date) -> int:
+    """A quarter named without a year is the latest one that has begun ("Q2" in January is last
+    year's), as a month named alone is."""
+    return today.year if 3 * q - 2 <= today.month else today.year - 1
+
+
 def _year_for_month(month: int, today: dt.date) -> int:
     """A month named without a year is the latest one not after today ("in March" in November)."""
     return today.year if month <= today.month else today.year - 1
+
+
+def _since_date(t: str, today: dt.date) -> Period | None:
+    """ "Since 1 June": from that date up to today."""
+    m = re.search(rf"\b(?:since|from|after)\s+({_DATE})", t)
+    start = parse_date(m.group(1), today) if m else None
+    if m is None or start is None:
+        return None
+    if start > today and not re.search(r"\d{4}", m.group(1)):
+        # "since 1 June" in January: the June 1 that has passed, as a month named alone is.
+        start = _shift_months(start, -12)
+    return Period(start, today, f"since {start}")
 
 
 def parse_period(text: str, today: dt.date) -> Period | None:
@@ -122,11 +140,20 @@ def parse_period(text: str, today: dt.date) -> Period | None:
         if first <= last:
             start, end = dt.date(year, first, 1), month_end(year, last)
             return Period(start, end, f"{start} to {end}")
-    m = re.search(rf"\b(?:since|from|after)\s+({_DATE})", t)
+    m = re.search(
+        r"\b(?:since|from)\s+(?:the\s+)?(?:start|beginning)\s+of\s+(this|last|previous|the\s+last)\s+"
+        r"(week|month|quarter|year|fiscal year|financial year)\b",
+        t,
+    )
     if m:
-        start = parse_date(m.group(1), today)
-        if start:
-            return Period(start, today, f"since {start}")
+        # "since the start of last quarter": from that unit's first day up to today.
+        side = "last" if "last" in m.group(1) or m.group(1) == "previous" else "this"
+        unit = "fiscal year" if "year" in m.group(2) and m.group(2) != "year" else m.group(2)
+        start = _relative(side, unit, today).start
+        return Period(start, today, f"since {start}")
+    since = _since_date(t, today)
+    if since is not None:
+        return since
     m = re.search(r"\b(?:last|past|previous)\s+(\d{1,3})\s+(day|week|month)s?\b", t)
     if m:
         n, unit = int(m.group(1)), m.group(2)
@@ -162,10 +189,12 @@ def parse_period(text: str, today: dt.date) -> Period | None:
     )
     if m:
         which = _ORDINAL_QUARTERS[m.group(1)]
-        return _quarter(int(m.group(2)) if m.group(2) else today.year, which)
+        return _quarter(int(m.group(2)) if m.group(2) else _year_for_quarter(which, today), which)
     m = re.search(r"\bq([1-4])(?:\s*(?:of\s+)?(\d{4}))?\b", t)
     if m:
-        return _quarter(int(m.group(2)) if m.group(2) else today.year, int(m.group(1)))
+        number = int(m.group(1))
+        year = int(m.group(2)) if m.group(2) else _year_for_quarter(number, today)
+        return _quarter(year, number)
     m = re.search(rf"\b(?:in|for|during|of)\s+{_MONTH}(?:\s+(\d{{4}}))?\b", t)
     if m:
         month = MONTHS[m.group(1)[:3]]
@@ -249,3 +278,120 @@ def age_words(text: str, days: int) -> str:
         text.lower(),
     )
     return m.group(0) if m else f"more than {days} days"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two periods a request sets against each other: the current one (to today when it is
+    still running) and the earlier one it is compared with — the same days of the earlier
+    unit when the current one runs to date, with that whole unit in ``full_earlier``."""
+
+    current: Period
+    earlier: Period
+    full_earlier: Period | None = None
+
+    @property
+    def what(self) -> str:
+        """How the comparison was read, in words the answer says."""
+        if self.full_earlier is not None:
+            return (
+                f"{self.current.start} to {self.current.end} against the same days of "
+                f"{self.full_earlier.label} ({self.earlier.start} to {self.earlier.end})"
+            )
+        return (
+            f"{self.current.start} to {self.current.end} against "
+            f"{self.earlier.start} to {self.earlier.end}"
+        )
+
+
+_VERSUS = re.compile(
+    r"\b(?:vs\.?|versus|v\.?s\.?|compared (?:to|with)|comparing (?:it )?(?:to|with)|as against|"
+    r"against|relative to|than(?= (?:the |in |during |for )?(?:last|previous|prior|same|a year|"
+    r"q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|\d{4})))\b"
+)
+_A_YEAR_AGO = re.compile(
+    r"\b(?:(?:the )?(?:same|corresponding) (?:month|quarter|period|time|days?|weeks?|stretch)"
+    r"(?: (?:of|in))? (?:last|the previous|the prior) year|a year (?:ago|earlier|before)|"
+    r"last year'?s?|the year before|(?:the )?prior year|(?:the )?previous year)\b"
+)
+_BEFORE = re.compile(
+    r"\b(?:the (?:month|quarter|week|year|period|one) before|(?:the )?(?:prior|previous) "
+    r"(?:period|one|\d+(?: days)?)|before that|the \d+(?: days)? before)\b"
+)
+
+
+def _unit_of(period: Period) -> str | None:
+    months = (period.end.year - period.start.year) * 12 + period.end.month - period.start.month + 1
+    if period.start.day != 1:
+        return None
+    return {1: "month", 3: "quarter", 12: "year"}.get(months)
+
+
+def _running(unit: str, today: dt.date) -> Period:
+    return _relative("this", unit, today)
+
+
+def sets_against(text: str) -> bool:
+    """Whether the words set one thing against another ("X vs Y", "compared with")."""
+    return _VERSUS.search(text.lower()) is not None
+
+
+def parse_comparison(text: str, today: dt.date) -> Comparison | None:
+    """'this month vs last month', 'Q3 vs Q2', 'last quarter against the same quarter last
+    year', 'September compared with August', 'the last 30 days vs the 30 before'."""
+    t = text.lower()
+    m = _VERSUS.search(t)
+    if m is None:
+        return None
+    left, right = t[: m.start()], t[m.end() :]
+    current = parse_period(left, today)
+    later = parse_period(right, today) if not _A_YEAR_AGO.search(right) else None
+    if current is None and later is not None:
+        # "sales compared with last month": the running unit the later one is of.
+        unit = _unit_of(later)
+        current = _running(unit, today) if unit else None
+    if current is None and _A_YEAR_AGO.search(right):
+        # "are we selling more than last year?": this year so far, against last year's.
+        current = _running("year", today)
+    if current is None:
+        current = parse_period(t, today) or Period(
+            dt.date(today.year, 1, 1), today, str(today.year)
+        )
+    running = current.end > today
+    if running:
+        current = Period(current.start, today, f"{current.label} to date")
+    span = (current.end - current.start).days
+    if _A_YEAR_AGO.search(right) or (later is None and "year on year" in t):
+        start, end = _shift_months(current.start, -12), _shift_months(current.end, -12)
+        if current.end == month_end(current.end.year, current.end.month) and not running:
+            end = month_end(end.year, end.month)
+        return Comparison(current, Period(start, end, f"{start} to {end}"))
+    if later is None and _BEFORE.search(right):
+        later = _before(current, running)
+    if later is None:
+        return None
+    if later.start > current.start:
+        current, later = later, current
+    if running and _unit_of(later) is not None:
+        end = min(later.end, later.start + dt.timedelta(days=span))
+        return Comparison(current, Period(later.start, end, f"{later.start} to {end}"), later)
+    return Comparison(current, later)
+
+
+def _before(current: Period, running: bool) -> Period:
+    """The unit just before: the month, quarter or year before a whole (or running) one, else
+    the same number of days just before."""
+    whole = Period(current.start, month_end(current.end.year, current.end.month), "")
+    unit = _unit_of(whole if running else current)
+    if unit is not None:
+        months = {"month": 1, "quarter": 3, "year": 12}[unit]
+        start = _shift_months(current.start, -months)
+        last = _shift_months(start, months - 1)
+        return Period(
+            start,
+            month_end(last.year, last.month),
+            f"{start:%B %Y}" if months == 1 else f"{start} to {month_end(last.year, last.month)}",
+        )
+    days = (current.end - current.start).days + 1
+    start, end = current.start - dt.timedelta(days=days), current.start - dt.timedelta(days=1)
+    return Period(start, end, f"{start} to {end}")

@@ -4,6 +4,7 @@ typo correction against them with rapidfuzz ("revnue" → "revenue", "yr" → "y
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -447,12 +448,59 @@ GRAMMAR |= frozenset(
         "kindly",
     ]
 )
-ABBREVIATIONS = {"yr": "year", "yrs": "years", "mth": "month", "mo": "month", "qtr": "quarter",
+ABBREVIATIONS = {"r": "are", "rev": "revenue", "yr": "year", "yrs": "years", "mth": "month", "mo": "month", "qtr": "quarter",
                  "amt": "amount", "inv": "invoice", "invs": "invoices", "cust": "customer",
                  "custs": "customers", "supp": "supplier", "qty": "quantity", "whats": "what is",
                  "hw": "how", "tot": "total", "pls": "please", "plz": "please", "u": "you",
                  "thru": "through", "wk": "week", "avg": "average", "num": "number"}  # fmt: skip
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+
+# How often a word occurs in everyday English (pyspellchecker's frequency list, built from
+# subtitles and Wiktionary): a word this common is filler unless the catalog gives it a meaning
+# ("came", "better", "board", "please"); rarer English words may still be a record's name
+# ("contractors", "coast"); a word English does not know at all is a name or a typo.
+COMMON = 50_000
+RARE = 5_000  # below this, an English word may well be a place or a company's name
+ENGLISH = 50  # the list's floor: a word it knows at all
+
+
+def _english() -> Any:
+    return _checker().word_frequency
+
+
+@functools.cache
+def _checker() -> Any:
+    from spellchecker import SpellChecker
+
+    return SpellChecker(distance=1)
+
+
+@functools.lru_cache(maxsize=4096)
+def _spelling(word: str) -> str | None:
+    """An everyday English word one edit from a word English does not know ("diffrent")."""
+    fixed = _checker().correction(word)
+    if fixed and fixed != word and english_frequency(fixed) >= 1_000:
+        return str(fixed)
+    return None
+
+
+def english_frequency(word: str) -> int:
+    """How common ``word`` is in English (0: not an English word)."""
+    low = word.lower().strip("'")
+    return int(_english()[low]) if low else 0
+
+
+def is_filler(word: str, catalog: Catalog) -> bool:
+    """A word so common in English that, when the catalog gives it no meaning, it fills a
+    sentence rather than naming anything ("could you pull it together for the board pack")."""
+    low = word.lower().strip("'").removesuffix("'s")
+    return low not in _catalog_words(catalog) and english_frequency(low) >= COMMON
+
+
+def is_english(phrase: str) -> bool:
+    """Every word of ``phrase`` is an English word (so not a misspelt or foreign name)."""
+    words = _WORD.findall(phrase)
+    return bool(words) and all(english_frequency(w) >= ENGLISH for w in words)
 
 
 _CACHE: dict[int, tuple[Catalog, frozenset[str], frozenset[str]]] = {}
@@ -523,6 +571,21 @@ PHRASES = (
     (r"\bsign(?:ed)?[- ]off\b", "approve"),
     (r"\b(more|less|greater|fewer|other) then\b", r"\1 than"),
     (r"\b(what|how|who|where|that|it|there)['’]s\b", r"\1 is"),
+    # Contractions, with or without the apostrophe ("haven't", "havent", "you're").
+    (r"\b(ca)n['’]?t\b", r"\1n not"),
+    (r"\bwon['’]t\b", "will not"),
+    (r"\b(have|has|had|do|does|did|is|are|was|were|could|should|would|must|need)n['’]?t\b", r"\1 not"),
+    (r"\b(you|they|we)['’]re\b", r"\1 are"),
+    (r"\b(i|you|we|they)['’]ve\b", r"\1 have"),
+    (r"\b(i|you|we|they|it|he|she)['’]ll\b", r"\1 will"),
+    (r"\bi['’]m\b", "i am"),
+    # Money not yet received is what is unpaid; not on time, what is overdue.
+    (r"\b(?:have|has|had|did|do|does) not (?:we |they |you |us )?(?:yet )?paid (?:us |them )?"
+     r"(?:on time|in time|by (?:the|their) due date|before (?:the|their) due date)\b|\bpaid (?:us )?late\b",
+     "are overdue"),
+    (r"\b(?:have|has|had|did|do|does|is|are|was|were) not (?:we |they |you |us )?(?:yet )?(?:been )?"
+     r"(?:paid|settled|cleared)\b", "are unpaid"),
+    (r"\b(?:still )?(?:to be|yet to be) paid\b", "unpaid"),
 )  # fmt: skip
 
 
@@ -530,6 +593,15 @@ def rephrase(text: str) -> str:
     for pattern, said in PHRASES:
         text = re.sub(pattern, said, text, flags=re.IGNORECASE)
     return text
+
+
+def unshout(text: str) -> str:
+    """A message typed in capitals read as if typed normally: its words in lower case (ids and
+    codes, which hold digits, kept as typed), so capitals stop meaning "a name"."""
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) < 8 or sum(c.isupper() for c in letters) < 0.8 * len(letters):
+        return text
+    return re.sub(r"[A-Za-z][A-Za-z']*(?![\w-]*\d)", lambda m: m.group(0).lower(), text)
 
 
 def correct(text: str, catalog: Catalog) -> str:
@@ -556,20 +628,32 @@ def correct(text: str, catalog: Catalog) -> str:
         period = shorthand.period_word(low)
         if period is not None:
             return period
+        if len(low) == 4 and english_frequency(low) < ENGLISH:
+            # A short word no dictionary knows, one edit from a word of ours ("totl", "invc").
+            near = process.extractOne(
+                low, choices, scorer=DamerauLevenshtein.distance, score_cutoff=1
+            )
+            return str(near[0]) if near else word
         if len(low) < 5:
             return word
         if low.endswith("'s") and (low[:-2] in vocab or low[:-2] in GRAMMAR):
             return word  # "this year's": a possessive, not a typo
         if any(stem in vocab or stem in GRAMMAR for stem in _stems(low)):
             return word  # "spending", "billings": a known word inflected, not "pending"
+        if english_frequency(low) >= 500:
+            return word  # a word that already means something is no typo ("paying", "folks")
         found = process.extractOne(low, choices, scorer=fuzz.ratio, score_cutoff=84)
         if found:
             return str(found[0])
         # Two letters swapped ("ordres", "recieved"): one edit away, however short the word.
         near = process.extractOne(low, choices, scorer=DamerauLevenshtein.distance, score_cutoff=1)
-        return str(near[0]) if near and len(low) >= 5 else word
+        if near and len(low) >= 5:
+            return str(near[0])
+        # Not ours: an everyday word misspelt ("diffrent"), fixed when English is sure of it.
+        fixed = _spelling(low) if english_frequency(low) < ENGLISH else None
+        return fixed or word
 
-    return _WORD.sub(fix, rephrase(shorthand.expand(text, known)))
+    return _WORD.sub(fix, rephrase(shorthand.expand(unshout(text), known)))
 
 
 def _stems(word: str) -> list[str]:
@@ -595,11 +679,80 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
         low = word.lower().strip("'").removesuffix("'s")
         stem = low[:-1] if low.endswith("s") else low
         unknown = word == low and len(low) > 2 and low not in vocab and stem not in vocab
-        if unknown and low not in ABBREVIATIONS:
+        parts = [p for p in low.split("-") if p]
+        if len(parts) > 1 and all(p in vocab or p.rstrip("s") in vocab for p in parts):
+            unknown = False  # "take-home", "year-to-date": each part a word of ours
+        if unknown and low not in ABBREVIATIONS and english_frequency(low) < COMMON:
             runs[-1].append(word)
         elif runs[-1]:
             runs.append([])
     return list(dict.fromkeys(" ".join(r) for r in runs if r))
+
+
+# Words before a name that say it is one ("for acme", "customer gulf traders").
+NAME_BEFORE = frozenset(["for", "from", "to", "of", "at", "by", "with", "in", "about", "against",
+                         "customer", "supplier", "branch", "item", "warehouse", "territory",
+                         "party", "employee", "company", "vendor", "client"])  # fmt: skip
+
+
+def said_as_name(text: str, words: str, catalog: Catalog) -> bool:
+    """Whether ``words`` stand where a name stands: several unknown words in a row ("gulf
+    traders"), after a word that introduces a name ("in mombasa"), or before a catalog noun
+    they qualify ("mombasa invoices", "coast territory")."""
+    if len(words.split()) > 1:
+        # Several unknown words in a row name something ("gulf traders") unless they are all
+        # everyday English ("collecting faster").
+        return not all(english_frequency(w) >= RARE for w in words.split())
+    if words.lower().endswith("ly") and english_frequency(words) >= ENGLISH:
+        return False  # an adverb ("separately") is never a name
+    low = text.lower()
+    m = re.search(rf"(?:^|[^\w'])({re.escape(words.lower())})(?![\w'])", low)
+    if m is None:
+        return False
+    before = re.findall(r"[a-z][a-z']*", low[: m.start(1)])[-1:]
+    after = re.findall(r"[a-z][a-z']*", low[m.end(1) :])[:1]
+    if before and before[0] in NAME_BEFORE:
+        return True
+    # Before a noun of the catalog it qualifies ("mombasa invoices"): a name, unless it is an
+    # everyday word ("insufficient stock").
+    nouns = _nouns(catalog)
+    return (
+        bool(after)
+        and english_frequency(words) < RARE
+        and (after[0] in nouns or after[0].rstrip("s") in nouns)
+    )
+
+
+_NOUNS: dict[int, tuple[Catalog, frozenset[str]]] = {}
+
+
+def _nouns(catalog: Catalog) -> frozenset[str]:
+    """The words that name records or dimensions (not every word of every label)."""
+    hit = _NOUNS.get(id(catalog))
+    if hit is not None and hit[0] is catalog:
+        return hit[1]
+    out: set[str] = set()
+    for e in catalog.entities.values():
+        for term in (e.label, e.plural, *e.keywords, *e.synonyms):
+            out |= {w.lower() for w in _WORD.findall(term)}
+    for d in (getattr(catalog, "dimensions", None) or {}).values():
+        out |= {w.lower() for w in _WORD.findall(str(getattr(d, "label", "")))}
+    _NOUNS[id(catalog)] = (catalog, frozenset(out))
+    return _NOUNS[id(catalog)][1]
+
+
+def filler_words(text: str, catalog: Catalog) -> list[str]:
+    """Lowercase words that carry no slot: common English the catalog gives no meaning."""
+    vocab = known_words(catalog) | _MONTHS
+    out = []
+    for word in _WORD.findall(text):
+        low = word.lower().strip("'").removesuffix("'s")
+        stem = low[:-1] if low.endswith("s") else low
+        if word != low or len(low) <= 2 or low in vocab or stem in vocab:
+            continue
+        if english_frequency(low) >= COMMON:
+            out.append(low)
+    return list(dict.fromkeys(out))
 
 
 def unknown_words(text: str, catalog: Catalog) -> list[str]:

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from erp_agent.planner import master_data
-from erp_agent.planner.plan import Ctx, Step, _rows
+from erp_agent.planner.steps import Ctx, Step, rows_of
 
 _LINE = re.compile(
     r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:x|×|units?\s+of|pcs\s+of|pieces\s+of|boxes\s+of|of|units?|pcs|nos)?\s+"
@@ -68,7 +68,7 @@ def _company_names(ctx: Ctx) -> set[str]:
     names = {ctx.view.company.lower()} if ctx.view.company else set()
     r = ctx.result("company.list")
     if r is not None:
-        names |= {str(row.get("id", "")).lower() for row in _rows(r)}
+        names |= {str(row.get("id", "")).lower() for row in rows_of(r)}
     return names
 
 

@@ -10,10 +10,17 @@ import calendar
 import re
 from typing import Any
 
-from erp_agent.planner import vocabulary
-from erp_agent.planner.intents import Kind
-from erp_agent.planner.master_data import ACCEPT, CLOSE, _ask, _probe_token, _score, resolve
-from erp_agent.planner.plan import Call, Ctx, Step, _rows, enable
+from erp_agent.planner import reporting, vocabulary
+from erp_agent.planner.master_data import (
+    ACCEPT,
+    CLOSE,
+    ask_which,
+    match_score,
+    probe_token,
+    resolve,
+)
+from erp_agent.planner.reading import Kind
+from erp_agent.planner.steps import Call, Ctx, Step, enable, rows_of
 
 REPORT = "general_ledger"
 # A ledger said outright, or money moving through an account ("went through the bank account").
@@ -71,7 +78,7 @@ def phrases(text: str) -> list[str]:
 
 
 def _probe(name: str) -> dict[str, Any]:
-    token = _probe_token(name)
+    token = probe_token(name)
     return {
         "filters": [{"field": "name", "op": "like", "value": f"%{token}%"}],
         "fields": ["id", "name", "company"],
@@ -79,7 +86,7 @@ def _probe(name: str) -> dict[str, Any]:
     }
 
 
-def ledger(ctx: Ctx) -> Step | None:
+def handle(ctx: Ctx) -> Step | None:
     """The General Ledger of the accounts named; None when no account is named."""
     if not ctx.has("account.list"):
         return enable(ctx, "account.list")
@@ -99,8 +106,8 @@ def ledger(ctx: Ctx) -> Step | None:
         if not r.ok:
             continue
         scored = [
-            (_score(name, row, "name"), str(row["id"]), str(row.get("company") or ""))
-            for row in _rows(r)
+            (match_score(name, row, "name"), str(row["id"]), str(row.get("company") or ""))
+            for row in rows_of(r)
             if row.get("id")
         ]
         best = max((s for s, _, _ in scored), default=0.0)
@@ -121,7 +128,6 @@ _PARTIES = ("customer", "supplier")
 def _party_ledger(ctx: Ctx) -> Step | None:
     """'Ledger for Acme Ltd': no account of that name, so the party's ledger (its postings on
     every account); a name found as neither is said so, never dropped from the report."""
-    from erp_agent.planner import _reports
 
     names = [(h if h in _PARTIES else None, v) for h, v in ctx.req.names]
     if not names or not ctx.has(f"report.{REPORT}"):
@@ -135,13 +141,12 @@ def _party_ledger(ctx: Ctx) -> Step | None:
     ctx.req.report, ctx.req.kind = ctx.catalog.reports[REPORT], Kind.REPORT
     ctx.req.settled += list(found)  # the names are the party now, no other parameter's
     party = list(dict.fromkeys(i for _, i in found.values()))
-    return _reports.report(ctx, {"party_type": next(iter(kinds)), "party": party})
+    return reporting.report(ctx, {"party_type": next(iter(kinds)), "party": party})
 
 
 def _report(
     ctx: Ctx, picked: list[tuple[float, str, str]], options: dict[str, list[tuple[float, str, str]]]
 ) -> Step | None:
-    from erp_agent.planner import _reports  # the report machinery uses this module's callers
 
     req = ctx.req
     name = f"report.{REPORT}"
@@ -154,7 +159,7 @@ def _report(
     if len(companies) == 1 and not ctx.view.company:
         # "Debtors - HG" names its company: the report runs for it (this planning call's view).
         ctx.view.company = next(iter(companies))
-    company, step = _reports.company_step(ctx)
+    company, step = reporting.company_step(ctx)
     if step is not None:
         return step
     accounts = [a for _, a, _ in picked]
@@ -163,9 +168,9 @@ def _report(
         if len(own) > 1:
             # Two accounts fit the words as well: ask, never pick one.
             ranked = [(s, 0, "account", a, a) for s, a, _ in own]
-            return _ask(ctx, words, "account", ranked)
+            return ask_which(ctx, words, "account", ranked)
         accounts += [a for _, a, _ in own]
     if not accounts:
         return None
     req.settled += list(options)  # the words are the accounts now, no other parameter's
-    return _reports.report(ctx, {"account": list(dict.fromkeys(accounts))})
+    return reporting.report(ctx, {"account": list(dict.fromkeys(accounts))})

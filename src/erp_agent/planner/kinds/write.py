@@ -8,18 +8,14 @@ import re
 from typing import Any
 
 from erp_agent.catalog import Entity, FieldType
-from erp_agent.planner import _write_names
-from erp_agent.planner._lookups import earlier_id as _earlier_id
-from erp_agent.planner._reports import company_step as _company_step
+from erp_agent.planner import write_names
 from erp_agent.planner.answer import fmt, join
 from erp_agent.planner.parse_amounts import to_number
-from erp_agent.planner.plan import Ctx, Step, _call, _failed, _text, enable
-
-_CREATE = ("create", "raise", "draft", "prepare", "make", "add", "new", "quote")
-_UPDATE = ("mark", "set", "update", "change")
+from erp_agent.planner.reporting import company_step
+from erp_agent.planner.steps import Ctx, Step, call, earlier_id, enable, failed, say
 
 
-def write(ctx: Ctx) -> Step:
+def handle(ctx: Ctx) -> Step:
     req = ctx.req
     e = req.entity
     assert e is not None
@@ -48,44 +44,46 @@ def write(ctx: Ctx) -> Step:
                 if default and done.args.get("company") == default and not said
                 else ""
             )
-            return _text(
+            return say(
                 f"I've prepared this for you to confirm: {summary or done.message}. Nothing changes in the ERP until you confirm it."
                 + note
             )
-        return _failed(done)
-    if req.verb in _CREATE:
+        return failed(done)
+    # What the verb asks for (questions.yaml's verbs): "draw up" a quotation creates one.
+    change = req.change or "update"
+    if change == "create":
         return _create(ctx, e)
-    found = req.doc_ids[0] if req.doc_ids else _earlier_id(ctx, e)
+    found = req.doc_ids[0] if req.doc_ids else earlier_id(ctx, e)
     if found is None:
-        return _text(
+        return say(
             f"Which {e.label.lower()}? Give its id and I'll prepare the change for you to confirm."
         )
     e, doc_id = found
-    if req.verb in ("approve", "reject") or (
-        req.verb == "submit" and ctx.has(f"{e.name}.workflow_action")
+    if change in ("approve", "reject") or (
+        change == "submit" and ctx.has(f"{e.name}.workflow_action")
     ):
         return _workflow_action(ctx, e, doc_id)
-    if req.verb in ("submit", "cancel", "delete", "remove"):
-        op = "delete" if req.verb == "remove" else req.verb
+    if change in ("submit", "cancel", "delete"):
+        op = change
         tool = f"{e.name}.{op}"
         if not ctx.has(tool):
-            return _text(f"You can't {op} {e.plural.lower()} in this session.")
-        return _call(tool, {"id": doc_id})
+            return say(f"You can't {op} {e.plural.lower()} in this session.")
+        return call(tool, {"id": doc_id})
     return _update(ctx, e, doc_id)
 
 
 def _workflow_action(ctx: Ctx, e: Entity, doc_id: str) -> Step:
-    verb = ctx.req.verb or ""
+    verb = ctx.req.change or ctx.req.verb or ""
     tool = f"{e.name}.workflow_action"
     if not ctx.has(tool):
-        return enable(ctx, tool) or _text(f"You can't {verb} {e.plural.lower()} in this session.")
+        return enable(ctx, tool) or say(f"You can't {verb} {e.plural.lower()} in this session.")
     describe = f"{e.name}.workflow"
     if ctx.has(describe):
         r = ctx.result(describe, {"id": doc_id})
         if r is None:
-            return _call(describe, {"id": doc_id})
+            return call(describe, {"id": doc_id})
         if not r.ok:
-            return _failed(r)
+            return failed(r)
         info = r.data if isinstance(r.data, dict) else {}
         actions = [
             str(a.get("action")) for a in info.get("available_actions") or [] if isinstance(a, dict)
@@ -94,17 +92,17 @@ def _workflow_action(ctx: Ctx, e: Entity, doc_id: str) -> Step:
         if chosen is None:
             state = info.get("current_state") or "its current state"
             avail = join(actions) if actions else "none"
-            return _text(
+            return say(
                 f"You can't {verb} {e.label} {doc_id} now: it is in state {state}. Actions available to you: {avail}."
             )
-        return _call(tool, {"id": doc_id, "action": chosen})
-    return _call(tool, {"id": doc_id, "action": verb.capitalize()})
+        return call(tool, {"id": doc_id, "action": chosen})
+    return call(tool, {"id": doc_id, "action": verb.capitalize()})
 
 
 def _update(ctx: Ctx, e: Entity, doc_id: str) -> Step:
     tool = f"{e.name}.update"
     if not ctx.has(tool):
-        return _text(f"You can't change {e.plural.lower()} in this session.")
+        return say(f"You can't change {e.plural.lower()} in this session.")
     value = (ctx.req.target_value or "").strip().lower()
     fields = [n for n in ([e.status_field] if e.status_field else []) + list(e.fields) if n]
     for name in dict.fromkeys(fields):
@@ -112,8 +110,8 @@ def _update(ctx: Ctx, e: Entity, doc_id: str) -> Step:
         if f.type is FieldType.ENUM and not f.read_only:
             hit = next((v for v in f.values if v.lower() == value), None)
             if hit:
-                return _call(tool, {"id": doc_id, "values": {name: hit}})
-    return _text(
+                return call(tool, {"id": doc_id, "values": {name: hit}})
+    return say(
         f"I don't know which field of {e.label} {doc_id} to set to '{value}'. Name the field and its new value."
     )
 
@@ -121,14 +119,14 @@ def _update(ctx: Ctx, e: Entity, doc_id: str) -> Step:
 def _create(ctx: Ctx, e: Entity) -> Step:
     tool = f"{e.name}.create"
     if not ctx.has(tool):
-        return enable(ctx, tool) or _text(f"You can't create {e.plural.lower()} in this session.")
+        return enable(ctx, tool) or say(f"You can't create {e.plural.lower()} in this session.")
     schema = ctx.tools[tool]
     props: dict[str, Any] = dict(schema.get("properties") or {})
     required = list(schema.get("required") or [])
     args: dict[str, Any] = {}
     names = [v for h, v in ctx.req.names if h is None] + [v for h, v in ctx.req.names if h]
-    wanted = _write_names.lines(ctx.req.text)
-    party = _write_names.party_name(ctx, [n for _, n in wanted])
+    wanted = write_names.lines(ctx.req.text)
+    party = write_names.party_name(ctx, [n for _, n in wanted])
     missing: list[str] = []
     for name in required:
         f = e.fields.get(name)
@@ -141,12 +139,12 @@ def _create(ctx: Ctx, e: Entity) -> Step:
             if party is None:
                 missing.append(f"the {dimension} it is for")
                 continue
-            party_id, step = _write_names.resolve_party(ctx, party, dimension)
+            party_id, step = write_names.resolve_party(ctx, party, dimension)
             if step is not None:
                 return step
             args[name] = party_id
         elif f.target == "company" or name == "company":
-            company, step = _company_step(ctx)
+            company, step = company_step(ctx)
             if step:
                 return step
             args[name] = company
@@ -162,7 +160,7 @@ def _create(ctx: Ctx, e: Entity) -> Step:
             args[name] = ctx.view.today.isoformat()
         elif f.type is FieldType.TABLE and wanted and not _needs_rate(props.get(name, {})):
             # Lines by item name or code; the ERP fills rates from the price list.
-            rows, step = _write_names.resolve_lines(ctx, wanted)
+            rows, step = write_names.resolve_lines(ctx, wanted)
             if step is not None:
                 return step
             args[name] = rows
@@ -179,8 +177,8 @@ def _create(ctx: Ctx, e: Entity) -> Step:
         else:
             missing.append(f.label.lower())
     if missing:
-        return _text(f"To prepare the {e.label.lower()} I need: {join(missing)}. Please give them.")
-    return _call(tool, args)
+        return say(f"To prepare the {e.label.lower()} I need: {join(missing)}. Please give them.")
+    return call(tool, args)
 
 
 _PARTY_KINDS = ("customer", "supplier", "lead")
@@ -205,7 +203,7 @@ def _item_rows(
         )
         qty = float(m.group(1)) if m else None
         if qty is None:
-            return None, _text(f"How many of {code}? Give a quantity.")
+            return None, say(f"How many of {code}? Give a quantity.")
         row: dict[str, Any] = {"item": code, "qty": qty}
         # A rate only when the user gave one; otherwise the ERP prices the line from the
         # party's price list when the proposal is prepared (never the item's standard rate).
@@ -213,6 +211,6 @@ def _item_rows(
         if price and "rate" in row_fields:
             row["rate"] = float(to_number(price.group(1)))
         elif needs_rate:
-            return None, _text(f"At what rate should I quote {code}? (e.g. 'at {fmt(1500)} each')")
+            return None, say(f"At what rate should I quote {code}? (e.g. 'at {fmt(1500)} each')")
         rows.append({k: v for k, v in row.items() if k in row_fields})
     return rows, None

@@ -8,21 +8,23 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from erp_agent.planner import master_data, metric_plan
 from erp_agent.planner.answer import capabilities, fmt, is_number, join
 from erp_agent.planner.context import Result
-from erp_agent.planner.intents import Kind, Request
 from erp_agent.planner.parse_dates import Period
-from erp_agent.planner.plan import (
+from erp_agent.planner.reading import Kind, Request
+from erp_agent.planner.steps import (
     Ctx,
     Step,
-    _call,
-    _display,
-    _failed,
-    _list,
-    _rows,
-    _text,
+    call,
+    display,
     enable,
+    failed,
+    hand_over,
+    rows_of,
+    say,
 )
+from erp_agent.results.summary import report_figures
 
 
 def company_step(ctx: Ctx) -> tuple[str | None, Step | None]:
@@ -33,21 +35,27 @@ def company_step(ctx: Ctx) -> tuple[str | None, Step | None]:
     r = ctx.result("company.list")
     if r is None:
         if ctx.has("company.list"):
-            return None, _call("company.list", {"fields": ["id"], "limit": 20})
+            return None, call("company.list", {"fields": ["id"], "limit": 20})
         if (
             ctx.has("tools.search")
             and ctx.result("tools.search", {"query": "company list"}) is None
         ):
-            return None, _call("tools.search", {"query": "company list"})
-        return None, _text("Which company should I use? Please name it.")
-    names = [str(row["id"]) for row in _rows(r) if row.get("id")]
+            return None, call("tools.search", {"query": "company list"})
+        return None, say("Which company should I use? Please name it.")
+    names = [str(row["id"]) for row in rows_of(r) if row.get("id")]
     if len(names) == 1:
         return names[0], None
-    named = [n for n in names if n.lower() in ctx.req.text.lower()]
+    said = [v.lower() for _, v in ctx.req.names]
+    named = [
+        n
+        for n in names
+        if n.lower() in ctx.req.text.lower()
+        or any(len(v) > 3 and n.lower().startswith(v) for v in said)
+    ]
     if len(named) == 1:
         return named[0], None
     if not names:
-        return None, _text("I can't see any company with your access.")
+        return None, say("I can't see any company with your access.")
     default = ctx.view.default_company
     if default in names:
         # The user's own default company in the ERP, as its desk would pre-fill it.
@@ -59,11 +67,11 @@ def company_step(ctx: Ctx) -> tuple[str | None, Step | None]:
     if ctx.has("display.choices") and 2 <= len(names) <= 8:
         if ctx.result("display.choices") is None:
             options = [{"label": n, "value": n} for n in names]
-            return None, _call(
+            return None, call(
                 "display.choices", {"question": question, "options": options, "slot": "company"}
             )
-        return None, _text(question + " Pick one and I'll carry on with your request.")
-    return None, _text(f"{question} Ask again naming one.")
+        return None, say(question + " Pick one and I'll carry on with your request.")
+    return None, say(f"{question} Ask again naming one.")
 
 
 def _asks(step: Step) -> bool:
@@ -78,7 +86,6 @@ def _across(ctx: Ctx) -> bool:
     """A question the records answer for every company at once: it says so ("across all
     warehouses", "in total"), or it has a condition the report cannot take (an age, an amount),
     or it names a balance's figure ("stock value")."""
-    from erp_agent.planner import metric_plan
 
     req = ctx.req
     if _ACROSS.search(req.text.lower()) or req.age_days is not None or req.amount is not None:
@@ -91,7 +98,6 @@ def _across(ctx: Ctx) -> bool:
 def _record_plane(ctx: Ctx) -> Step | None:
     """The report's question answered without the report: from the metric the words name, or
     the report's own documents, filtered — across every company the user can see."""
-    from erp_agent.planner import metric_plan
 
     step = metric_plan.metric_step(ctx)
     if step is not None:
@@ -122,7 +128,7 @@ def report(ctx: Ctx, preset: Mapping[str, Any] | None = None) -> Step:
             and ctx.has(f"{report.entity}.list")
         ):
             return _documents(ctx, report.entity)
-        return _text(
+        return say(
             f"I can't run the {report.label} report with your access. {capabilities(ctx.req.entity, ctx.tools)}"
         )
     schema = ctx.tools[name]
@@ -134,11 +140,60 @@ def report(ctx: Ctx, preset: Mapping[str, Any] | None = None) -> Step:
             # A report runs for one company; a user of several asked across them, so answer
             # from the records (per company and currency) rather than ask which one.
             step = _record_plane(ctx) or step
+        companies = _companies(ctx)
+        if step and _asks(step) and 2 <= len(companies) <= _MAX_COMPANIES:
+            # Nothing in the question picks one of the user's companies: the report for each,
+            # one after the other, rather than a question back ("name one to see it alone").
+            return _per_company(ctx, report, name, schema, props, preset or {}, companies)
         if step:
             return step
         args["company"] = company
     args.update(preset or {})
     return _run(ctx, report, name, schema, props, args)
+
+
+_MAX_COMPANIES = 4  # a user of more companies is asked which one
+
+
+def _companies(ctx: Ctx) -> list[str]:
+    r = ctx.result("company.list")
+    return [str(row["id"]) for row in rows_of(r) if row.get("id")] if r is not None else []
+
+
+def _per_company(
+    ctx: Ctx, report: Any, name: str, schema: Mapping[str, Any], props: Mapping[str, Any],
+    preset: Mapping[str, Any], companies: list[str],
+) -> Step:  # fmt: skip
+    pending: list[Any] = []
+    texts: list[str] = []
+    empty: list[str] = []
+    for company in companies:
+        step = _run(ctx, report, name, schema, props, {"company": company, **preset}, show=False)
+        if step.calls:
+            pending += [c for c in step.calls if c not in pending]
+        elif step.text is not None:
+            ran = next(
+                (
+                    r
+                    for r in ctx.view.results
+                    if r.name == name and r.args.get("company") == company
+                ),
+                None,
+            )
+            if ran is not None and ran.ok and not rows_of(ran) and not ran.content.get("summary"):
+                empty.append(company)  # nothing of what was asked in this company
+            else:
+                texts.append(step.text)
+    if pending:
+        return Step(calls=pending)
+    if texts and empty:
+        # What was named lives in one company: its report alone, and the others said empty.
+        return say("\n\n".join(texts) + f"\n(Nothing in {join(empty)}.)")
+    note = (
+        f"You can see {len(companies)} companies, so here is the {report.label} report for each "
+        "(name one to see it alone)."
+    )
+    return say(note + "\n\n" + "\n\n".join(texts))
 
 
 def _documents(ctx: Ctx, entity: str) -> Step:
@@ -149,12 +204,12 @@ def _documents(ctx: Ctx, entity: str) -> Step:
         if e.status_field and not ctx.req.statuses and "Overdue" in e.fields[e.status_field].values:
             ctx.req.statuses = ["Overdue"]
     ctx.req.kind = Kind.LIST
-    return _list(ctx)
+    return hand_over("list")
 
 
 def _run(
     ctx: Ctx, report: Any, name: str, schema: Mapping[str, Any], props: Mapping[str, Any],
-    args: dict[str, Any],
+    args: dict[str, Any], *, show: bool = True,
 ) -> Step:  # fmt: skip
     req, today = ctx.req, ctx.view.today
     period = req.period
@@ -209,20 +264,20 @@ def _run(
         return step
     missing = [p for p in schema.get("required") or () if p not in args]
     if missing:
-        return _text(f"To run the {report.label} report I need: {join(missing)}. Please give them.")
+        return say(f"To run the {report.label} report I need: {join(missing)}. Please give them.")
     # Link parameters named loosely ("account Debtors") are resolved to ids through list tools.
     step = _resolve_links(ctx, report.name, args)
     if step is not None:
         return step
     r = ctx.result(name, args)
     if r is None:
-        return _call(name, args)
+        return call(name, args)
     if not r.ok:
-        return _failed(r)
-    shown = _display(ctx, r, title=report.label)
+        return failed(r)
+    shown = display(ctx, r, title=report.label) if show else None
     if shown:
         return shown
-    return _text(_report_text(report.label, r, args, req))
+    return say(_report_text(report.label, r, args, req))
 
 
 def _unplaced_names(
@@ -232,7 +287,6 @@ def _unplaced_names(
     the records the report's link parameters filter by (its suppliers, customers, territories…)
     and filters the report; a name found nowhere is said so, never dropped. The company's own
     name is the company, which the report already runs for."""
-    from erp_agent.planner import master_data
 
     company = str(args.get("company") or "").lower()
     settled = {v.lower() for v in ctx.req.settled}
@@ -340,12 +394,12 @@ def _resolve_links(ctx: Ctx, report: str, args: dict[str, Any]) -> Step | None:
             }
             r = ctx.result(tool, lookup)
             if r is None:
-                return _call(tool, lookup)
-            ids = [str(row["id"]) for row in _rows(r) if row.get("id")]
+                return call(tool, lookup)
+            ids = [str(row["id"]) for row in rows_of(r) if row.get("id")]
             if args.get("company"):
                 ids = [i for i in ids if _company_suffix_ok(i, str(args["company"]))] or ids
             if not ids:
-                return _text(
+                return say(
                     f"No records found: I can't find a {param.target.replace('_', ' ')} "
                     f"called {raw}."
                 )
@@ -361,17 +415,28 @@ def _company_suffix_ok(account: str, company: str) -> bool:
     return account.endswith(f" - {abbr}") or account.endswith(f" - {abbr[:2]}")
 
 
+_AGE = re.compile(r"\bage\b", re.IGNORECASE)  # an age column: never a figure to add up
+
+
 def _report_text(label: str, r: Result, args: Mapping[str, Any], req: Request) -> str:
     data = r.data if isinstance(r.data, dict) else {}
-    rows = _rows(r)
+    rows = rows_of(r)
     lines: list[str] = []
+    complete = "page" not in r.content and "summary" not in r.content
+    # An ageing report's own figures, as every channel shows them: each bucket summed, the
+    # total, the average age weighted by amount — never ages added up.
+    figures = report_figures(data) if complete else []
+    lines += [f"- {f['label']}: {fmt(f['value'])}" for f in figures]
     summary = data.get("summary")
-    if isinstance(summary, list):
-        for item in summary[:8]:
+    if lines:
+        pass
+    elif isinstance(summary, list):
+        for item in summary[:14]:
             if (
                 isinstance(item, dict)
                 and item.get("label") is not None
                 and item.get("value") is not None
+                and not _AGE.search(str(item["label"]))
             ):
                 lines.append(f"- {item['label']}: {fmt(item['value'])}")
     if not lines:
@@ -385,7 +450,11 @@ def _report_text(label: str, r: Result, args: Mapping[str, Any], req: Request) -
                 str(c.get("label", "")) for c in data.get("columns") or [] if isinstance(c, dict)
             ]
             pairs = zip(labels, total, strict=False)
-            lines += [f"- {lab}: {fmt(v)}" for lab, v in pairs if is_number(v) and v and lab][:8]
+            lines += [
+                f"- {lab}: {fmt(v)}"
+                for lab, v in pairs
+                if is_number(v) and v and lab and not _AGE.search(lab)
+            ][:12]
     if not lines:
         for row in rows:
             key = str(row.get("account") or "")

@@ -14,7 +14,7 @@ from typing import Any
 
 from erp_agent.planner.answer import fmt
 from erp_agent.planner.parse_dates import age_words
-from erp_agent.planner.plan import Call, Ctx, Step, _failed, _rows, _text, enable
+from erp_agent.planner.steps import Call, Ctx, Step, enable, failed, rows_of, say
 
 _PARTY = {"sales_invoice": "customer", "purchase_invoice": "supplier"}
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -41,7 +41,7 @@ def applies(ctx: Ctx) -> bool:
     return bool(req.amount is not None and per_party and owed)
 
 
-def owing(ctx: Ctx) -> Step | None:
+def handle(ctx: Ctx) -> Step | None:
     req = ctx.req
     report = req.report.name if req.report is not None else ""
     entity = (
@@ -82,9 +82,9 @@ def owing(ctx: Ctx) -> Step | None:
             calls.append(Call(count_tool, count_args))
         return Step(calls=calls)
     if not r.ok:
-        return _failed(r)
+        return failed(r)
     compare = _OPS[req.amount.op]
-    rows = [row for row in _rows(r) if compare(float(row.get("sum_outstanding") or 0), limit)]
+    rows = [row for row in rows_of(r) if compare(float(row.get("sum_outstanding") or 0), limit)]
     rows.sort(key=lambda row: -float(row.get("sum_outstanding") or 0))
     age = (
         f"{age_words(req.text, req.age_days)} overdue (due before {cutoff})"
@@ -98,7 +98,7 @@ def owing(ctx: Ctx) -> Step | None:
         else None
     )
     if not rows:
-        return _text(f"No records found: no {party} has {what} among what you can see.")
+        return say(f"No records found: no {party} has {what} among what you can see.")
     lines = [f"- {row.get(party)}: {row.get('currency')} {fmt(row.get('sum_outstanding'))} "
              f"over {fmt(row.get('count_records'))} invoices" for row in rows[:15]]  # fmt: skip
     single = (
@@ -106,4 +106,6 @@ def owing(ctx: Ctx) -> Step | None:
         if n is not None
         else ""
     )
-    return _text(f"{len(rows)} {party}s have {what}:\n" + "\n".join(lines) + single)
+    # No count of the parties: it would be this planner's own tally of rows, not the ERP's.
+    shown = "" if len(rows) <= len(lines) else " (the largest only)"
+    return say(f"{party.capitalize()}s with {what}{shown}:\n" + "\n".join(lines) + single)

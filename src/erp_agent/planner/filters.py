@@ -1,0 +1,218 @@
+"""Filters from what a request says: statuses, enum values, periods, ages, amounts, the
+company in play and the names it mentions (probed where they could live, looked up in the
+master data when typed in lower case)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from erp_agent.catalog import Entity
+from erp_agent.planner import master_data, vocabulary
+from erp_agent.planner.answer import capabilities, is_number
+from erp_agent.planner.context import Result
+from erp_agent.planner.reading import Kind
+from erp_agent.planner.steps import Call, Ctx, Filter, Step, say
+from erp_agent.planner.terms import norm
+
+_PARTY_ENTITIES = ("customer", "supplier", "employee", "lead")
+_PLACE_FIELDS = ("branch", "territory", "customer_group", "supplier_group", "warehouse", "project",
+                 "department", "cost_center", "item_group", "company")  # fmt: skip
+
+
+def base_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], str | None]:
+    """Filters from statuses, enums, dates, age and amount; or a reason they cannot be applied."""
+    req = ctx.req
+    out: list[Filter] = []
+    fields = e.fields
+    overdue = _overdue_by_dates(e, req.statuses)
+    if overdue:
+        # Overdue means money still owed past its due date, whatever status the document
+        # shows (a partly paid invoice past due is overdue too): the ERP's own ageing reads it so.
+        out += [{"field": "outstanding", "op": ">", "value": 0},
+                {"field": "due_date", "op": "<", "value": ctx.view.today.isoformat()}]  # fmt: skip
+        rest = [s for s in req.statuses if s not in _OWED_STATUSES]
+        if rest and e.status_field:
+            out.append(value_filter(e.status_field, rest))
+    elif req.statuses and e.status_field:
+        out.append(value_filter(e.status_field, req.statuses))
+    for name, values in req.enum_filters.items():
+        out.append(value_filter(name, values))
+    if req.period is not None and e.date_field and req.kind not in (Kind.TREND,):
+        out.append({"field": e.date_field, "op": "between",
+                    "value": [req.period.start.isoformat(), req.period.end.isoformat()]})  # fmt: skip
+    elif req.period is not None and req.kind not in (Kind.TREND,):
+        # Records with no business date ("new customers this year"): when they were created,
+        # as ERPNext's own "creation" filter; a period is never dropped in silence.
+        created = fields.get("created")
+        if created is None or not created.filterable:
+            return out, f"{e.plural} have no date I can filter on"
+        after = req.period.end + dt.timedelta(days=1)
+        out += [{"field": "created", "op": ">=", "value": req.period.start.isoformat()},
+                {"field": "created", "op": "<", "value": after.isoformat()}]  # fmt: skip
+    if req.age_days is not None:
+        if "due_date" not in fields or not fields["due_date"].filterable:
+            return out, f"{e.plural} have no due date I can filter on"
+        cutoff = ctx.view.today - dt.timedelta(days=req.age_days)
+        out = [f for f in out if not (f["field"] == "due_date" and f["op"] == "<")]
+        out.append({"field": "due_date", "op": "<", "value": cutoff.isoformat()})
+        if not overdue and "outstanding" in fields and fields["outstanding"].filterable:
+            out.append({"field": "outstanding", "op": ">", "value": 0})
+            req.statuses = req.statuses or ["Overdue"]
+        elif (
+            not overdue
+            and e.status_field
+            and not req.statuses
+            and "Overdue" in fields[e.status_field].values
+        ):
+            req.statuses = ["Overdue"]
+            out.append(value_filter(e.status_field, ["Overdue"]))
+    if req.amount is not None:
+        owed = any(
+            w in norm(req.text) for w in (" owe", " owes ", " outstanding ", " unpaid ", " due ")
+        )
+        candidates = (["outstanding"] if owed else []) + [e.amount_field or "", "outstanding"]
+        target = next((n for n in candidates if n in fields and fields[n].filterable), None)
+        if target is None:
+            return out, f"I can't filter {e.plural.lower()} by amount with the tools available"
+        out.append({"field": target, "op": req.amount.op, "value": float(req.amount.value)})
+    if ctx.view.company and "company" in fields and fields["company"].filterable:
+        out.append({"field": "company", "op": "=", "value": ctx.view.company})
+    return out, None
+
+
+# Statuses that only say money is still owed: read from the amounts and dates instead.
+_OWED_STATUSES = ("Overdue", "Unpaid", "Partly Paid")
+
+
+def _overdue_by_dates(e: Entity, statuses: list[str]) -> bool:
+    """Whether the statuses ask for what is overdue and the records carry what decides it."""
+    fields = e.fields
+    has = all(n in fields and fields[n].filterable for n in ("outstanding", "due_date"))
+    return has and statuses == ["Overdue"]
+
+
+def value_filter(name: str, values: list[str]) -> Filter:
+    if len(values) == 1:
+        return {"field": name, "op": "=", "value": values[0]}
+    return {"field": name, "op": "in", "value": list(values)}
+
+
+def name_candidates(e: Entity, hint: str | None, value: str) -> list[Filter]:
+    """Where a name could live on this entity, most likely first."""
+    fields = e.fields
+    if hint and hint in fields:
+        return [{"field": hint, "op": "=", "value": value}]
+    out: list[Filter] = []
+    title = e.title_field
+    if e.kind.value == "master" and title is not None and title.filterable:
+        # A master named by its name ("customer Acme Ltd"): its own title first.
+        out.append({"field": title.name, "op": "like", "value": f"%{value}%"})
+    for name, f in fields.items():
+        if not f.filterable:
+            continue
+        if f.target in _PARTY_ENTITIES or name == "party":
+            named = f"{name}_name" if f"{name}_name" in fields else None
+            if named and fields[named].filterable:
+                out.append({"field": named, "op": "like", "value": f"%{value}%"})
+            else:
+                out.append({"field": name, "op": "=", "value": value})
+    company = fields.get("company")
+    if company is not None and company.filterable:
+        # "Harbor Goods" for Harbor Goods Inc: a company is named by the start of its name.
+        out.append({"field": "company", "op": "like", "value": f"{value}%"})
+    for place in _PLACE_FIELDS:
+        f2 = fields.get(place)
+        if f2 is not None and f2.filterable and place != "company":
+            out.append({"field": place, "op": "=", "value": value})
+    if not out and title is not None and title.filterable:
+        out.append({"field": title.name, "op": "like", "value": f"%{value}%"})
+    return out[:5]
+
+
+def probe_for(ctx: Ctx, e: Entity, flt: Filter) -> tuple[str, dict[str, Any]] | None:
+    if ctx.has(f"{e.name}.count"):
+        return f"{e.name}.count", {"filters": [flt]}
+    if ctx.has(f"{e.name}.list"):
+        return f"{e.name}.list", {"filters": [flt], "fields": ["id"], "limit": 1}
+    return None
+
+
+def found_any(r: Result) -> bool:
+    data = r.data
+    if isinstance(data, dict):
+        if is_number(data.get("count")):
+            return bool(data["count"])
+        return bool(data.get("records") or data.get("rows"))
+    return False
+
+
+def name_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
+    """Filters for the names the request mentions; probing where a name could belong."""
+    out: list[Filter] = []
+    pending: list[Call] = []
+    for hint, value in ctx.req.names:
+        options = name_candidates(e, hint, value)
+        if not options:
+            continue
+        if len(options) == 1:
+            out.append(options[0])
+            continue
+        probes = [(o, probe_for(ctx, e, o)) for o in options]
+        if any(p is None for _, p in probes):
+            out.append(options[0])
+            continue
+        answered = [(o, ctx.result(p[0], p[1])) for o, p in probes if p is not None]
+        missing = [
+            Call(*p) for (o, p), (_, r) in zip(probes, answered, strict=True) if r is None and p
+        ]
+        if missing:
+            pending += missing
+            continue
+        hit = next((o for o, r in answered if r is not None and r.ok and found_any(r)), None)
+        if hit is None:
+            return out, say(
+                f"No records found: I found no {e.plural.lower()} for {value} that you can see."
+            )
+        out.append(hit)
+    return out, (Step(calls=pending) if pending else None)
+
+
+LOOSE_DIMENSIONS = ("customer", "supplier", "item", "warehouse", "branch", "territory")
+
+
+def lookup_loose_names(ctx: Ctx) -> Step | None:
+    """Lowercase words no vocabulary holds ("mombasa invoices"): looked up in the master data
+    and kept as names when found there; otherwise the request is not answered without them."""
+
+    req = ctx.req
+    said = " ".join(v.lower() for _, v in req.names) + " " + " ".join(req.settled).lower()
+    loose = [n for n in vocabulary.loose_names(req.text, ctx.catalog) if n.lower() not in said]
+    if not loose:
+        return None
+    found, step = master_data.resolve(ctx, [(None, n) for n in loose], LOOSE_DIMENSIONS, loose)
+    if step is not None:
+        return step
+    for name, (dim, _) in found.items():
+        req.names.append((dim if req.entity and dim in req.entity.fields else None, name))
+    req.settled += loose
+    return None
+
+
+def all_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
+    if ctx.req.compared_field:
+        label = e.fields[ctx.req.compared_field].label.lower()
+        return [], say(
+            f"I can't compare {e.plural.lower()} against their {label} with the tools available, "
+            f"so I won't guess which ones qualify. {capabilities(e, ctx.tools)}"
+        )
+    step = lookup_loose_names(ctx)
+    if step is not None:
+        return [], step
+    base, problem = base_filters(ctx, e)
+    if problem:
+        return [], say(
+            f"{problem[0].upper()}{problem[1:]}, so I won't guess an answer. {capabilities(e, ctx.tools)}"
+        )
+    named, step = name_filters(ctx, e)
+    return base + named, step

@@ -1,0 +1,38 @@
+"""Terms in a request: normalised words and whether a catalog phrase is said (its plural too)."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from erp_agent.catalog import Entity
+
+_NORM_WORD = re.compile(r"[a-z0-9&][a-z0-9&\-']*")
+
+
+@functools.lru_cache(maxsize=65536)
+def norm(text: str) -> str:
+    # Cached: the planner compares every catalog term with the text many times per request.
+    return " " + " ".join(_NORM_WORD.findall(text.lower())) + " "
+
+
+def has_term(haystack: str, phrase: str) -> bool:
+    p = norm(phrase).strip()
+    if not p:
+        return False
+    if f" {p} " in haystack:
+        return True
+    # A plural in the text for a singular term ("invoice" → "invoices"); never the other way
+    # round, which turns "goods" into "good".
+    return any(f" {p}{end} " in haystack for end in ("s", "es"))
+
+
+def has_verb_form(haystack: str, phrase: str) -> bool:
+    """'invoiced', 'billed': weaker evidence than the noun ("projected" is not a project)."""
+    p = norm(phrase).strip()
+    return bool(p) and any(f" {p}{end} " in haystack for end in ("d", "ed"))
+
+
+def explicit(entity: Entity, haystack: str) -> bool:
+    """Whether the request names the entity by its label or plural (not just a loose keyword)."""
+    return any(has_term(haystack, t) for t in (entity.label, entity.plural, *entity.synonyms))
