@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,17 +17,19 @@ from erp_agent.config import EngineSettings, Settings, engine_settings, scan_lim
 from erp_agent.connectors import registry as connectors
 from erp_agent.connectors.base import Capability, Connector, ConnectorProfile
 from erp_agent.connectors.profile import catalog_for
+from erp_agent.costs.prices import PriceTable
 from erp_agent.documents.extract import ScanLimits, Transcriber
 from erp_agent.documents.vision import vision_transcriber
-from erp_agent.engine.events import AsyncListener, Listener
 from erp_agent.engine.outcomes import OutcomeRecorder
 from erp_agent.engine.prompt import site_sections
 from erp_agent.engine.routing import Router
-from erp_agent.engine.subscribers import InteractionLog
 from erp_agent.engine.turn import Engine
+from erp_agent.events import AsyncListener, InteractionLog, Listener
 from erp_agent.gateway.gateway import Gateway
 from erp_agent.gateway.grants import GrantsCache
+from erp_agent.gateway.plans import PlanBook
 from erp_agent.gateway.policy import RolePolicy, load_policy
+from erp_agent.gateway.reconcile import InFlight
 from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.models.base import ChatModel
@@ -43,12 +46,18 @@ from erp_agent.retrieval.settings import make_retriever
 from erp_agent.store.base import Store
 from erp_agent.store.budgets import Budgets
 from erp_agent.store.sql_store import SQLStore, open_store
+from erp_agent.subscriptions import tools as subscription_tools
+from erp_agent.subscriptions.service import SubscriptionService
+from erp_agent.subscriptions.store import SubscriptionStore
+from erp_agent.subscriptions.tools import Provider as SubscriptionProvider
 from erp_agent.tools.base import Tool, ToolRegistry
 from erp_agent.tools.factories import catalog_tools
 from erp_agent.tools.modules import analytics, calculator, display
 from erp_agent.tools.modules import documents as document_tools
+from erp_agent.tools.modules import drill as drill_tools
 from erp_agent.tools.modules import knowledge as knowledge_tools
 from erp_agent.tools.modules import metrics as metric_tools
+from erp_agent.tools.modules import prices as price_tools
 from erp_agent.tools.modules import records as record_tools
 from erp_agent.tools.modules import results as result_tools
 from erp_agent.tools.modules import workflow as workflow_tools
@@ -69,6 +78,7 @@ def build_registry(
     scan_limits: ScanLimits | None = None,
     vision: VisionSource | None = None,
     profile: ConnectorProfile | None = None,
+    subscriptions: SubscriptionProvider | None = None,
 ) -> ToolRegistry:
     """Catalog-generated tools plus the hand-written modules, registered once at start.
 
@@ -82,9 +92,11 @@ def build_registry(
     modules: list[Tool] = [
         *display.tools(catalog),
         *metric_tools.tools(catalog),
+        *price_tools.tools(catalog),
         *analytics.tools(catalog),
         *calculator.tools(catalog),
         *result_tools.tools(catalog, export_dir=export_dir, export_days=export_days),
+        *drill_tools.tools(catalog),
     ]
     if can(Capability.WORKFLOWS):
         modules.extend(workflow_tools.tools(catalog))
@@ -96,9 +108,32 @@ def build_registry(
         modules.extend(knowledge_tools.tools(knowledge, modules=list(catalog.modules)))
     if retriever is not None and can(Capability.DELTA_SYNC):
         modules.extend(record_tools.tools(retriever, catalog))
+    if subscriptions is not None:
+        modules.extend(subscription_tools.tools(subscriptions))
     registry.extend(modules)
-    registry.add(search_tool(registry))
+    # Tools are found by meaning with the search index's embedder (offline MiniLM by default).
+    registry.add(search_tool(registry, retriever.embedder if retriever is not None else None))
     return registry
+
+
+def _own_tables(data_dir: Path) -> Callable[[], Awaitable[SQLStore]]:
+    """Subscriptions beside a store with no SQL database (the in-memory one): a SQLite file."""
+
+    async def opener() -> SQLStore:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        own = SQLStore(f"sqlite+aiosqlite:///{data_dir / 'subscriptions.sqlite'}")
+        await own.migrate()
+        return own
+
+    return opener
+
+
+def _plan_tokens(plans: PlanBook) -> Callable[[str], Awaitable[int | None]]:
+    async def tokens(org: str) -> int | None:
+        plan = await plans.for_org(org)
+        return plan.monthly_tokens if plan is not None else None
+
+    return tokens
 
 
 @dataclass
@@ -119,12 +154,16 @@ class Runtime:
     # What the record sync and the background embedding are doing (the admin console shows it).
     index_progress: Progress = field(default_factory=Progress)
     redis: RedisLink | None = None  # shared by every worker (ERP_AGENT_REDIS_URL)
-    # Subscribers of every turn's events (engine/events.py); channels and the server add theirs.
+    # Subscribers of every turn's events (events/stream.py); channels and the server add theirs.
     listeners: list[Listener] = field(default_factory=list)
     async_listeners: list[AsyncListener] = field(default_factory=list)
     site_prompt: str = ""  # ERP_AGENT_SITE_DIR/prompts, read and checked at start
     # What the ERP granted each user at sign-in, reused by their next one (ERP_AGENT_GRANTS_TTL).
     grants: GrantsCache | None = None
+    # Plans per organisation (gateway/plans.py) and subscriptions (erp_agent.subscriptions):
+    # both need the SQL store; None on another.
+    plans: PlanBook | None = None
+    subscriptions: SubscriptionService | None = None
 
     def __post_init__(self) -> None:
         # One set of subscribers for the turns' events and the gateway's (the audit log among
@@ -132,7 +171,9 @@ class Runtime:
         self.async_listeners.extend(
             x for x in self.gateway.async_listeners if x not in self.async_listeners
         )
-        self.async_listeners.append(InteractionLog(self.store))
+        self.async_listeners.append(
+            InteractionLog(self.store, PriceTable.from_settings(self.settings))
+        )
         self.listeners.extend(x for x in self.gateway.listeners if x not in self.listeners)
         self.gateway.listeners = self.listeners
         self.gateway.async_listeners = self.async_listeners
@@ -154,6 +195,8 @@ class Runtime:
                 return None
             return vision_transcriber(models.model("vision", org=org))
 
+        # The subscription tools are registered now and find their service once it is made.
+        box: list[SubscriptionService] = []
         registry = build_registry(
             catalog,
             export_dir=Path(settings.data_dir) / "exports",
@@ -163,6 +206,7 @@ class Runtime:
             scan_limits=scan_limits(settings),
             vision=vision,
             profile=connector.profile,
+            subscriptions=lambda: box[0] if box else None,
         )
         if store is None and settings.database_url:
             store = open_store(settings.database_url)
@@ -188,14 +232,24 @@ class Runtime:
         )
         # A confirm's ERP calls (a read retried, then the write) all end within this.
         confirm_timeout = dt.timedelta(seconds=6 * settings.erp_timeout)
+        # A write that got no answer may still reach the ERP for this long (then it is checked).
+        in_flight = InFlight(
+            dt.timedelta(seconds=settings.erp_timeout),
+            dt.timedelta(seconds=settings.erp_proxy_read_timeout),
+            dt.timedelta(seconds=settings.erp_write_grace),
+        )
         gateway = Gateway(
             registry, store, connector, catalog, results=results, confirm_timeout=confirm_timeout,
             today=settings.engine.today,
-            lookup_ttl=dt.timedelta(seconds=settings.master_data_ttl),
+            lookup_ttl=dt.timedelta(seconds=settings.master_data_ttl), in_flight=in_flight,
         )  # fmt: skip
         gateway.decision_hooks.append(OutcomeRecorder(store, connector, catalog, registry))
         router = Router(catalog, registry, connector.name)
-        return cls(
+        engine = store.engine if isinstance(store, SQLStore) else None
+        plans = PlanBook(engine, default=settings.default_plan, modules=catalog.modules)
+        gateway.plans = plans
+        budgets.plan_limit = _plan_tokens(plans)
+        runtime = cls(
             settings,
             catalog,
             connector,
@@ -216,7 +270,12 @@ class Runtime:
                 settings.erp_url or connector.name,
                 dt.timedelta(seconds=settings.grants_ttl),
             ),
+            plans=plans,
         )
+        tables = SubscriptionStore(engine, opener=_own_tables(Path(settings.data_dir)))
+        runtime.subscriptions = SubscriptionService(runtime, tables)
+        box.append(runtime.subscriptions)
+        return runtime
 
     async def sign_in(self, user: str, password: str) -> Session:
         return await sign_in(
@@ -248,12 +307,22 @@ class Runtime:
         """Result shaping, the same for the loop, MCP, the OpenAI-compatible API and the relay."""
         return ResultShaper(self.registry, self.results)
 
-    def engine(self, model: ChatModel, settings: EngineSettings | None = None) -> Engine:
+    def engine(
+        self,
+        model: ChatModel,
+        settings: EngineSettings | None = None,
+        *,
+        gateway: Gateway | None = None,
+        links: LinkBuilder | None = None,
+    ) -> Engine:
+        """The one way every channel builds the loop (the relay brings its own door and links:
+        its ERP is reached through the plugin), so the site's prompt sections reach them all."""
         if settings is None:
             settings = engine_settings(self.settings)
         return Engine(
-            gateway=self.gateway, model=model, router=self.router, catalog=self.catalog,
-            store=self.store, links=self.links, results=self.results, settings=settings,
+            gateway=gateway or self.gateway, model=model, router=self.router,
+            catalog=self.catalog, store=self.store, links=links or self.links,
+            results=self.results, settings=settings,
             context_providers=[self.knowledge_context],
             listeners=self.listeners, async_listeners=self.async_listeners,
             site_prompt=self.site_prompt,
@@ -279,6 +348,9 @@ class Runtime:
         return out
 
     async def aclose(self) -> None:
+        await self.gateway.aclose()
+        if self.subscriptions is not None:
+            await self.subscriptions.store.close()
         if self.redis is not None:
             await self.redis.aclose()
         await self.models.aclose()

@@ -10,6 +10,7 @@ import asyncio
 import datetime as dt
 import sqlite3
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from server_doubles import LiveServer
 
 from erp_agent.config import Settings
 from erp_agent.evals.score import figure_present
+from erp_agent.models.testing import ScriptedModel
 from erp_agent.planner import OfflinePlanner
 from erp_agent.relay.hub import RelayHub
 from erp_agent.runtime import Runtime
@@ -29,7 +31,7 @@ from erp_agent.store.memory import MemoryStore
 sys.path.insert(0, str(Path(__file__).parents[2] / "integrations" / "frappe" / "erp_agent_plugin"))
 from erp_agent_plugin.executor import execute, run_turn
 from erp_agent_plugin.protocol import SpecRefused, check
-from erp_agent_plugin.relay_client import HttpRelay
+from erp_agent_plugin.relay_client import HttpRelay, assertion
 from erp_agent_plugin.rest_api import RestApi
 
 __all__ = ["agent", "own_erp"]
@@ -37,8 +39,12 @@ KISUMU = "kisumu.manager@demo.local"
 
 
 def org_key(url: str, org: str = "default") -> str:
+    """A relay key, issued as an administrator does: the organisation registered first."""
     client = admin_client(url)
     try:
+        if org != "default":
+            registered = client.post("/api/admin/organisations", json={"org": org})
+            assert registered.status_code in (200, 409), registered.text
         reply = client.post("/api/admin/api-keys/org", json={"org": org, "label": "plugin"})
     finally:
         client.close()
@@ -49,6 +55,11 @@ def org_key(url: str, org: str = "default") -> str:
 @pytest.fixture(scope="module")
 def relay(agent: LiveServer) -> HttpRelay:
     return HttpRelay(agent.url, org_key(agent.url))
+
+
+def signed(body: dict[str, Any], key: str, org: str = "default", **options: Any) -> dict[str, Any]:
+    """``body`` with the plugin's assertion of its user (as the plugin's HttpRelay adds it)."""
+    return {**body, "assertion": assertion(key, org, str(body["user"]), **options)}
 
 
 def _markdown(reply: Mapping[str, Any]) -> str:
@@ -112,26 +123,34 @@ def test_a_write_waits_for_the_users_confirmation_and_is_theirs(
     assert owner == "sales@demo.local"
 
 
+class InProcess:
+    """The plugin's transport to a hub in this process (the relay with no server between)."""
+
+    def __init__(self, hub: RelayHub, loop: asyncio.AbstractEventLoop) -> None:
+        self.hub, self.loop = hub, loop
+
+    def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        if path == "/api/relay/turns":
+            work = self.hub.start("default", str(body["user"]), body)
+        else:
+            work = self.hub.resume("default", path.split("/")[-2], body)
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout=120)
+
+
 @pytest.mark.anyio
 async def test_the_relay_needs_no_connection_to_the_erp(own_erp: OwnERP, tmp_path: Path) -> None:
     # The agent's own ERP address is a port nothing listens on: only the plugin reaches the ERP.
     dead = Settings(erp_url="http://127.0.0.1:9", data_dir=str(tmp_path))
     runtime = await Runtime.create(dead, store=MemoryStore())
     hub = RelayHub(runtime, lambda _: OfflinePlanner(runtime.catalog, runtime.connector.name))
-    loop = asyncio.get_running_loop()
-
-    class InProcess:
-        def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-            if path == "/api/relay/turns":
-                work = hub.start("default", str(body["user"]), body)
-            else:
-                work = hub.resume("default", path.split("/")[-2], body)
-            return asyncio.run_coroutine_threadsafe(work, loop).result(timeout=120)
-
     try:
         api = RestApi(own_erp.url, ADMIN, "demo")
         reply = await asyncio.to_thread(
-            run_turn, InProcess(), api, ADMIN, message="What was our revenue this year?"
+            run_turn,
+            InProcess(hub, asyncio.get_running_loop()),
+            api,
+            ADMIN,
+            message="What was our revenue this year?",
         )
     finally:
         await hub.aclose()
@@ -139,6 +158,35 @@ async def test_the_relay_needs_no_connection_to_the_erp(own_erp: OwnERP, tmp_pat
     truth = revenue(own_erp.url, dt.date.today().year)
     assert all(figure_present(_markdown(reply), v) for v in truth)
     assert hub.connector.base_url == ""
+
+
+@pytest.mark.anyio
+async def test_a_relay_turn_reads_the_sites_prompt_sections(
+    own_erp: OwnERP, tmp_path: Path
+) -> None:
+    # The relay builds its loop as every channel does (Runtime.engine): a deployment's own
+    # prompt sections reach the model on relay turns too.
+    prompts = tmp_path / "site" / "prompts"
+    prompts.mkdir(parents=True)
+    (tmp_path / "site" / "catalog").mkdir()
+    (prompts / "10-house-style.md").write_text("Savanna calls customers 'accounts'.", "utf-8")
+    settings = Settings(
+        erp_url="http://127.0.0.1:9", data_dir=str(tmp_path), site_dir=str(tmp_path / "site")
+    )
+    runtime = await Runtime.create(settings, store=MemoryStore())
+    model = ScriptedModel(ScriptedModel.reply("Noted."))
+    hub = RelayHub(runtime, lambda _: model)
+    try:
+        api = RestApi(own_erp.url, ADMIN, "demo")
+        reply = await asyncio.to_thread(
+            run_turn, InProcess(hub, asyncio.get_running_loop()), api, ADMIN, message="hello"
+        )
+    finally:
+        await hub.aclose()
+        await runtime.aclose()
+    assert "Noted." in _markdown(reply)
+    system = model.requests[0].messages[0].content or ""
+    assert "Savanna calls customers 'accounts'." in system
 
 
 def test_the_protocol_refuses_strangers_replays_reorders_and_oversized_results(
@@ -149,7 +197,12 @@ def test_the_protocol_refuses_strangers_replays_reorders_and_oversized_results(
     with httpx.Client(base_url=agent.url, timeout=60) as http:
 
         def post(path: str, body: dict[str, Any], with_key: str = key) -> httpx.Response:
-            return http.post(path, json=body, headers={"Authorization": f"Bearer {with_key}"})
+            org = "another-org" if with_key == stranger else "default"
+            return http.post(
+                path,
+                json=signed(body, with_key, org),
+                headers={"Authorization": f"Bearer {with_key}"},
+            )
 
         assert (
             post("/api/relay/turns", {"user": ADMIN, "message": "hi"}, "eak_bad").status_code == 401
@@ -204,3 +257,89 @@ def test_the_plugin_runs_only_allowed_calls() -> None:
     result = execute(refused[0], Nothing(), writes_allowed=False)
     assert result["ok"] is False
     assert "not allowed" in result["error"]["message"]
+
+
+# ------------------------------------------------------------------ the relay's trust model
+
+
+def test_an_org_key_is_issued_only_for_a_registered_organisation(agent: LiveServer) -> None:
+    admin = admin_client(agent.url)
+    try:
+        unknown = admin.post("/api/admin/api-keys/org", json={"org": "nobody-registered"})
+        assert unknown.status_code == 404
+        assert "no organisation 'nobody-registered' registered" in unknown.json()["detail"]
+        made = admin.post("/api/admin/organisations", json={"org": "acme-ltd", "label": "Acme"})
+        assert made.status_code == 200, made.text
+        assert admin.post("/api/admin/organisations", json={"org": "acme-ltd"}).status_code == 409
+        assert admin.post("/api/admin/organisations", json={"org": "../x"}).status_code == 422
+        listed = [o["org"] for o in admin.get("/api/admin/organisations").json()["organisations"]]
+        assert {"default", "acme-ltd"} <= set(listed)
+        issued = admin.post("/api/admin/api-keys/org", json={"org": "acme-ltd"})
+        assert issued.status_code == 200
+        assert issued.json()["org"] == "acme-ltd"
+    finally:
+        admin.close()
+    # Not an administrator: neither list nor register.
+    sales = admin_client(agent.url, "sales@demo.local")
+    try:
+        assert sales.post("/api/admin/organisations", json={"org": "mine"}).status_code == 403
+    finally:
+        sales.close()
+
+
+def test_the_relay_acts_only_on_a_fresh_signed_first_use_assertion(
+    agent: LiveServer, relay: HttpRelay
+) -> None:
+    key = relay.org_key
+    start = {"user": ADMIN, "message": "hi"}
+    with httpx.Client(base_url=agent.url, timeout=60) as http:
+
+        def post(body: dict[str, Any], with_key: str = key) -> httpx.Response:
+            return http.post(
+                "/api/relay/turns", json=body, headers={"Authorization": f"Bearer {with_key}"}
+            )
+
+        def refused(body: dict[str, Any], words: str, with_key: str = key) -> None:
+            reply = post(body, with_key)
+            assert reply.status_code == 401, reply.text
+            assert words in reply.json()["detail"], reply.json()
+
+        refused(start, "carries no signed assertion")  # unsigned
+        refused(signed(start, key, now=time.time() - 600), "more than 300 s")  # expired
+        refused(signed(start, key, now=time.time() + 600), "ahead")  # from the future
+        forged = signed(start, "eak_not_the_key")
+        refused(forged, "does not verify")  # signed with another key
+        refused({**signed(start, key), "user": KISUMU}, "names another user")  # user swapped
+        refused(signed(start, key, org="another-org"), "for the organisation 'another-org'")
+        fields = signed(start, key)
+        del fields["assertion"]["nonce"]
+        refused(fields, "needs org, user, ts")
+        once = signed(start, key)
+        assert post(once).status_code == 200  # a fresh, signed request is served…
+        refused(once, "used before")  # …once
+        # Results carry their own assertion, of the turn's user.
+        first = post(signed({"user": ADMIN, "message": "What was our revenue this year?"}, key))
+        turn = first.json()
+        results = {
+            "user": ADMIN,
+            "seq": turn["seq"],
+            "results": [{"id": c["id"], "ok": True, "data": []} for c in turn["calls"]],
+        }
+        path = f"/api/relay/turns/{turn['turn_id']}/results"
+        headers = {"Authorization": f"Bearer {key}"}
+        unsigned = http.post(path, json=results, headers=headers)
+        assert unsigned.status_code == 401
+        assert http.post(path, json=signed(results, key), headers=headers).status_code == 200
+
+
+def test_the_plugin_signs_as_the_relay_verifies() -> None:
+    """The plugin's stdlib signature and the relay's are the same function of the same inputs."""
+    from erp_agent.channels.keys import key_hash
+    from erp_agent.relay.assertions import sign
+
+    made = assertion("eak_secret", "acme", "u@acme.example", now=1_764_540_000, nonce="n" * 20)
+    assert made == {
+        "org": "acme", "user": "u@acme.example", "ts": 1_764_540_000, "nonce": "n" * 20,
+        "sig": sign(bytes.fromhex(key_hash("eak_secret")), "acme", "u@acme.example",
+                    1_764_540_000, "n" * 20),
+    }  # fmt: skip

@@ -12,12 +12,13 @@ import asyncio
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from erp_agent.cli._common import console, ensure_port_free, fail, load_settings
+from erp_agent.cli._common import console, ensure_port_free, fail
 from erp_agent.cli._model import BaseUrlOption, ModelOption, configure
 from erp_agent.errors import ConfigError, ErpAgentError
 
@@ -58,22 +59,30 @@ def demo(
         typer.Option(
             "--system",
             help="erpnext: the bundled demo ERP over HTTP; sql: the bespoke demo database "
-            "(SQLite) through the sql connector.",
+            "(SQLite) through the sql connector; tryton: a real Tryton (the optional `tryton` "
+            "group) through the tryton connector.",
         ),
     ] = "erpnext",
 ) -> None:
     """Start the demo: demo ERP + agent server + web app. Ctrl-C stops everything."""
     started = time.monotonic()
     try:
-        if system not in ("erpnext", "sql"):
-            raise ConfigError(f"--system must be erpnext or sql, not {system!r}")
+        if system not in ("erpnext", "sql", "tryton"):
+            raise ConfigError(f"--system must be erpnext, sql or tryton, not {system!r}")
         ensure_port_free(host, port, "--port")
-        configured = configure(load_settings(), model, base_url)
+        configured = configure(None, model, base_url)
         if system == "sql":
             from erp_agent.cli.demo_sql import serve_sql
 
             db_file = data / "demo-shop.sqlite"
             asyncio.run(serve_sql(db_file, host, port, model, configured, index, started))
+            return
+        if system == "tryton":
+            from erp_agent.cli.demo_tryton import serve_tryton
+
+            asyncio.run(
+                serve_tryton(data / "tryton", host, port, model, configured, index, started)
+            )
             return
         ensure_port_free("127.0.0.1", erp_port, "--erp-port")
     except KeyboardInterrupt:
@@ -121,22 +130,48 @@ async def _serve(
     index: bool,
     started: float,
 ) -> None:
-    # Imported here, while the seeding process works on the other core.
-    import uvicorn
+    # Imported here, while the seeding process works on the other core (serve_agent's too).
+    import uvicorn  # noqa: F401
 
     from demo_erp.context import Settings as ErpSettings  # noqa: TID251 - see _SEED
     from demo_erp.server import free_port, start_in_thread  # noqa: TID251
-    from erp_agent.cli._model import model_switch
     from erp_agent.runtime import Runtime
-    from erp_agent.server import create_app
+    from erp_agent.server import create_app  # noqa: F401
 
     erp_url = f"http://127.0.0.1:{erp_port or free_port()}"
     settings = configured.model_copy(update={"erp_url": erp_url})
     runtime = await Runtime.create(settings)
-    knowledge, retriever = _knowledge(runtime, settings) if index else (None, None)
     if seeding is not None:
         await asyncio.to_thread(_finish_seeding, seeding, erp_file)
     erp = start_in_thread(ErpSettings(db_path=str(erp_file)), port=int(erp_url.rsplit(":", 1)[1]))
+    try:
+        await serve_agent(
+            runtime, settings, host, port, model, index,
+            lambda name: _announce(host, port, erp_url, name, time.monotonic() - started),
+        )  # fmt: skip
+    finally:
+        erp.stop()
+
+
+async def serve_agent(
+    runtime: Runtime,
+    settings: Settings,
+    host: str,
+    port: int,
+    model: str | None,
+    index: bool,
+    announce: Callable[[str], None],
+    index_as: str = INDEX_AS,
+) -> None:
+    """The agent's web app over ``runtime``, as every demo serves it (on ERPNext, the bespoke
+    database or Tryton): started, announced with the model's name, indexed in the background
+    once it answers; the runtime and the model switch are closed when it stops."""
+    import uvicorn
+
+    from erp_agent.cli._model import model_switch
+    from erp_agent.server import create_app
+
+    knowledge, retriever = _knowledge(runtime, settings) if index else (None, None)
     switch = model_switch(runtime, model)
     app = create_app(runtime, switch, knowledge=knowledge)
     server = uvicorn.Server(
@@ -150,18 +185,17 @@ async def _serve(
                 await serving  # raises why it could not start (e.g. the port is taken)
                 return
             await asyncio.sleep(0.05)
-        _announce(host, port, erp_url, switch.describe()["model"], time.monotonic() - started)
+        announce(switch.describe()["model"])
         if knowledge is not None and retriever is not None:
-            background = asyncio.create_task(_index(settings, knowledge, retriever, runtime))
-        elif index:
-            console.print("[dim]Indexing skipped: the retrieval index is not available.[/]")
+            background = asyncio.create_task(
+                _index(settings, knowledge, retriever, runtime, index_as=index_as)
+            )
         await serving
     finally:
         if background is not None:
             background.cancel()
         await switch.aclose()
         await runtime.aclose()
-        erp.stop()
 
 
 def _announce(host: str, port: int, erp_url: str, model: str, seconds: float) -> None:

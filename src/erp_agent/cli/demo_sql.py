@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from erp_agent.cli._common import console
-from erp_agent.cli.demo import DEMO_PASSWORD, _index, _knowledge
+from erp_agent.cli.demo import DEMO_PASSWORD, serve_agent
 from erp_agent.config import Settings
 
 INDEX_AS = "owner@savanna.test"  # the background record sync reads as the demo's owner
@@ -39,11 +39,7 @@ async def serve_sql(
     index: bool,
     started: float,
 ) -> None:
-    import uvicorn
-
-    from erp_agent.cli._model import model_switch
     from erp_agent.runtime import Runtime
-    from erp_agent.server import create_app
 
     if not db_file.exists():
         console.print(f"Seeding the bespoke demo database into {db_file} (first run only)…")
@@ -52,29 +48,11 @@ async def serve_sql(
         "connector": "sql", "erp_url": f"sqlite:///{db_file}", "sql_mapping": str(mapping_path()),
     })  # fmt: skip
     runtime = await Runtime.create(settings)
-    knowledge, retriever = _knowledge(runtime, settings) if index else (None, None)
-    switch = model_switch(runtime, model)
-    app = create_app(runtime, switch, knowledge=knowledge)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
-    serving = asyncio.create_task(server.serve())
-    background = None
-    try:
-        while not server.started:
-            if serving.done():
-                await serving
-                return
-            await asyncio.sleep(0.05)
-        _announce(host, port, db_file, switch.describe()["model"], time.monotonic() - started)
-        if knowledge is not None and retriever is not None:
-            background = asyncio.create_task(
-                _index(settings, knowledge, retriever, runtime, index_as=INDEX_AS)
-            )
-        await serving
-    finally:
-        if background is not None:
-            background.cancel()
-        await switch.aclose()
-        await runtime.aclose()
+    await serve_agent(
+        runtime, settings, host, port, model, index,
+        lambda name: _announce(host, port, db_file, name, time.monotonic() - started),
+        index_as=INDEX_AS,
+    )  # fmt: skip
 
 
 def _announce(host: str, port: int, db_file: Path, model: str, seconds: float) -> None:

@@ -181,6 +181,7 @@ class TurnFinished(Event):
     completion_tokens: int = 0
     tools: tuple[str, ...] = ()
     latency_ms: float = 0.0
+    cache_write_tokens: int = 0  # prompt tokens written to the provider's cache (priced apart)
 
 
 def true_outcome(shown: str, tool_statuses: Iterable[str], *, guard_stopped: bool) -> str:

@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import datetime as dt
 
-from erp_agent.engine.events import Audited, Event, TurnFinished
+from erp_agent.costs.prices import PriceTable
+from erp_agent.events.stream import Audited, Event, TurnFinished
 from erp_agent.store.base import Store
 from erp_agent.store.models import AuditEvent, Interaction
 
 
 class InteractionLog:
-    def __init__(self, store: Store) -> None:
+    """``prices``: each turn's cost is computed once, at the price of the day it ran, and
+    stored with it (costs/prices.py); without a table no turn has a cost."""
+
+    def __init__(self, store: Store, prices: PriceTable | None = None) -> None:
         self.store = store
+        self.prices = prices
 
     async def __call__(self, event: Event) -> None:
         if not isinstance(event, TurnFinished):
@@ -36,13 +41,27 @@ class InteractionLog:
                 message=event.message,
                 model=event.model,
                 outcome=event.outcome,
+                shown=event.shown,
                 prompt_tokens=event.prompt_tokens,
                 cached_tokens=event.cached_tokens,
                 completion_tokens=event.completion_tokens,
                 tools=list(event.tools),
                 latency_ms=round(event.latency_ms, 1),
                 at=dt.datetime.fromisoformat(event.at),
+                cache_write_tokens=event.cache_write_tokens,
+                cost_micros=self._cost(event),
             )
+        )
+
+    def _cost(self, event: TurnFinished) -> int | None:
+        if self.prices is None:
+            return None
+        return self.prices.cost_micros(
+            event.model,
+            prompt=event.prompt_tokens,
+            cached=event.cached_tokens,
+            cache_write=event.cache_write_tokens,
+            completion=event.completion_tokens,
         )
 
 

@@ -5,10 +5,12 @@ plugin with the call specifications it is waiting for and resumes when their res
     POST /api/relay/turns/{id}/results {user, seq, results} → calls again … or
                                                            {turn_id, status: final, response}
 
-Protocol safety: a turn id is 192 random bits, bound to the organisation (its key) and the user;
-results must answer exactly the calls of the latest batch (``seq``), once each: an unknown turn
-or call id, a replay, a reordered or partial batch, another organisation's or user's turn, or an
-oversized result is refused and changes nothing. Writes still happen only through a confirmed
+Protocol safety: every request carries the plugin's signed assertion of its user
+(``relay.assertions``: HMAC with the organisation key, fresh, used once); a turn id is 192
+random bits, bound to the organisation (its key) and the user; results must answer exactly the
+calls of the latest batch (``seq``), once each: an unknown turn or call id, a replay, a
+reordered or partial batch, another organisation's or user's turn, or an oversized result is
+refused and changes nothing. Writes still happen only through a confirmed
 proposal (``confirm``), and the plugin runs write calls only inside a confirmation.
 
 A relay turn lives in the process that started it (route a turn's requests to one worker).
@@ -27,16 +29,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from erp_agent.channels.faults import user_message
 from erp_agent.channels.markdown import blocks_markdown
-from erp_agent.config import engine_settings
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.frappe.connector import ERPNextConnector
-from erp_agent.engine.turn import Engine
 from erp_agent.errors import ErpAgentError, RelayProtocolError
 from erp_agent.gateway.gateway import Gateway
 from erp_agent.gateway.policy import resolve_allowed_tools
 from erp_agent.gateway.session import Session
 from erp_agent.models.base import ChatModel
+from erp_agent.relay.assertions import Assertions
 from erp_agent.relay.client import CURRENT, RelayClient
 from erp_agent.results.links import LinkBuilder
 from erp_agent.runtime import Runtime
@@ -92,6 +94,8 @@ class RelayHub:
             results=runtime.results,
         )  # fmt: skip
         self.links = LinkBuilder(self.connector.link, runtime.catalog, self.connector.name)
+        # Who asks is the plugin's signed claim, fresh and used once (relay.assertions).
+        self.assertions = Assertions(runtime.redis)
         self._turns: dict[str, RelayTurn] = {}
         self._finished: dict[str, tuple[str, float]] = {}  # turn id -> (org, when): replays
         self._sessions: dict[tuple[str, str], tuple[float, Session]] = {}
@@ -176,7 +180,8 @@ class RelayHub:
                 try:
                     return {"turn_id": turn.id, "status": "final", **turn.task.result()}
                 except ErpAgentError as exc:
-                    return {"turn_id": turn.id, "status": "error", "message": str(exc)}
+                    message = user_message(exc)  # in words, never the store's address
+                    return {"turn_id": turn.id, "status": "error", "message": message}
             if self._unsent(turn):
                 await asyncio.sleep(BATCH_SETTLE_SECONDS)  # let the calls made together join
                 batch = self._unsent(turn)
@@ -221,13 +226,7 @@ class RelayHub:
 
     async def _ask(self, turn: RelayTurn, message: str, conversation: str | None) -> dict[str, Any]:
         session = await self._session(turn)
-        engine = Engine(
-            gateway=self.gateway, model=self.models(session), router=self.runtime.router,
-            catalog=self.runtime.catalog, store=self.runtime.store, links=self.links,
-            results=self.runtime.results, settings=engine_settings(self.runtime.settings),
-            context_providers=[self.runtime.knowledge_context],
-            listeners=self.runtime.listeners, async_listeners=self.runtime.async_listeners,
-        )  # fmt: skip
+        engine = self.runtime.engine(self.models(session), gateway=self.gateway, links=self.links)
         if conversation:
             found = await self.runtime.store.get_conversation(conversation)
             if found is None or found.user != session.user or found.org != session.org:
