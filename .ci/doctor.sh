@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# `erp-agent doctor` against the demo ERP, as a deployer would run it (CI runs this).
+# `erp-agent doctor` against the demo ERP, as a deployer would run it before the first start
+# (CI runs this): production mode, the service credential, the sync user, a sample user; the
+# public address is not serving yet (a warning). tests/erp_agent/test_cli_doctor.py checks every
+# other part (Redis, the broker, a worker, the proxy) and breaks each one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -20,6 +23,8 @@ ERP_AGENT_ERP_URL="http://127.0.0.1:$port" \
 ERP_AGENT_DATA_DIR="$work/agent" \
 ERP_AGENT_EMBEDDINGS=none \
 ERP_AGENT_MODE=production \
+ERP_AGENT_PUBLIC_URL="https://127.0.0.1:$(uv run python -c "from demo_erp.server import free_port; print(free_port())")/agent" \
+ERP_AGENT_SYNC_USER=admin@demo.local ERP_AGENT_SYNC_PASSWORD=demo ERP_AGENT_PASSWORD=demo \
 ERP_AGENT_SESSION_KEY=$(uv run python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())") \
 ERP_AGENT_SERVICE_USER="$user" ERP_AGENT_SERVICE_API_KEY="$key" ERP_AGENT_SERVICE_API_SECRET="$secret" \
-  uv run erp-agent doctor
+  uv run erp-agent doctor --as sales@demo.local

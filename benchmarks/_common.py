@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+
+def load_line() -> str:
+    """The machine's load average: every printed figure says how busy the machine was."""
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (5 min {five:.2f}) on {os.cpu_count()} cores"
+
+
+def python_start_ms(runs: int = 5) -> float:
+    """Anchor: the median wall time of ``python -c pass`` on this machine, now."""
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
 
 
 def percentile(samples: list[float], pct: float) -> float:

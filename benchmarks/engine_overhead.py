@@ -19,7 +19,7 @@ from demo_erp.context import Settings as ErpSettings
 from demo_erp.seed import seed
 from demo_erp.server import running
 from erp_agent.config import Settings
-from erp_agent.engine.events import Event, EventBus, ToolFinished
+from erp_agent.events import Event, EventBus, ToolFinished
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore

@@ -1,6 +1,9 @@
-"""What a self-hosted model is sent: the largest first request over the seed questions (does it
-fit an 8k context?), and how much of a follow-up turn's prompt is an unchanged prefix of the
-previous turn's (what vLLM/llama.cpp prefix caching and providers' prompt caching can reuse).
+"""What a model is sent: the first request over the seed questions against the seed agent's
+(``seed_first_requests.json``; goal: at most 0.30 of it at the median for the sales and the
+admin user, with the answering tool offered for every question they may ask), the largest
+first request as a self-hosted 8k model gets it, and how much of a follow-up turn's prompt is
+an unchanged prefix of the previous turn's (what vLLM/llama.cpp prefix caching and providers'
+prompt caching can reuse).
 
 The offline planner drives real turns against the demo ERP, with the starter knowledge indexed
 (the follow-ups are measured without it too); every model request is recorded as the
@@ -8,7 +11,7 @@ chat-completions body an OpenAI-compatible server receives, and rendered the way
 Qwen2.5/Hermes chat template lays it out (system, then the tools, then the messages) for the
 prefix comparison. Tokens are estimated at 4 characters each (3 for the upper bound).
 
-uv run python benchmarks/model_prompts.py
+uv run python benchmarks/model_prompts.py [--ratios-only]
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ import asyncio
 import datetime as dt
 import json
 import math
+import statistics
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from demo_erp.context import Settings as ErpSettings
 from demo_erp.seed import seed
@@ -40,6 +46,14 @@ from erp_agent.store.memory import MemoryStore
 
 TODAY = dt.date(2026, 11, 30)
 WINDOW = 8192
+SEED = Path(__file__).with_name("seed_first_requests.json")
+ROUTING_SET = Path(__file__).with_name("routing_set.yaml")
+RATIO_GOAL = 0.30
+RATIO_USERS = ("sales@demo.local", "admin@demo.local")
+# The answering tool of seed questions worded differently from routing_set.yaml's.
+NEEDS = {
+    "Find Sales Invoice SI-00456 and tell me if it's been paid.": ["records.search"],
+}
 args_debug = False
 # The example questions of each family users ask an ERP agent (counts, totals, top-N, trends,
 # ageing, statements, stock, concentration, workflow, process knowledge, records, writes, ...).
@@ -117,7 +131,7 @@ async def run(url: str, user: str, data_dir: Path) -> None:
     firsts: list[tuple[int, str]] = []
     fitted: list[tuple[int, int, int, str]] = []
     for question in SEED_QUESTIONS:
-        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
+        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name), routed=True)
         await engine(model).run_turn(session, question)
         firsts.append((size(model.requests[0]), question))
         # The same question for a model with a small context: its prompt as the engine builds
@@ -127,7 +141,7 @@ async def run(url: str, user: str, data_dir: Path) -> None:
         )
         await engine(small).run_turn(session, question)
         messages, tools = list(small.requests[0].messages), list(small.requests[0].tools)
-        kept = fit(messages, tools, WINDOW)
+        kept = fit(tools, WINDOW)
         fitted.append((size((messages, kept)), len(kept), len(tools), question))
     firsts.sort(reverse=True)
     fitted.sort(reverse=True)
@@ -154,6 +168,48 @@ async def run(url: str, user: str, data_dir: Path) -> None:
     await plain.aclose()
 
 
+def _needs() -> dict[str, list[str]]:
+    data = yaml.safe_load(ROUTING_SET.read_text())
+    return {**{c["q"]: c["needs"] for c in data["seed"]}, **NEEDS}
+
+
+async def ratios(url: str, data_dir: Path) -> None:
+    """The median first request per user against the seed agent's, and whether the answering
+    tool of each question the user may ask was offered in it."""
+    seed_sizes = json.loads(SEED.read_text())["users"]
+    needs = _needs()
+    runtime = await _runtime(url, data_dir / "ratios", knowledge=True)
+    print(f"first request against the seed agent's (median over {len(SEED_QUESTIONS)} questions):")
+    for user in RATIO_USERS:
+        session = await runtime.sign_in(user, "demo")
+        sizes, missed, permitted = [], [], 0
+        for question in SEED_QUESTIONS:
+            model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name), routed=True)
+            await runtime.engine(model).run_turn(session, question)
+            sizes.append(size(model.requests[0]))
+            offered = {t["function"]["name"] for t in model.requests[0][1]}
+            alternatives = needs.get(question, [])
+            allowed = [
+                a for a in alternatives if all(n in session.allowed_tools for n in a.split("+"))
+            ]
+            if not allowed:
+                continue  # nothing answers it for this user: no tool to offer
+            permitted += 1
+            if not any(all(n in offered for n in a.split("+")) for a in allowed):
+                missed.append(question)
+        now = statistics.median(sizes)
+        before = statistics.median(seed_sizes[user].values())
+        met = "met" if now / before <= RATIO_GOAL and not missed else "NOT met"
+        print(
+            f"  {user}: {now:,.0f} chars (~{now / 4:,.0f} tokens) vs {before:,.0f} = "
+            f"{now / before:.2f}x; answering tool offered for {permitted - len(missed)}/"
+            f"{permitted} permitted questions; goal ≤ {RATIO_GOAL:.2f}x: {met}"
+        )
+        for question in missed:
+            print(f"    not offered its answering tool: {question!r}")
+    await runtime.aclose()
+
+
 async def follow_ups(runtime: Runtime, session: Session, label: str) -> None:
     engine = runtime.engine
     print(
@@ -161,7 +217,7 @@ async def follow_ups(runtime: Runtime, session: Session, label: str) -> None:
         f" turn's ({label})"
     )
     for one, two in CONVERSATIONS:
-        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
+        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name), routed=True)
         first = await engine(model).run_turn(session, one)
         turn_one = list(model.requests)
         await engine(model).run_turn(session, two, conversation_id=first.conversation_id)
@@ -207,12 +263,16 @@ def main() -> None:
     )
     parser.add_argument("--user", default="accounts.manager@demo.local")
     parser.add_argument("--scale", type=float, default=0.1)
+    parser.add_argument("--ratios-only", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-prompts-") as tmp:
         path = Path(tmp) / "demo.sqlite"
         seed(path, today=TODAY, scale=args.scale)
         with running(ErpSettings(db_path=str(path), today=TODAY)) as erp:
             url = erp.url
+            asyncio.run(ratios(url, Path(tmp)))
+            if args.ratios_only:
+                return
             asyncio.run(run(url, args.user, Path(tmp)))
             asyncio.run(
                 across_users(

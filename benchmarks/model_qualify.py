@@ -63,7 +63,10 @@ async def qualify(
     await asyncio.to_thread(runtime.knowledge.index_path, packaged_root())
     chat = runtime.models.model("reasoning", org="qualify")  # no fallback: the model alone
     try:
-        run = await run_suites(runtime, chat, load_suites(suites), password="demo", today=TODAY)
+        # One question at a time: the seconds per turn are the model's, not a queue's.
+        run = await run_suites(
+            runtime, chat, load_suites(suites), password="demo", today=TODAY, concurrency=1
+        )
     finally:
         await runtime.aclose()
     return run, usage

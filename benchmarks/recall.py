@@ -102,6 +102,13 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--reranker-path", help="a folder with a cross-encoder's model.onnx")
     parser.add_argument("--cache", type=Path, default=Path(".bench-cache"))
+    parser.add_argument(
+        "--exact-rows",
+        type=int,
+        default=None,
+        help="vectors above which the dense leg walks an HNSW graph (default: the index's own; "
+        "0 sends every search wide enough for a walk through the graph)",
+    )
     args = parser.parse_args()
     labelled = json.loads(OUT.read_text())
     queries = labelled["queries"]
@@ -114,8 +121,17 @@ def main() -> None:
     reranker = OnnxCrossEncoder(args.reranker_path) if args.reranker_path else None
     if reranker is None:
         print("  hybrid+rerank: not measured (no cross-encoder provisioned: --reranker-path)")
-    with SQLiteIndex(path) as index:
+    with SQLiteIndex(path, exact_rows=args.exact_rows) as index:
         assert isinstance(index, SQLiteIndex)
+        started = time.perf_counter()
+        index.dense_ready()
+        graph = index._dense.graph if index._dense is not None else None
+        print(
+            f"  dense leg: {'HNSW graph' if graph else 'exact'} over {index._dense.rows:,} vectors"
+            if index._dense is not None
+            else "  dense leg: no vectors",
+            f"(graph built in {time.perf_counter() - started:.1f} s)" if graph else "",
+        )
         evaluate(index, embedder, reranker, queries)
 
 

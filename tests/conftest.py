@@ -113,12 +113,14 @@ async def ask_offline(rt: Any, question: str, user: str = "accounts@demo.local")
     from erp_agent.evals.score import grounded, plain, tool_sources
     from erp_agent.gateway.signin import sign_in
     from erp_agent.planner import OfflinePlanner
+    from erp_agent.planner.read_as import split
 
     session = await sign_in(rt.connector, rt.registry, rt.policy, user, "demo")
     engine = rt.engine(OfflinePlanner(rt.catalog), EngineSettings(today=TEST_TODAY))
     response = await engine.run_turn(session, question)
     turns = await rt.store.turns(response.conversation_id)
-    text = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
+    whole = plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text"))
+    reading, text = split(whole)  # "Read as: …", then the answer itself
     sources = tool_sources(turns[-1].state["messages"])
-    return {"text": text, "calls": response.tools_called,
-            "grounded": grounded(text, sources, question)}  # fmt: skip
+    return {"text": text, "calls": response.tools_called, "reading": reading,
+            "grounded": grounded(whole, sources, question)}  # fmt: skip

@@ -578,14 +578,21 @@ def submit(ctx: Ctx, doctype: str, name: str, ignore_permissions: bool = False) 
         # Frappe's submit() of a submitted document is a save after submit: nothing but
         # ``modified`` changes, and no error is raised.
         return _save_fields(ctx, meta, doc, {}, ignore_permissions)
-    controller = controller_for(doctype)
+    post_submit(ctx, meta, doc)
+    _write(ctx, meta, doc, is_new=False)
+    controller_for(doctype).after_submit(ctx, doc)
+    return load(ctx, doctype, name)
+
+
+def post_submit(ctx: Ctx, meta: DocType, doc: Doc) -> None:
+    """What a submit does to a loaded draft before the document itself is written: validate
+    it again, ``before_submit``, docstatus 1 and ``on_submit`` (the ledgers are posted). The
+    ledger previews run exactly this inside a savepoint they roll back."""
+    controller = controller_for(meta.name)
     _prepare(ctx, meta, doc, dict(doc), "submit")
     controller.before_submit(ctx, doc)
     doc.update(docstatus=1, modified=ctx.now(), modified_by=ctx.user)
     controller.on_submit(ctx, doc)
-    _write(ctx, meta, doc, is_new=False)
-    controller.after_submit(ctx, doc)
-    return load(ctx, doctype, name)
 
 
 def cancel(ctx: Ctx, doctype: str, name: str, ignore_permissions: bool = False) -> Doc:
@@ -595,11 +602,55 @@ def cancel(ctx: Ctx, doctype: str, name: str, ignore_permissions: bool = False) 
         permissions.check_doctype(ctx, doctype, "cancel")
         permissions.check_doc(ctx, doctype, "cancel", doc)
     check_docstatus_transition(int(doc["docstatus"]), 2)
+    linked = submitted_links(ctx, doctype, name)
+    if linked:  # Frappe's check_no_back_links_exist: a submitted document still points here
+        raise LinkExistsError(link_exists_message(doctype, name, *linked[0]))
     _validate_workflow(ctx, doc, dict(doc), "cancel")
     doc.update(docstatus=2, modified=ctx.now(), modified_by=ctx.user)
     controller_for(doctype).on_cancel(ctx, doc)
     _write(ctx, meta, doc, is_new=False)
     return load(ctx, doctype, name)
+
+
+def _desk(doctype: str, name: str) -> str:
+    return f'<a href="/app/{doctype.lower().replace(" ", "-")}/{name}">{name}</a>'
+
+
+def link_exists_message(doctype: str, name: str, linked_doctype: str, linked_name: str) -> str:
+    """Frappe's LinkExistsError, in its words (``raise_link_exists_exception``)."""
+    return (
+        f"Cannot delete or cancel because {doctype} {_desk(doctype, name)} "
+        f"is linked with {linked_doctype} {_desk(linked_doctype, linked_name)}"
+    )
+
+
+def submitted_links(ctx: Ctx, doctype: str, name: str) -> list[tuple[str, str]]:
+    """The submitted documents that point at ``doctype`` ``name`` through a Link field of
+    theirs or of one of their rows (Frappe's ``check_if_doc_is_linked`` for a cancel: a
+    cancel is refused while any is submitted; ``amended_from`` does not count)."""
+    found: list[tuple[str, str]] = []
+    for other in all_doctypes().values():
+        for f in other.link_fields(doctype):
+            if f.fieldname == "amended_from":
+                continue
+            if other.istable:
+                sql = f'select distinct parenttype, parent from "{other.table_name}" where "{f.fieldname}" = ?'
+                pairs = [(str(r[0]), str(r[1])) for r in ctx.conn.execute(sql, (name,))]
+            else:
+                sql = f'select name from "{other.table_name}" where "{f.fieldname}" = ? and docstatus = 1'
+                pairs = [(other.name, str(r[0])) for r in ctx.conn.execute(sql, (name,))]
+            for pair in pairs:
+                if pair == (doctype, name) or pair in found:
+                    continue
+                if other.istable:
+                    parent = require_meta(pair[0])
+                    row = ctx.conn.execute(
+                        f'select docstatus from "{parent.table_name}" where name = ?', (pair[1],)
+                    ).fetchone()
+                    if row is None or int(row[0] or 0) != 1:
+                        continue
+                found.append(pair)
+    return found
 
 
 def _linked_from(ctx: Ctx, doctype: str, name: str) -> tuple[str, str] | None:

@@ -131,3 +131,9 @@ class InvalidAuthorizationToken(CSRFTokenError):
 
 class DuplicateEntryError(FrappeError):
     http_status = 409
+
+
+class NameError(FrappeError):
+    """An invalid document name (``frappe.model.naming.validate_name``)."""
+
+    http_status = 409

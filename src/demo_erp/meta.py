@@ -114,6 +114,9 @@ class DocType:
     is_tree: bool = False
     autoname: str = "hash"
     title_field: str = ""
+    # Frappe's "Allow Rename" and the fields a link search matches besides the name.
+    allow_rename: bool = False
+    search_fields: tuple[str, ...] = ()
     _by_name: dict[str, DocField] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -160,6 +163,8 @@ class DocType:
             "is_tree": int(self.is_tree),
             "autoname": self.autoname,
             "title_field": self.title_field or None,
+            "allow_rename": int(self.allow_rename),
+            "search_fields": ",".join(self.search_fields) or None,
             "sort_field": "modified",
             "sort_order": "DESC",
             "fields": [f.as_dict(i + 1) for i, f in enumerate(self.fields)],
@@ -230,6 +235,10 @@ def _build(name: str, raw: dict[str, Any]) -> DocType:
         is_tree=bool(raw.get("is_tree")),
         autoname=raw.get("autoname", "hash"),
         title_field=raw.get("title_field", ""),
+        allow_rename=bool(raw.get("allow_rename")),
+        search_fields=tuple(
+            f.strip() for f in str(raw.get("search_fields") or "").split(",") if f.strip()
+        ),
     )
     doctype._by_name.update({f.fieldname: f for f in fields})
     return doctype
@@ -254,6 +263,9 @@ def all_doctypes() -> dict[str, DocType]:
                 raise ValueError(f"{doctype.name}.{f.fieldname} points at unknown {f.options!r}")
             if f.fieldtype == "Dynamic Link" and doctype.get_field(f.options) is None:
                 raise ValueError(f"{doctype.name}.{f.fieldname} names no field {f.options!r}")
+        for name in doctype.search_fields:
+            if doctype.get_field(name) is None:
+                raise ValueError(f"{doctype.name}: search field {name!r} is not a field")
     return found
 
 

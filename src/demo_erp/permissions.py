@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from demo_erp.context import Ctx
+from demo_erp.context import AUTOMATIC_ROLES, Ctx
 from demo_erp.exceptions import PermissionError
 from demo_erp.meta import DocType, get_meta
 
@@ -58,6 +58,14 @@ def matches_user_permissions(ctx: Ctx, meta: DocType, doc: Mapping[str, Any]) ->
     return True
 
 
+def _todo_unrestricted(ctx: Ctx, ptype: str = "read") -> bool:
+    """Frappe's ToDo hooks: a role granted ToDo rights other than the automatic ones (All,
+    Guest) sees every ToDo; everyone else only those allocated to them or assigned by them."""
+    meta = get_meta("ToDo")
+    granted = {p.role for p in (meta.permissions if meta else ()) if _ptype(ptype) in p.rights}
+    return ctx.is_admin or bool((granted - set(AUTOMATIC_ROLES)) & ctx.roles)
+
+
 def has_permission(
     ctx: Ctx, doctype: str, ptype: str, doc: Mapping[str, Any] | None = None
 ) -> bool:
@@ -69,6 +77,9 @@ def has_permission(
     if doc is None or ctx.is_admin:
         return True
     if owner_only(ctx, meta, ptype) and doc.get("owner") != ctx.user:
+        return False
+    mine = ctx.user in (doc.get("allocated_to"), doc.get("assigned_by"))
+    if doctype == "ToDo" and not mine and not _todo_unrestricted(ctx, ptype):
         return False
     return matches_user_permissions(ctx, meta, doc)
 
@@ -157,6 +168,9 @@ def list_conditions(ctx: Ctx, meta: DocType, alias: str) -> tuple[list[str], lis
     if owner_only(ctx, meta, "read"):
         conds.append(f"{alias}.owner = ?")
         params.append(ctx.user)
+    if meta.name == "ToDo" and not _todo_unrestricted(ctx):
+        conds.append(f"({alias}.allocated_to = ? or {alias}.assigned_by = ?)")
+        params.extend([ctx.user, ctx.user])
     for target, values in ctx.user_permissions().items():
         placeholders = ", ".join("?" for _ in values)
         if target == meta.name:

@@ -8,10 +8,18 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -51,7 +59,8 @@ class ModelSettings(BaseModel):
         None,
         description="The kind of server, set from the model's prefix (ollama, vllm, llamacpp, "
         "lmstudio, openai-compatible, openai, azure, anthropic): its default URL and key "
-        "variable; self-hosted ones default to an 8192-token context and a 300 s timeout.",
+        "variable; the self-hosted ones (ollama, vllm, llamacpp, lmstudio) default to a 300 s "
+        "timeout and, unless their model list says otherwise, an 8192-token context.",
     )
     base_url: str | None = Field(None, description="Endpoint; None means the provider default.")
     api_key: SecretStr | None = Field(
@@ -64,8 +73,13 @@ class ModelSettings(BaseModel):
     deployment: str | None = Field(None, description="Azure only: the deployment in the path.")
     timeout: float = Field(60.0, gt=0, description="Seconds for one attempt.")
     max_retries: int = Field(3, ge=0, description="Retries on 429, 5xx and timeouts.")
-    context_window: int = Field(
-        128_000, gt=0, description="Tokens the model reads at once (history is trimmed to fit)."
+    context_window: int | None = Field(
+        None,
+        gt=0,
+        description="Tokens the model reads at once (history is trimmed to fit); unset, what "
+        "the endpoint's model list says (OpenRouter, Together, vLLM, LM Studio and most "
+        "gateways list it), else 128000 for a hosted endpoint and 8192 for a self-hosted "
+        "preset.",
     )
     max_output_tokens: int = Field(
         4096, gt=0, description="Answer length limit when a call sets none (Anthropic needs one)."
@@ -76,9 +90,9 @@ class ModelSettings(BaseModel):
     strict_tools: bool = Field(False, description="Send tool schemas in strict mode.")
     compact_tools: bool | None = Field(
         None,
-        description="Send tool schemas compact (first sentence of each description, no "
-        "parameter prose, long enums left to the gateway's check); unset, they are compact "
-        "when context_window is under 32768 tokens.",
+        description="Send tool schemas compact (each description cut to its first sentence, "
+        "no parameter prose; every enum kept); unset, they are compact when the context "
+        "window is under 32768 tokens.",
     )
     headers: dict[str, str] = Field(default_factory=dict, description="Extra HTTP headers.")
     tool_role: bool | None = Field(
@@ -103,6 +117,16 @@ class ModelSettings(BaseModel):
 
         return presets.is_local(self.preset)
 
+    @property
+    def window(self) -> int:
+        """The context window: as set, else the default for the kind of endpoint (the model
+        list of the endpoint, read by the provider at its first call, may say better)."""
+        from erp_agent.models import presets
+
+        if self.context_window is not None:
+            return self.context_window
+        return presets.LOCAL_WINDOW if self.local else presets.HOSTED_WINDOW
+
     def key(self) -> str | None:
         """The API key: given directly, or read from the variable ``api_key_env`` names."""
         if self.api_key is not None:
@@ -116,6 +140,21 @@ class ModelSettings(BaseModel):
                 )
             return value
         return None
+
+
+class ModelPrice(BaseModel):
+    """One model's price per million tokens (``ERP_AGENT_PRICES``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt: float = Field(ge=0, description="Per million prompt tokens not read from a cache.")
+    completion: float = Field(ge=0, description="Per million completion tokens.")
+    cached: float | None = Field(
+        None, ge=0, description="Per million prompt tokens read from the provider's cache."
+    )
+    cache_write: float | None = Field(
+        None, ge=0, description="Per million prompt tokens written to the provider's cache."
+    )
 
 
 class Group(BaseModel):
@@ -164,6 +203,34 @@ class ScanSettings(Group):
     )
     ocr_timeout: float = Field(
         60.0, gt=0, description="Seconds Tesseract may spend on one page image."
+    )
+    max_aspect: float = Field(
+        30.0,
+        ge=1,
+        description="Longest side over shortest an image or PDF page may have (a till receipt "
+        "is about 15); longer strips are refused before they are decoded.",
+    )
+    max_memory_mb: int = Field(
+        1024,
+        ge=384,
+        description="Memory (address space, MiB) of the worker process that reads one scan, "
+        "and of each Tesseract run in it; one image step may hold half of what is left after "
+        "the worker's own 192.",
+    )
+    max_cpu_seconds: int = Field(
+        120,
+        ge=1,
+        description="CPU seconds the worker process reading one scan, and each Tesseract run "
+        "in it, may use.",
+    )
+    timeout: float = Field(
+        300.0, gt=0, description="Seconds one scan may take in all; then its worker is stopped."
+    )
+    workers: int = Field(
+        2,
+        ge=1,
+        description="Scans read at the same time, each in its own worker process; more wait. "
+        "All scans together hold at most workers × max_memory_mb.",
     )
 
 
@@ -253,7 +320,8 @@ class ServerSettings(Group):
     mode: Literal["development", "production"] = Field(
         "development",
         description="production refuses to start without session_key (sessions and stored "
-        "keys must survive a restart); development only warns.",
+        "keys must survive a restart) or public_url (links and the sign-on redirect are "
+        "never made from request headers); development only warns.",
     )
     session_hours: float = Field(12.0, gt=0, description="Hours a web session lasts after sign-in.")
     allowed_roles: list[str] = Field(
@@ -263,11 +331,20 @@ class ServerSettings(Group):
     )
     trusted_proxies: list[str] = Field(
         default_factory=lambda: ["127.0.0.1", "::1"],
-        description="Addresses or networks (CIDR) whose X-Forwarded-For/-Proto/-Host headers "
-        "are honoured; from anyone else they are ignored.",
+        description="Addresses or networks (CIDR) whose X-Forwarded-For/-Proto/-Prefix headers "
+        "are honoured (and -Host, when forwarded_host is on); from anyone else they are ignored.",
+    )
+    forwarded_host: bool = Field(
+        False,
+        description="Take the host links are made with from a trusted proxy's X-Forwarded-Host "
+        "(only if the proxy sets it itself, never passing the client's on); never used for "
+        "the single sign-on redirect. Prefer ERP_AGENT_PUBLIC_URL.",
     )
     root_path: str = Field(
-        "", description="Path prefix the proxy serves the agent under, e.g. /agent; empty: /."
+        "",
+        description="Path prefix the proxy serves the agent under, e.g. /agent; empty: /. "
+        "A trusted proxy's X-Forwarded-Prefix header wins over it. Every route, cookie, "
+        "redirect, link and the web app's calls hold under it.",
     )
     hsts_seconds: int = Field(
         31_536_000,
@@ -302,8 +379,9 @@ class OAuthSettings(Group):
     )
     redirect_url: str | None = Field(
         None,
-        description="The callback URL registered with the client; unset, this server's own "
-        "/api/auth/oauth/callback as the browser reached it.",
+        description="The callback URL registered with the client; unset, /api/auth/sso/"
+        "callback under public_url (or, in development, on the host the request came to; never "
+        "a forwarded host).",
     )
     refresh_margin_seconds: float = Field(
         120.0,
@@ -343,6 +421,64 @@ class RetentionSettings(Group):
     )
 
 
+class SmtpSettings(Group):
+    """The mail server subscriptions are emailed through (docs/subscriptions.md)."""
+
+    env_prefix = "SMTP_"
+    title = "Email (SMTP)"
+
+    host: str | None = Field(
+        None, description="SMTP server host; unset, subscriptions are not delivered by email."
+    )
+    port: int = Field(25, ge=1, le=65535, description="SMTP server port (587 with STARTTLS).")
+    username: str | None = Field(None, description="User to authenticate as; unset, none.")
+    password: SecretStr | None = Field(None, description="That user's password.")
+    starttls: bool = Field(False, description="Upgrade the connection with STARTTLS.")
+    ssl: bool = Field(False, description="Connect over TLS from the start (port 465).")
+    sender: str = Field(
+        "erp-agent@localhost", description="The From address of every email the agent sends."
+    )
+    timeout: float = Field(15.0, gt=0, description="Seconds to wait for the mail server.")
+
+
+class SubscriptionSettings(Group):
+    """Questions that come back: digests on a schedule and alerts on a condition."""
+
+    env_prefix = "SUBSCRIPTIONS_"
+    title = "Subscriptions"
+
+    tick_seconds: float = Field(
+        60.0,
+        ge=0,
+        description="Seconds between looks for due subscriptions and deliveries to retry (by "
+        "`erp-agent worker --beat` on the queue, else by the web server); 0 turns it off.",
+    )
+    alert_schedule: str = Field(
+        "*/15 * * * *",
+        description="How often an alert's condition is checked when it names no schedule "
+        "(cron, in the user's time zone).",
+    )
+    max_per_user: int = Field(20, ge=1, description="Active subscriptions one user may have.")
+    delivery_attempts: int = Field(
+        5,
+        ge=1,
+        description="Tries of an email or ERP notification before it is given up and reported "
+        "in the user's inbox.",
+    )
+    retry_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="Wait before the second try of a delivery; each later wait is four times "
+        "the one before.",
+    )
+    failures_before_pause: int = Field(
+        5,
+        ge=1,
+        description="Runs in a row that fail (the ERP down, an unexpected error) before a "
+        "subscription is paused with a message instead of being tried again.",
+    )
+
+
 class LogSettings(Group):
     """The server's log: format, level, and whether question text may appear in it."""
 
@@ -374,7 +510,14 @@ class Settings(BaseSettings):
     erp_url: str = Field(
         DEFAULT_ERP_URL, description="Base URL of the ERP (default: the local demo ERP)."
     )
-    connector: str = Field("erpnext", description="Which connector speaks to the ERP.")
+    connector: str = Field(
+        "erpnext", description="Which connector speaks to the ERP (erpnext, sql or tryton)."
+    )
+    tryton_database: str | None = Field(
+        None,
+        description="The tryton connector's database name on the trytond at ERP_AGENT_ERP_URL "
+        "(unset: the last part of that URL, as in http://host:8000/erp).",
+    )
     sql_mapping: str | None = Field(
         None,
         description="The sql connector's mapping file (YAML); ERP_AGENT_ERP_URL is then the "
@@ -386,6 +529,23 @@ class Settings(BaseSettings):
         "same one (unset: a key per process, so sign-ins last until it restarts).",
     )
     erp_timeout: float = Field(30.0, gt=0, description="Seconds to wait for one ERP call.")
+    erp_proxy_read_timeout: float = Field(
+        0.0,
+        ge=0,
+        description="Seconds a request may still reach the ERP and be committed after the agent "
+        "stopped waiting for it: the read timeout of a reverse proxy in front of the ERP "
+        "(nginx's default 60, a Frappe bench's 120), or the ERP's own request timeout when "
+        "longer; 0 when the agent talks to the ERP directly. A write whose answer did not "
+        "arrive is decided only after ERP_AGENT_ERP_TIMEOUT, this and "
+        "ERP_AGENT_ERP_WRITE_GRACE have passed.",
+    )
+    erp_write_grace: float = Field(
+        30.0,
+        ge=0,
+        description="Seconds added to that wait before the ERP is asked whether an unanswered "
+        "write happened (clock differences, a slow commit, a proxy whose timeout is not known); "
+        "until then the proposal shows 'unknown — checking' and cannot be confirmed again.",
+    )
     grants_ttl: float = Field(
         300.0,
         ge=0,
@@ -433,6 +593,22 @@ class Settings(BaseSettings):
         description="Name of the variable holding the key of the model ERP_AGENT_MODEL or "
         "--model names (secret by reference).",
     )
+    model_context_window: int | None = Field(
+        None,
+        gt=0,
+        description="Context window of the model ERP_AGENT_MODEL or --model names (any "
+        "reasoning_model field may be set beside them the same way, e.g. "
+        "ERP_AGENT_REASONING_MODEL__STRICT_TOOLS).",
+    )
+    model_timeout: float | None = Field(
+        None, gt=0, description="Seconds for one attempt of the model ERP_AGENT_MODEL names."
+    )
+    model_max_retries: int | None = Field(
+        None, ge=0, description="Retries of the model ERP_AGENT_MODEL names."
+    )
+    model_compact_tools: bool | None = Field(
+        None, description="Compact tool schemas for the model ERP_AGENT_MODEL names."
+    )
     reasoning_model: ModelSettings | None = Field(
         None, description="Chat model for the agent loop; unset, the offline planner answers."
     )
@@ -444,6 +620,20 @@ class Settings(BaseSettings):
     )
     monthly_token_budget: int | None = Field(
         None, gt=0, description="Tokens each organisation may use per calendar month (UTC)."
+    )
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="Price per million tokens of each model, by the name the provider reports "
+        "(a glob like gpt-4.1* matches several): {prompt, cached, completion, cache_write}; "
+        "cached (cache reads) and cache_write default to prompt. Each turn's cost is stored in "
+        "the interaction log at the price of its day; a model with no price costs nothing "
+        "and is shown as unpriced.",
+    )
+    cost_currency: str = Field("USD", description="The currency the prices are in.")
+    default_plan: str | None = Field(
+        None,
+        description="The plan of every organisation an administrator assigned none (its "
+        "name in the admin console's plans); unset, such organisations are not limited.",
     )
     # The HTTP server (erp_agent.server)
     session_key: SecretStr | None = Field(
@@ -509,8 +699,9 @@ class Settings(BaseSettings):
     # Channels (erp_agent.channels, erp_agent.relay):
     public_url: str | None = Field(
         None,
-        description="The web app's address as users reach it, for confirm links that MCP and "
-        "OpenAI-API clients show; unset, the address a request came to.",
+        description="The web app's address as users reach it (e.g. https://agent.example.com/"
+        "agent), for confirm links that MCP and OpenAI-API clients show and the single sign-on "
+        "redirect; required in production mode. Unset, the address a request came to.",
     )
     api_key: SecretStr | None = Field(
         None, description="A user API key for `erp-agent mcp --as USER` instead of a password."
@@ -535,22 +726,48 @@ class Settings(BaseSettings):
         default_factory=RetentionSettings, description="Retention and deletion."
     )
     log: LogSettings = Field(default_factory=LogSettings, description="The server's log.")
+    smtp: SmtpSettings = Field(default_factory=SmtpSettings, description="Email (SMTP).")
+    subscriptions: SubscriptionSettings = Field(
+        default_factory=SubscriptionSettings, description="Subscriptions."
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _model_shorthand(cls, data: object) -> object:
-        """ERP_AGENT_MODEL (+ _BASE_URL, _API_KEY_ENV) fills in the reasoning model."""
-        if not isinstance(data, dict) or not data.get("model"):
+        """ERP_AGENT_MODEL (+ _BASE_URL, _API_KEY_ENV, _CONTEXT_WINDOW, _TIMEOUT, …) fills in
+        the reasoning model; fields set as ERP_AGENT_REASONING_MODEL__<FIELD> go with it."""
+        if not isinstance(data, dict):
             return data
-        if data.get("reasoning_model"):
+        # A model named on the command line replaces the configured model's endpoint.
+        command_line = bool(data.pop(COMMAND_LINE_MODEL, False))
+        given = data.get("reasoning_model")
+        if isinstance(given, ModelSettings):
+            given = {k: getattr(given, k) for k in given.model_fields_set}
+        if not data.get("model"):
+            if isinstance(given, dict) and not given.get("model"):
+                names = ", ".join(f"ERP_AGENT_REASONING_MODEL__{k.upper()}" for k in given)
+                raise ConfigError(
+                    f"{names} is set but no model is named: set ERP_AGENT_MODEL=PRESET:NAME "
+                    "(or ERP_AGENT_REASONING_MODEL__MODEL), or give --model."
+                )
+            return data
+        if isinstance(given, str):
+            given = {"model": given}
+        if command_line and given:
+            given = {k: v for k, v in given.items() if k not in ENDPOINT_FIELDS}
+        if given and given.get("model"):
             raise ConfigError(
-                "Both ERP_AGENT_MODEL and ERP_AGENT_REASONING_MODEL are set; keep one of them."
+                "Both ERP_AGENT_MODEL and ERP_AGENT_REASONING_MODEL name a model; keep one of "
+                "them (other ERP_AGENT_REASONING_MODEL__<FIELD> settings may stay beside "
+                "ERP_AGENT_MODEL)."
             )
-        table = {"model": data["model"]}
-        if data.get("model_base_url"):
-            table["base_url"] = data["model_base_url"]
-        if data.get("model_api_key_env"):
-            table["api_key_env"] = data["model_api_key_env"]
+        table = model_table(
+            str(data["model"]),
+            base_url=data.get("model_base_url"),
+            api_key_env=data.get("model_api_key_env"),
+            tuning={k: data.get(f"model_{k}") for k in SHORTHAND_TUNING},
+            others=given or {},
+        )
         return {**data, "reasoning_model": table}
 
     @classmethod
@@ -671,6 +888,11 @@ def scan_limits(settings: Settings) -> ScanLimits:
         max_pages=settings.scan.max_pages,
         max_pixels=settings.scan.max_pixels,
         ocr_timeout=settings.scan.ocr_timeout,
+        max_aspect=settings.scan.max_aspect,
+        max_memory=settings.scan.max_memory_mb * 2**20,
+        max_cpu_seconds=settings.scan.max_cpu_seconds,
+        timeout=settings.scan.timeout,
+        workers=settings.scan.workers,
     )
 
 
@@ -686,34 +908,90 @@ def engine_settings(settings: Settings) -> EngineSettings:
     return engine.model_copy(update={"turn_deadline": LOCAL_TURN_SECONDS})
 
 
-def with_model(
-    settings: Settings,
+COMMAND_LINE_MODEL = "model_from_command_line"  # an argument of load_settings, never stored
+# Model settings that may be given beside ERP_AGENT_MODEL / --model (ERP_AGENT_MODEL_<NAME>).
+SHORTHAND_TUNING = ("context_window", "timeout", "max_retries", "compact_tools")
+# What names the endpoint: a model named on its own (ERP_AGENT_MODEL, --model) replaces these,
+# and every other model setting (timeout, window, retries, schemas…) goes with it.
+ENDPOINT_FIELDS = frozenset(
+    ["provider", "model", "preset", "base_url", "api_key", "api_key_env", "api_version",
+     "deployment", "headers"]
+)  # fmt: skip
+
+
+def model_table(
     spec: str,
     *,
-    base_url: str | None = None,
-    api_key_env: str | None = None,
-) -> Settings:
-    """``settings`` with the reasoning model named on a command line (``--model``)."""
-    table: dict[str, str] = {"model": spec}
+    base_url: object = None,
+    api_key_env: object = None,
+    tuning: dict[str, object] | None = None,
+    others: dict[str, object] | ModelSettings | None = None,
+) -> dict[str, object]:
+    """The reasoning model's table for a model named on its own (``spec`` = PRESET:NAME): its
+    endpoint as given, the tuning given beside it, and the other fields of ``others`` (the
+    configured model's settings) that do not name an endpoint."""
+    if isinstance(others, ModelSettings):
+        others = {k: getattr(others, k) for k in others.model_fields_set}
+    table: dict[str, object] = {
+        k: v for k, v in (others or {}).items() if k not in ENDPOINT_FIELDS and v is not None
+    }
+    table |= {k: v for k, v in (tuning or {}).items() if v is not None}
+    table["model"] = spec
     if base_url:
         table["base_url"] = base_url
     if api_key_env:
         table["api_key_env"] = api_key_env
+    return table
+
+
+def _setting_name(loc: tuple[object, ...]) -> str:
+    """The environment variable of a field's path (``reasoning_model.timeout`` →
+    ERP_AGENT_REASONING_MODEL__TIMEOUT)."""
+    parts = [str(p) for p in loc if not isinstance(p, int)]
+    if not parts:
+        return "settings"
+    if len(parts) > 1 and parts[0] in _groups():
+        return env_names(parts[0], parts[1])[0]
+    return ENV_PREFIX + "__".join(parts).upper()
+
+
+def load_settings(
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    options: dict[str, str] | None = None,
+) -> Settings:
+    """The settings, or a ConfigError of one line naming the setting that is wrong. ``model``
+    (with ``base_url`` and model ``options``, e.g. from ``--model-setting``) is a model named
+    on the command line: it replaces the configured model's endpoint, and the other model
+    settings (ERP_AGENT_REASONING_MODEL__<FIELD>, ERP_AGENT_MODEL_<NAME>) go with it."""
+    given: dict[str, Any] = {}
+    if model is not None:
+        given = {"model": model, COMMAND_LINE_MODEL: True}
+        if base_url:
+            given["model_base_url"] = base_url
     try:
-        model = ModelSettings.model_validate(table)
-    except ValueError as exc:
-        raise ConfigError(f"--model {spec}: {_first_error(exc)}") from exc
-    return settings.model_copy(update={"reasoning_model": model})
+        settings = Settings(**given)
+    except ValidationError as exc:
+        raise ConfigError(_one_setting(exc, _setting_name)) from None
+    model_settings = settings.reasoning_model
+    if not options or model_settings is None:
+        return settings
+    table = {k: getattr(model_settings, k) for k in model_settings.model_fields_set}
+    try:
+        merged = ModelSettings.model_validate({**table, **options})
+    except ValidationError as exc:
+        raise ConfigError(_one_setting(exc, lambda loc: f"--model-setting {loc[-1]}")) from None
+    return settings.model_copy(update={"reasoning_model": merged})
 
 
-def _first_error(exc: ValueError) -> str:
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        found = errors()
-        if found:
-            return str(found[0].get("msg", exc)).removeprefix("Value error, ")
-    return str(exc)
-
-
-def load_settings() -> Settings:
-    return Settings()
+def _one_setting(exc: ValidationError, name_of: Callable[[tuple[Any, ...]], str]) -> str:
+    """The first problem of ``exc`` in one line, naming the setting as ``name_of`` says."""
+    first = exc.errors()[0] if exc.errors() else None
+    if first is None:
+        return str(exc)
+    loc = tuple(first.get("loc", ()))
+    message = str(first.get("msg", exc)).removeprefix("Value error, ")
+    value = first.get("input")
+    got = f" (got {value!r})" if isinstance(value, (str, int, float)) else ""
+    return f"{name_of(loc) if loc else 'settings'}: {message}{got}."

@@ -166,7 +166,15 @@ class ModelRequestBlocked(ConfigError):
 
 
 class StoreError(ErpAgentError):
-    """Persistence failed: the conversation/proposal/result store or a search index."""
+    """Persistence failed: the conversation/proposal/result store or a search index.
+
+    The message names the store's address for the operator (logs, the command line); a
+    channel never shows it to a user (``channels.faults``)."""
+
+
+class StoreUnavailable(StoreError):
+    """The store's database cannot be reached: connection refused or dropped, no free
+    connection in time, a lock held too long. Retrying later may succeed (HTTP 503)."""
 
 
 class ToolError(ErpAgentError):
@@ -207,6 +215,10 @@ class ErpRefusal(ErpError):
 
 class ErpUnavailable(ErpError):
     """The ERP could not be reached or kept failing (timeouts, 5xx) after the allowed retries."""
+
+
+class ErpTimeout(ErpUnavailable):
+    """The ERP did not answer within ``ERP_AGENT_ERP_TIMEOUT`` (after the allowed retries)."""
 
 
 class ErpBadResponse(ErpUnavailable):

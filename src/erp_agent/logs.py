@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from erp_agent.config import LogSettings
-from erp_agent.engine.events import Event, ToolFinished, TurnFinished
+from erp_agent.events import Event, ToolFinished, TurnFinished
 from erp_agent.masking import mask_secrets
 
 log = logging.getLogger("erp_agent.turns")

@@ -18,7 +18,8 @@ MASK = "[masked]"
 _VALUE = r"(?P<value>[\"']?[^\s\"',;]{4,}[\"']?)"
 _STRONG = re.compile(
     r"(?P<name>\b(?:pass(?:word|wd|phrase)|pwd|api[ _-]?(?:key|secret|token)|client[ _-]?secret"
-    r"|private[ _-]?key|access[ _-]?(?:key|token)|auth[ _-]?token)\b"
+    r"|private[ _-]?key|access[ _-]?(?:key|token)|auth[ _-]?token"
+    r"|(?:aws[ _-]?)?secret[ _-]?access[ _-]?key|(?:aws[ _-]?)?session[ _-]?token)\b"
     r"(?P<sep>\s+(?:is|was)\s+|\s*[:=]\s*|\s+))" + _VALUE,
     re.IGNORECASE,
 )
@@ -29,14 +30,18 @@ _WEAK = re.compile(
 # Secrets recognisable by their own shape, wherever they appear.
 _SHAPED = re.compile(
     r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}"  # OpenAI / Anthropic keys
-    r"|AKIA[0-9A-Z]{16}"  # AWS access key id
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"  # AWS access key id (long-term, temporary)
     r"|gh[pousr]_[A-Za-z0-9]{30,}"  # GitHub tokens
     r"|xox[abprs]-[A-Za-z0-9-]{10,}"  # Slack tokens
     r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JWTs
     r"|[0-9a-f]{15}:[0-9a-f]{15})\b"  # a Frappe api_key:api_secret pair
     r"|(?<=\bBearer )[A-Za-z0-9._~+/=-]{16,}"
     r"|(?<=\btoken )[A-Za-z0-9]{10,}:[A-Za-z0-9]{10,}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"
+    # An AWS secret access key: 40 characters of base64's alphabet, mixing upper and lower case
+    # and digits (a hex digest or a document number never does), standing on its own.
+    r"|(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]*[A-Z])(?=[A-Za-z0-9/+]*[a-z])(?=[A-Za-z0-9/+]*[0-9])"
+    r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
 )
 
 

@@ -126,3 +126,65 @@ def test_expense_claim(world: World) -> None:
     assert world.load("Expense Claim", claim["name"])["status"] == "Paid"
     documents.cancel(world.ctx, "Payment Entry", pay["name"])
     assert world.load("Expense Claim", claim["name"])["status"] == "Unpaid"
+
+
+def _ledger(world: World) -> list[tuple[str, float]]:
+    rows = world.ctx.conn.execute(
+        'select transaction_type, leaves from "tabLeave Ledger Entry" where docstatus = 1 '
+        "order by transaction_type"
+    ).fetchall()
+    return [(r["transaction_type"], r["leaves"]) for r in rows]
+
+
+def _allocate(world: World, days: float = 10, **extra: object) -> dict:  # type: ignore[type-arg]
+    data = {
+        "employee": world.employee,
+        "leave_type": "Casual Leave",
+        "from_date": "2026-01-01",
+        "to_date": "2026-12-31",
+        "new_leaves_allocated": days,
+        **extra,
+    }
+    return world.insert("Leave Allocation", data, submit=True)
+
+
+def test_leave_is_kept_in_the_leave_ledger_as_hrms_keeps_it(world: World) -> None:
+    """An allocation posts +days, an approved application -days; cancelling deletes them."""
+    allocation = _allocate(world)
+    assert allocation["total_leaves_allocated"] == 10
+    assert allocation["employee_name"] == "Jane Doe"
+    leave = _leave(world, status="Approved")
+    documents.submit(world.ctx, "Leave Application", leave["name"])
+    rejected = _leave(world, status="Rejected", from_date="2026-11-09", to_date="2026-11-09")
+    documents.submit(world.ctx, "Leave Application", rejected["name"])
+    assert _ledger(world) == [("Leave Allocation", 10.0), ("Leave Application", -3.0)]
+    with pytest.raises(ValidationError, match="already allocated"):
+        _allocate(world, from_date="2026-06-01")
+    with pytest.raises(ValidationError, match="is linked with the Leave Application"):
+        documents.cancel(world.ctx, "Leave Allocation", allocation["name"])
+    documents.cancel(world.ctx, "Leave Application", leave["name"])
+    assert _ledger(world) == [("Leave Allocation", 10.0)]
+    documents.cancel(world.ctx, "Leave Allocation", allocation["name"])
+    assert _ledger(world) == []
+
+
+def test_the_employee_leave_balance_report_reads_the_ledger(world: World) -> None:
+    from demo_erp.reports import run
+
+    _allocate(world)
+    for start, end in (("2026-11-02", "2026-11-04"), ("2026-12-30", "2027-01-02")):
+        leave = _leave(world, status="Approved", from_date=start, to_date=end)
+        documents.submit(world.ctx, "Leave Application", leave["name"])
+    out = run(
+        world.ctx,
+        "Employee Leave Balance",
+        {"company": world.company, "from_date": "2026-01-01", "to_date": "2026-12-31",
+         "consolidate_leave_types": 0},
+    )  # fmt: skip
+    [row] = [r for r in out["result"] if r.get("leave_type") == "Casual Leave"]
+    # 3 days in November and the 2 of the 4 year-end days that fall in 2026.
+    assert (row["opening_balance"], row["leaves_allocated"], row["leaves_taken"]) == (0, 10, 5)
+    assert (row["leaves_expired"], row["closing_balance"]) == (0, 5)
+    with pytest.raises(ValidationError, match="can not be greater than or equal"):
+        run(world.ctx, "Employee Leave Balance",
+            {"company": world.company, "from_date": "2026-01-01", "to_date": "2026-01-01"})  # fmt: skip

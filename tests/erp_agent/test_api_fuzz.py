@@ -141,8 +141,9 @@ async def test_a_lone_surrogate_is_refused_in_words(client: httpx.AsyncClient) -
         content=b'{"message": "How many invoices \\ud800?"}',
         headers={"Content-Type": "application/json"},
     )
-    assert response.status_code == 422
+    assert response.status_code == 400
     assert "lone surrogate" in response.json()["detail"]
+    assert response.json()["field"] == "message"
     assert (await client.get("/api/conversations")).json() == []  # nothing half-written
 
 

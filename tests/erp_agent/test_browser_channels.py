@@ -3,14 +3,18 @@ Chromium: nothing was written until its owner, signed in, confirms it there."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import openai
 import pytest
 from channel_fixtures import ADMIN, OwnERP, agent, issue_key, own_erp, rest_names
 from playwright.sync_api import Browser, Page, expect
 from server_doubles import LiveServer
+from test_mcp_elicitation import mcp_client, planted_lead
 from test_server_browser import browser, sign_in
 
 pytestmark = pytest.mark.browser
@@ -52,3 +56,31 @@ def test_a_confirm_link_opens_the_proposal_for_its_owner(
     dialog.get_by_role("button", name="Confirm").click()
     expect(dialog.locator(".result")).to_contain_text("Done")
     assert rest_names(own_erp.url, "Lead", [["lead_name", "=", name]])
+
+
+def test_a_flagged_mcp_proposal_needs_the_warning_acknowledged_on_its_page(
+    page: Page, agent: LiveServer, own_erp: OwnERP
+) -> None:
+    lead = planted_lead(own_erp)
+    key = issue_key(agent.url, ADMIN)
+
+    async def propose() -> Any:
+        async with mcp_client(agent.url, key) as client:  # a client that cannot be asked
+            await client.call_tool("lead.get", {"id": lead})
+            made = await client.call_tool("lead.create", {"name": "Mallory Kamau"})
+        return made.structured_content
+
+    with ThreadPoolExecutor(1) as pool:  # a loop of its own, beside Playwright's
+        proposal = pool.submit(asyncio.run, propose()).result()["proposal"]
+    sign_in(page, ADMIN)
+    page.goto(f"{agent.url}/?proposal={proposal['id']}")
+    block = page.locator(".proposal-block")
+    expect(block.locator(".unrequested")).to_contain_text(f"content in Lead {lead}")
+    block.get_by_role("button", name="Review and confirm…").click()
+    dialog = page.locator("#proposal-dialog")
+    confirm = dialog.get_by_role("button", name="Yes, make this change")
+    expect(confirm).to_be_disabled()
+    dialog.get_by_label("I know this change was not in my request").check()
+    confirm.click()
+    expect(dialog.locator(".result")).to_contain_text("Done")
+    assert rest_names(own_erp.url, "Lead", [["lead_name", "=", "Mallory Kamau"]])

@@ -44,7 +44,7 @@ COMPATIBLE = {
 # The standard reports the demo ERP serves (frappe-rest-api.md section 10.5).
 NATIVE_REPORTS = {
     "Accounts Receivable", "Accounts Payable", "General Ledger", "Profit and Loss Statement",
-    "Balance Sheet", "Stock Balance", "Sales Analytics", "Gross Profit",
+    "Balance Sheet", "Stock Balance", "Sales Analytics", "Gross Profit", "Employee Leave Balance",
 }  # fmt: skip
 
 # "<Fieldtype>[(<options>)] [flags]": fieldtypes are capitalised words, flags lower-case.

@@ -31,7 +31,7 @@ REQUIRED_ENTITIES = {
 }  # fmt: skip
 REPORTS = {
     "accounts_receivable", "accounts_payable", "general_ledger", "profit_and_loss",
-    "balance_sheet", "stock_balance", "sales_analytics", "gross_profit",
+    "balance_sheet", "stock_balance", "sales_analytics", "gross_profit", "employee_leave_balance",
 }  # fmt: skip
 
 

@@ -175,6 +175,35 @@ async def test_bad_keys_and_malformed_json_rpc_get_the_protocols_errors(agent: L
     assert garbled.json()["error"]["code"] == -32700  # JSON-RPC's parse error
 
 
+async def test_a_wrong_key_is_the_servers_words_in_the_sdk_not_an_oauth_flow(
+    agent: LiveServer,
+) -> None:
+    # The official SDK shows the server's reason; nothing points it at an authorization server.
+    with pytest.raises(BaseException) as caught:  # noqa: PT011 (raised in a task group)
+        async with http_client(agent.url, "eak_wrong") as client:
+            await client.list_tools()
+    errors = [caught.value]
+    while isinstance(errors[-1], BaseExceptionGroup):
+        errors.append(errors[-1].exceptions[0])
+    assert isinstance(errors[-1], MCPError)
+    assert "not valid or was revoked" in str(errors[-1])
+    async with httpx.AsyncClient(base_url=agent.url, timeout=30) as http:
+        wrong = await http.post(
+            "/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "initialize"},
+            headers={"Authorization": "Bearer eak_wrong"},
+        )
+        assert wrong.status_code == 401
+        assert "resource_metadata" not in wrong.headers["www-authenticate"]
+        for discovery in (
+            "/.well-known/oauth-protected-resource/mcp",
+            "/.well-known/oauth-authorization-server",
+        ):
+            found = await http.get(discovery)
+            assert found.status_code == 404
+            assert "API key" in found.json()["error_description"]
+
+
 async def test_over_stdio_as_the_user(own_erp: OwnERP, tmp_path: Path) -> None:
     env = {
         **os.environ,

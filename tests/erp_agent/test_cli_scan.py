@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from bad_scans import png
 from scan_fixtures import documents
 from typer.testing import CliRunner
 
@@ -74,6 +75,16 @@ def test_scan_json_and_a_bad_file(demo_erp: DemoERP, tmp_path: Path) -> None:
     assert bad.exit_code == 1
     assert "not a PDF or an image" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_a_hostile_image_is_refused_in_words(tmp_path: Path) -> None:
+    """The 1 KB PNG of 1,000,000×1 pixels that once grew a server to 22 GB."""
+    path = tmp_path / "row.png"
+    path.write_bytes(png(1_000_000, 1))
+    result = runner.invoke(app, ["scan", str(path), "--as", "accounts@demo.local"])
+    assert result.exit_code == 1
+    assert "a side under 16 pixels cannot hold a legible line" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
 
 
 def test_a_supplier_several_records_fit_is_chosen_by_number(

@@ -4,7 +4,7 @@ figure check sends the answer back for correction."""
 from __future__ import annotations
 
 from erp_agent.cli._render import StatusText
-from erp_agent.engine.events import GuardTriggered, TextDelta, Thinking
+from erp_agent.events import GuardTriggered, TextDelta, Thinking
 
 
 def test_the_status_line_follows_the_streamed_text() -> None:

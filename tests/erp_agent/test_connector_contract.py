@@ -1,8 +1,9 @@
 """One contract every connector keeps, run against each: the shipped FakeConnector, ERPNext over
-the demo ERP (real HTTP), and the sql connector on SQLite, MariaDB and PostgreSQL (real servers).
+the demo ERP (real HTTP), the sql connector on SQLite, MariaDB and PostgreSQL (real servers), and
+Tryton (a real trytond from PyPI, over JSON-RPC).
 
-Each subject names a user, an entity with a branch, and (where the system scopes by branch) a
-user limited to one branch; the checks are the same for all.
+Each subject names a user, an entity with a scope field (a branch; Tryton's company), and a user
+limited to one value of it; the checks are the same for all.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from sql_databases import MAPPING, database, seeded
+from tryton_fixtures import PASSWORD as TRYTON_PASSWORD
+from tryton_fixtures import Tryton, tryton  # noqa: F401 - the session's trytond fixture
 
 from conftest import DemoERP
 from erp_agent.connectors.base import Capability, CapabilityMissing, Connector
@@ -41,6 +44,8 @@ class Subject:
     scoped_user: str | None = None  # sees only ``scoped_branch``
     scoped_branch: str | None = None
     sync_user: str | None = None  # the user delta sync runs as (default: ``user``)
+    scope: str = "branch"  # the field a scoped user is limited on
+    others: tuple[str, ...] = ("Mombasa", "Nairobi", "Eldoret", "Nakuru")  # values they cannot see
 
 
 def _fake() -> FakeConnector:
@@ -56,9 +61,18 @@ def _fake() -> FakeConnector:
     return FakeConnector({"sales_invoice": rows}, users)
 
 
-@pytest.fixture(params=["fake", "erpnext", "sqlite", "mariadb", "postgres"])
+@pytest.fixture(params=["fake", "erpnext", "sqlite", "mariadb", "postgres", "tryton"])
 async def subject(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Subject]:
     kind = request.param
+    if kind == "tryton":
+        from erp_agent.connectors.tryton.connector import TrytonConnector
+
+        erp: Tryton = request.getfixturevalue("tryton")
+        tryton = TrytonConnector(erp.url, database=erp.database)
+        yield Subject(tryton, "accountant", TRYTON_PASSWORD, scoped_user="sales_us",
+                      scoped_branch="Acme US Inc.", scope="company", others=("Acme EU GmbH",))  # fmt: skip
+        await tryton.aclose()
+        return
     if kind == "fake":
         yield Subject(_fake(), "all@fake", "pw", scoped_user="kisumu@fake", scoped_branch="Kisumu")
         return
@@ -95,7 +109,7 @@ async def test_list_pages_count_and_get_agree(subject: Subject) -> None:
     c = subject.connector
     cred = await c.login(subject.user, subject.password)
     everything = (
-        await c.list(cred, subject.entity, fields=["id", "branch", "total"], limit=0)
+        await c.list(cred, subject.entity, fields=["id", subject.scope, "total"], limit=0)
     ).records
     assert len(everything) == await c.count(cred, subject.entity)
     ids = [r["id"] for r in everything]
@@ -116,16 +130,17 @@ async def test_list_pages_count_and_get_agree(subject: Subject) -> None:
 async def test_filters_mean_what_the_contract_says(subject: Subject) -> None:
     c = subject.connector
     cred = await c.login(subject.user, subject.password)
+    scope = subject.scope
     rows = (
-        await c.list(cred, subject.entity, fields=["id", "branch", "total", "date"], limit=0)
+        await c.list(cred, subject.entity, fields=["id", scope, "total", "date"], limit=0)
     ).records
-    branch = str(rows[0]["branch"])
+    branch = str(rows[0][scope])
     pivot = sorted(float(r["total"]) for r in rows)[len(rows) // 2]
     for flt in [
-        Filter("branch", Op.EQ, branch),
-        Filter("branch", Op.NE, branch),
+        Filter(scope, Op.EQ, branch),
+        Filter(scope, Op.NE, branch),
         Filter("total", Op.GE, pivot),
-        Filter("branch", Op.IN, [branch]),
+        Filter(scope, Op.IN, [branch]),
         Filter("id", Op.LIKE, f"%{str(rows[0]['id'])[-3:]}"),
         Filter("date", Op.BETWEEN, ["2026-01-01", "2026-06-30"]),
     ]:
@@ -143,18 +158,19 @@ async def test_filters_mean_what_the_contract_says(subject: Subject) -> None:
 async def test_aggregates_equal_the_rows(subject: Subject) -> None:
     c = subject.connector
     cred = await c.login(subject.user, subject.password)
+    scope = subject.scope
     rows = (
-        await c.list(cred, subject.entity, fields=["id", "branch", "total", "date"], limit=0)
+        await c.list(cred, subject.entity, fields=["id", scope, "total", "date"], limit=0)
     ).records
     by_branch: dict[str, float] = defaultdict(float)
     by_month: dict[tuple[int, int], int] = defaultdict(int)
     for r in rows:
-        by_branch[str(r["branch"])] += float(r["total"])
+        by_branch[str(r[scope])] += float(r["total"])
         by_month[(int(str(r["date"])[:4]), int(str(r["date"])[5:7]))] += 1
     result = await c.aggregate(cred, subject.entity, AggregateRequest(
-        (Measure(Func.SUM, "total"), Measure(Func.COUNT)), (GroupKey("branch"),)))  # fmt: skip
+        (Measure(Func.SUM, "total"), Measure(Func.COUNT)), (GroupKey(scope),)))  # fmt: skip
     assert result.record_count == len(rows)
-    assert {str(r["branch"]): r["sum_total"] for r in result.rows} == pytest.approx(dict(by_branch))
+    assert {str(r[scope]): r["sum_total"] for r in result.rows} == pytest.approx(dict(by_branch))
     months = await c.aggregate(cred, subject.entity, AggregateRequest(
         (Measure(Func.COUNT),),
         (GroupKey("date", DatePart.YEAR), GroupKey("date", DatePart.MONTH))))  # fmt: skip
@@ -165,16 +181,17 @@ async def test_scoped_user_sees_only_their_branch(subject: Subject) -> None:
     assert subject.scoped_user is not None
     c = subject.connector
     cred = await c.login(subject.scoped_user, subject.password)
-    rows = (await c.list(cred, subject.entity, fields=["id", "branch"], limit=0)).records
+    scope = subject.scope
+    rows = (await c.list(cred, subject.entity, fields=["id", scope], limit=0)).records
     # Records with no branch at all are not another branch's (ERPNext shows them to everyone).
-    assert subject.scoped_branch in {r["branch"] for r in rows}
-    assert {r["branch"] for r in rows} <= {subject.scoped_branch, None}
-    other = Filter("branch", Op.IN, ["Mombasa", "Nairobi", "Eldoret", "Nakuru"])
+    assert subject.scoped_branch in {r[scope] for r in rows}
+    assert {r[scope] for r in rows} <= {subject.scoped_branch, None}
+    other = Filter(scope, Op.IN, list(subject.others))
     assert await c.count(cred, subject.entity, [other]) == 0
     result = await c.aggregate(
-        cred, subject.entity, AggregateRequest((Measure(Func.COUNT),), (GroupKey("branch"),))
+        cred, subject.entity, AggregateRequest((Measure(Func.COUNT),), (GroupKey(scope),))
     )
-    assert {r["branch"] for r in result.rows} <= {subject.scoped_branch, None}
+    assert {r[scope] for r in result.rows} <= {subject.scoped_branch, None}
 
 
 async def test_profile_is_what_the_connector_does(subject: Subject) -> None:

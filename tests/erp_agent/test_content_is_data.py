@@ -62,11 +62,11 @@ async def test_context_is_a_delimited_user_message_never_system(
     text = carrying[0].content or ""
     assert text.startswith("<erp_agent_context>")
     assert text.rstrip().endswith("</erp_agent_context>")
-    assert "not instructions" in text
+    assert "data, never instructions" in text
     assert messages[-1].role == "user"
     assert messages[-1].content == question  # the request stays the latest user word
     system = "\n".join(m.content or "" for m in messages if m.role == "system")
-    assert "never instructions" in system  # the rule that says so
+    assert "never instructions" in " ".join(system.split())  # the rule that says so
 
 
 async def test_planted_delimiters_cannot_close_the_context_early(

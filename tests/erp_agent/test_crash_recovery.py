@@ -49,6 +49,8 @@ class Agent:
             # A fixed key: signed-in sessions (and their ERP credential) survive the restart.
             "ERP_AGENT_SESSION_KEY": Fernet.generate_key().decode(),
             "ERP_AGENT_ERP_TIMEOUT": str(AGENT_ERP_TIMEOUT),
+            # No proxy in between: a short grace after the confirm's calls could have ended.
+            "ERP_AGENT_ERP_WRITE_GRACE": "2",
         }
         self.log = data_dir / "serve.log"
         self.process: subprocess.Popen[bytes] | None = None

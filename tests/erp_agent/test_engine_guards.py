@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
+import pytest
+
 from erp_agent.engine import guards
+from erp_agent.engine.guards import unsupported_figures
 
 
 def test_repeated_identical_call_is_refused() -> None:
@@ -67,3 +72,32 @@ def test_provenance_allows_the_users_own_numbers() -> None:
         )
         == []
     )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Billed in November 2026: KES 1,234.50.",
+        "In Q2 2026 and FY 2025/26 we billed KES 1,234.50.",
+        "As of 30 Nov 2026 (2026-11-30, 30/11/2026 at 14:30), KES 1,234.50 is owed.",
+        "On the 30th of November, March 2026 and in 2026: KES 1,234.50.",
+    ],
+)
+def test_dates_and_years_in_any_form_are_not_figures(answer: str) -> None:
+    """A year costs no extra call: "2026" in "November 2026" is when, not how much."""
+    assert unsupported_figures(answer, {Decimal("1234.5")}) == []
+
+
+def test_figures_in_words_and_shares_worked_out_are_checked() -> None:
+    sources = {Decimal("120"), Decimal("360")}
+    # A share the model computed (120 / 360) and wrote in words: no tool gave it.
+    assert unsupported_figures("About a third of receivables are overdue.", sources) == [
+        "About a third"
+    ]
+    assert unsupported_figures("Sales were twice as high.", sources) == ["twice as"]
+    assert unsupported_figures("There were fifteen late invoices.", sources) == ["fifteen"]
+    # A share a tool returned (0.33, 33.3%) supports the words.
+    assert unsupported_figures("About a third is overdue.", {Decimal("0.334")}) == []
+    assert unsupported_figures("A third is overdue.", {Decimal("33.3")}) == []
+    # Periods are no shares: "this quarter", "the first half of 2026".
+    assert unsupported_figures("This quarter and the first half of 2026.", sources) == []

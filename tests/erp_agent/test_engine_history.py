@@ -107,5 +107,5 @@ def test_earlier_context_is_dropped_first_and_only_when_over_budget() -> None:
     assert trim(messages, 100) == messages[1:3] + messages[4:]
     assert trim(messages, 400, keep_last_context=True) == without_old
     # Tighter: the running turn's context outlasts the earlier questions and answers.
-    assert trim(messages, 380) == messages[1:3] + messages[4:]
-    assert trim(messages, 380, keep_last_context=True) == [new, messages[-1]]
+    assert trim(messages, 350) == messages[1:3] + messages[4:]
+    assert trim(messages, 350, keep_last_context=True) == [new, messages[-1]]

@@ -11,9 +11,11 @@ import pytest
 
 from conftest import DemoERP
 from erp_agent.config import EngineSettings, Settings
-from erp_agent.engine.events import Event, EventBus, TextDelta
+from erp_agent.engine import history
+from erp_agent.engine.prompt import is_context
 from erp_agent.engine.routing import DEFAULT_CAP
 from erp_agent.errors import ModelAuthError, ModelContextTooLong, ModelRateLimited
+from erp_agent.events import Event, EventBus, TextDelta
 from erp_agent.models.base import Message
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.runtime import Runtime
@@ -51,20 +53,19 @@ async def test_question_streams_progress_and_answers_with_a_chart(
     session = await runtime.sign_in("accounts.manager@demo.local", "demo")
     total = raw_sum(
         demo_erp,
-        "select sum(grand_total) from `tabSales Invoice` where docstatus = 1 and company = 'Savanna Trading Ltd'",
+        "select sum(base_grand_total) from `tabSales Invoice` where docstatus = 1 and company = 'Savanna Trading Ltd'",
     )
 
     def answer(messages: object) -> object:
-        payload = tool_payload(messages, -2)  # the aggregate, before the chart's answer
-        value = payload["result"]["rows"][0]["sum_total"]  # type: ignore[index]
+        payload = tool_payload(messages, -2)  # the figure, before the chart's answer
+        value = payload["result"]["rows"][0]["billed"]  # type: ignore[index]
         return S.reply(f"Savanna Trading Ltd billed KES {value:,.2f} in total.")
 
     model = ScriptedModel(
-        S.call("sales_invoice.aggregate", {
-            "measures": [{"func": "sum", "field": "total"}], "group_by": [{"field": "company"}],
-            "filters": [{"field": "company", "op": "=", "value": "Savanna Trading Ltd"},
-                        {"field": "status", "op": "not in", "value": ["Draft", "Cancelled"]}]}),
-        lambda messages: S.call("display.chart", {"result_id": S.last_result_id(messages), "type": "bar", "label": "company", "values": ["sum_total"]}),
+        S.call("metrics.query", {
+            "metric": "billed", "group_by": ["company"],
+            "filters": [{"dimension": "company", "value": "Savanna Trading Ltd"}]}),
+        lambda messages: S.call("display.chart", {"result_id": S.last_result_id(messages), "type": "bar", "label": "company", "values": ["billed"]}),
         answer,  # type: ignore[arg-type]
     )  # fmt: skip
     events: list[Event] = []
@@ -83,10 +84,7 @@ async def test_question_streams_progress_and_answers_with_a_chart(
         Decimal(str(chart["spec"]["data"]["datasets"][0]["data"][0])).quantize(Decimal("0.01"))
         == total
     )
-    assert [c["name"] for c in response.tools_called] == [
-        "sales_invoice.aggregate",
-        "display.chart",
-    ]
+    assert [c["name"] for c in response.tools_called] == ["metrics.query", "display.chart"]
     kinds = [e.kind for e in events]
     assert kinds[0] == "Thinking"
     assert "Calculating" in kinds or "RunningTool" in kinds
@@ -137,8 +135,8 @@ async def test_guards_in_the_loop(runtime: Runtime) -> None:
     session = await runtime.sign_in("accounts.manager@demo.local", "demo")
     model = ScriptedModel(
         S.call("salary_slip.list", {}),  # not offered for an invoice question
-        S.call("sales_invoice.count", {}),
-        S.call("sales_invoice.count", {}),  # identical repeat
+        S.call("metrics.query", {"metric": "invoice_count"}),
+        S.call("metrics.query", {"metric": "invoice_count"}),  # identical repeat
         S.reply("There are invoices."),
     )
     response = await runtime.engine(model).run_turn(session, "how many sales invoices do we have?")
@@ -164,7 +162,7 @@ async def test_three_failures_in_a_row_stop_the_turn(runtime: Runtime) -> None:
 async def test_invented_number_is_questioned_then_flagged(runtime: Runtime) -> None:
     session = await runtime.sign_in("accounts.manager@demo.local", "demo")
     model = ScriptedModel(
-        S.call("sales_invoice.count", {}),
+        S.call("metrics.query", {"metric": "invoice_count"}),
         S.reply("We have 123,456 invoices worth KES 9,876,543.21."),
         S.reply("We have 123,456 invoices worth KES 9,876,543.21."),
     )
@@ -180,13 +178,13 @@ async def test_invented_number_is_questioned_then_flagged(runtime: Runtime) -> N
 async def test_corrected_answer_passes_provenance(runtime: Runtime, demo_erp: DemoERP) -> None:
     session = await runtime.sign_in("accounts.manager@demo.local", "demo")
     conn = sqlite3.connect(demo_erp.path)
-    # sales_invoice.count counts submitted invoices by default, as the ERP's reports do.
-    count = conn.execute("select count(*) from `tabSales Invoice` where docstatus = 1").fetchone()[
-        0
-    ]
+    # The invoice_count metric counts submitted invoices, credit notes not counted.
+    count = conn.execute(
+        "select count(*) from `tabSales Invoice` where docstatus = 1 and is_return = 0"
+    ).fetchone()[0]
     conn.close()
     model = ScriptedModel(
-        S.call("sales_invoice.count", {}),
+        S.call("metrics.query", {"metric": "invoice_count"}),
         S.reply("There are 99,999 invoices."),
         S.reply(f"There are {count:,} invoices."),
     )
@@ -230,7 +228,7 @@ async def test_context_too_long_trims_harder_then_retries_once(runtime: Runtime)
 async def test_history_carries_over_and_turn_state_is_saved_each_step(runtime: Runtime) -> None:
     session = await runtime.sign_in("accounts.manager@demo.local", "demo")
     first = await runtime.engine(
-        ScriptedModel(S.call("sales_invoice.count", {}), S.reply("Counted."))
+        ScriptedModel(S.call("metrics.query", {"metric": "invoice_count"}), S.reply("Counted."))
     ).run_turn(session, "count invoices")
     model = ScriptedModel(S.reply("Same as before."))
     await runtime.engine(model).run_turn(
@@ -240,12 +238,12 @@ async def test_history_carries_over_and_turn_state_is_saved_each_step(runtime: R
     # The context tier (what earlier turns were about) is a delimited user message just
     # before the request; the history itself is unchanged.
     assert (sent[-2].content or "").startswith("<erp_agent_context>")
-    roles = [m.role for m in sent[:-2] + sent[-1:]]
+    roles = [m.role for m in sent[:-2] + sent[-1:] if not is_context(m)]
     assert roles == ["user", "assistant", "tool", "assistant", "user"]
     turns = await runtime.store.turns(first.conversation_id)
     assert [t.status for t in turns] == ["done", "done"]
     log = turns[0].state["log"]
-    assert log["tools_called"] == ["sales_invoice.count"]
+    assert log["tools_called"] == ["metrics.query"]
     assert log["outcome"] == "answered"
     assert log["prompt_hash"]
 
@@ -254,20 +252,21 @@ async def test_another_process_continues_a_crashed_turn(
     runtime: Runtime, demo_erp: DemoERP
 ) -> None:
     session = await runtime.sign_in("accounts.manager@demo.local", "demo")
-    crashing = ScriptedModel(S.call("sales_invoice.count", {}), KeyboardInterrupt())
+    crashing = ScriptedModel(
+        S.call("metrics.query", {"metric": "invoice_count"}), KeyboardInterrupt()
+    )
     with pytest.raises(KeyboardInterrupt):
         await runtime.engine(crashing).run_turn(session, "count invoices")
     (turn,) = [t for t in runtime.store._turns.values() if t.status == "running"]  # type: ignore[attr-defined]
-    assert [m["role"] for m in turn.state["messages"]] == ["user", "assistant", "tool"]
+    stored = history.from_state(turn.state["messages"])
+    assert [m.role for m in stored if not is_context(m)] == ["user", "assistant", "tool"]
     other = await Runtime.create(Settings(erp_url=demo_erp.url), store=runtime.store)
     model = ScriptedModel(S.reply("Counted after the restart."))
     response = await other.engine(model).continue_turn(session, turn.id)
     assert response.blocks[0]["markdown"] == "Counted after the restart."
-    assert [m.role for m in model.requests[0].messages if m.role != "system"] == [
-        "user",
-        "assistant",
-        "tool",
-    ]
+    assert [
+        m.role for m in model.requests[0].messages if m.role != "system" and not is_context(m)
+    ] == ["user", "assistant", "tool"]
     await other.aclose()
 
 

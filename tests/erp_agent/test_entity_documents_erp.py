@@ -78,7 +78,9 @@ async def test_aggregate_and_list_leave_out_drafts_by_default(
     expected = sum((Decimal(str(r["net_total"])) for r in rows), Decimal(0))
     assert cents(result["rows"][0]["sum_net_total"]) == cents(expected)
     assert result["definition"]["record_count"] == len(rows)
-    assert result["definition"]["text"].startswith("Sum of net total over Sales Invoices")
+    assert result["definition"]["text"].startswith(
+        "Sum of net total (excl. tax) over Sales Invoices"
+    )
     drafts = await run(ctx, "sales_invoice.list", {"documents": "draft", "limit": 500})
     truth = {r["name"] for r in rest.rows("Sales Invoice", [], [["docstatus", "=", 0]])}
     assert {r["id"] for r in drafts["records"]} == truth

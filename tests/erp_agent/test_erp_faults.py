@@ -193,7 +193,8 @@ async def test_a_turn_stops_at_its_deadline_with_what_it_has(
     signed_session: object, tmp_path: Path
 ) -> None:
     """A hanging ERP with a 1 s timeout and 3 retries would take > 4 s a call; the turn's
-    deadline (2 s) ends it with a clear message naming what it was waiting for."""
+    deadline (2 s) ends it with a clear message naming what it was waiting for (here the
+    user's permissions, read from the ERP before the model is asked)."""
     with broken_erp(Reply(status=200, delay=30)) as erp:
         settings = Settings(
             erp_url=erp.url, data_dir=str(tmp_path), erp_timeout=1.0, turn_deadline=2.0
@@ -211,7 +212,7 @@ async def test_a_turn_stops_at_its_deadline_with_what_it_has(
     assert took < 3.5, f"the turn took {took:.1f} s"
     assert response.outcome == "stopped"
     text = response.blocks[0]["markdown"]
-    assert "I stopped after 2 seconds while waiting for the ERP (sales_invoice.count)" in text
+    assert "I stopped after 2 seconds while waiting for the ERP (your permissions)" in text
     assert "nothing was written" in text
 
 

@@ -192,7 +192,7 @@ def test_cli_runs_the_sql_suites_on_a_fresh_demo_database(monkeypatch: pytest.Mo
     assert '"bespoke_breadth"' in every.output
     bad = CliRunner().invoke(app, ["--system", "odoo"])
     assert bad.exit_code == 2
-    assert "erpnext or sql" in bad.output
+    assert "erpnext, sql or tryton" in bad.output
 
 
 def test_the_url_of_the_truth_is_checked() -> None:

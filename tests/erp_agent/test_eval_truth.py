@@ -283,3 +283,28 @@ def test_date_tokens_resolve_against_the_eval_day() -> None:
 
     assert resolve("{q2_start}", dt.date(2026, 11, 30)) == "2026-04-01"
     assert resolve(["{today-90}", "{today}"], dt.date(2026, 11, 30)) == ["2026-09-01", "2026-11-30"]
+
+
+def test_period_to_date_and_earlier_period_tokens() -> None:
+    from erp_agent.evals.truth import date_tokens
+
+    def iso(day: dt.date) -> dict[str, str]:
+        return {k: v.isoformat() for k, v in date_tokens(day).items()}
+
+    end_of_march = iso(dt.date(2026, 3, 31))
+    assert end_of_march["prev_month_same_day"] == "2026-02-28"  # clamped to February's end
+    assert end_of_march["prev_quarter_same_day"] == "2025-12-31"
+    assert end_of_march["prev_year_same_day"] == "2025-03-31"
+    assert iso(dt.date(2028, 2, 29))["prev_year_same_day"] == "2027-02-28"
+    new_year = iso(dt.date(2027, 1, 2))
+    assert (new_year["month_before_last_start"], new_year["month_before_last_end"]) == (
+        "2026-11-01", "2026-11-30",
+    )  # fmt: skip
+    assert (new_year["quarter_before_last_start"], new_year["quarter_before_last_end"]) == (
+        "2026-07-01", "2026-09-30",
+    )  # fmt: skip
+    assert (new_year["prev_year_q4_start"], new_year["prev_year_q4_end"]) == (
+        "2026-10-01", "2026-12-31",
+    )  # fmt: skip
+    assert new_year["q4_end"] == "2027-12-31"
+    assert new_year["march_start"] == "2026-03-01"  # the latest March not after today

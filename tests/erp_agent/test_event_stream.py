@@ -20,7 +20,7 @@ from server_doubles import (
     sse_events,
 )
 
-from erp_agent.engine.events import (
+from erp_agent.events import (
     ANSWERED,
     FAILED,
     INTERRUPTED,
@@ -97,7 +97,7 @@ async def test_the_log_joins_a_turns_decisions_by_its_id(scripted: Harness) -> N
         for turn in (first, second):
             detail = (await admin.get(f"/api/admin/log/{turn['turn_id']}")).json()
             assert [e["tool"] for e in detail["events"]] == [
-                "sales_invoice.aggregate",
+                "metrics.query",
                 "display.table",
                 "display.chart",
             ]

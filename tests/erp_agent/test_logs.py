@@ -12,7 +12,7 @@ import pytest
 
 from erp_agent import logs
 from erp_agent.config import LogSettings
-from erp_agent.engine.events import ToolFinished, TurnFinished
+from erp_agent.events import ToolFinished, TurnFinished
 
 QUESTION = "What do we owe? my password=hunter2secret"
 

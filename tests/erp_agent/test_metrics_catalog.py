@@ -10,7 +10,7 @@ import pytest
 from test_catalog_validation import load_error, minimal_files, write
 
 from erp_agent.catalog import MeasureFunc, Returns, load_catalog
-from erp_agent.catalog.metrics_check import resolve_path
+from erp_agent.catalog.metrics_check import resolve_path, table_field
 from erp_agent.errors import CatalogError
 
 
@@ -23,10 +23,17 @@ def test_the_packaged_catalog_has_forty_metrics_across_the_business() -> None:
     for metric in catalog.metrics.values():
         entity = catalog.entity(metric.entity)
         assert len(metric.description) > 30, metric.name
+        parts = [catalog.metrics.get(str(p)) for p in (metric.measure.numerator,
+                                                        metric.measure.denominator)]  # fmt: skip
+        reports = [m.report for m in (metric, *parts) if m is not None and m.report]
         for name in metric.dimensions:
+            if reports:  # the ERP's report rows carry the dimension
+                assert all(name == "company" or name in r.cuts for r in reports), name
+                continue
             path = catalog.dimension(name).path_for(entity.name, entity.fields)
             assert path is not None, (metric.name, name)
-            resolve_path(catalog, entity, path)
+            if table_field(entity, path) is None:  # a line's item is read from the line
+                resolve_path(catalog, entity, path)
 
 
 def test_billed_and_revenue_are_different_figures() -> None:
@@ -102,6 +109,12 @@ def test_a_valid_metric_loads(tmp_path: Path) -> None:
         ({"currency": "customer"}, "currency field 'customer' is not a link to currency"),
         ({"returns": "included"}, "has no is_return field"),
         ({"documents": "some"}, "documents must be 'submitted' or 'all'"),
+        ({"measure": "sum(total) - sum(nothing)"}, "measure field 'nothing' is not a field"),
+        ({"details": ["customer"]}, "details are shown only beside a latest(...) figure"),
+        ({"cumulative": True, "date_field": None}, "a cumulative metric adds up records by a"),
+        ({"unit_field": "customer"}, "unit_field 'customer' is not a link to uom"),
+        ({"report": {"name": "nope"}}, "unknown report 'nope'"),
+        ({"measure": "latest(total)", "date_field": None}, "latest(...) needs a date_field"),
     ],
 )
 def test_a_broken_metric_names_file_metric_and_problem(
@@ -111,6 +124,28 @@ def test_a_broken_metric_names_file_metric_and_problem(
     assert "data/metrics.yaml" in error
     assert "'billed'" in error
     assert message in error
+
+
+def test_a_net_of_two_sums_and_a_latest_value_compile() -> None:
+    from erp_agent.catalog.metrics import MetricMeasure
+
+    net = MetricMeasure.model_validate("sum(debit) - sum(credit)")
+    assert (net.func, net.field, net.minus) == (MeasureFunc.NET, "debit", "credit")
+    assert str(net) == "sum(debit) - sum(credit)"
+    assert net.fields == ("debit", "credit")
+    latest = MetricMeasure.model_validate("latest(items.rate)")
+    assert (latest.func, latest.field) == (MeasureFunc.LATEST, "items.rate")
+    catalog = load_catalog()
+    assert catalog.metric("account_balance").cumulative
+    assert catalog.metric("stock_on_hand").unit_field == "item.uom"
+    assert catalog.dimension("ageing").age_labels == (
+        "0-30",
+        "31-60",
+        "61-90",
+        "91-120",
+        "121-Above",
+    )
+    assert catalog.dimension("ageing").age_label(-5) == "0-30"  # not yet due: the first range
 
 
 def test_a_dimension_path_through_a_non_link_fails(tmp_path: Path) -> None:

@@ -251,9 +251,10 @@ async def test_stock_on_hand_matches_bins_and_the_stock_balance_report(
     erp: ERPNextConnector, rest: RestERP
 ) -> None:
     result = await query(erp, {"metric": "stock_on_hand", "group_by": ["warehouse"]})
-    bins = rest.rows("Bin", ["warehouse", "actual_qty"])
-    truth = sums(bins, lambda r: (r["warehouse"],), "actual_qty")
-    got = {k: Decimal(str(v)) for k, v in figures(result, "warehouse").items()}
+    bins = rest.rows("Bin", ["warehouse", "actual_qty", "stock_uom"])
+    # Quantities are kept per unit of measure, never added across units.
+    truth = sums(bins, lambda r: (r["warehouse"], r["stock_uom"]), "actual_qty")
+    got = {k: Decimal(str(v)) for k, v in figures(result, "warehouse", "uom").items()}
     assert got == {k: cents(v) for k, v in truth.items()}
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,11 @@ import jsonschema
 import pytest
 
 from erp_agent.config import Settings
-from erp_agent.models._fit import FIRST_TO_LEAVE, fit, request_tokens
-from erp_agent.models._schemas import MAX_COMPACT_ENUM, TRIMMED_ENUM, compact
+from erp_agent.models._fit import fit, request_tokens
+from erp_agent.models._schemas import compact
 from erp_agent.models.base import Message, ModelProfile
 from erp_agent.models.openai_compatible import wire_messages, wire_tools
-from erp_agent.models.prefix import hermes_prompt, prefix_share
+from erp_agent.models.prefix import hermes_prompt, shared_prefix
 from erp_agent.models.testing import Recording, ScriptedModel
 from erp_agent.planner import OfflinePlanner
 from erp_agent.retrieval.knowledge import packaged_root
@@ -41,7 +42,7 @@ async def test_a_follow_up_keeps_the_prompt_prefix(demo_erp: Any, tmp_path: Path
     try:
         session = await runtime.sign_in("accounts.manager@demo.local", "demo")
         model = ScriptedModel(
-            S.call("sales_invoice.count", {}),
+            S.call("metrics.query", {"metric": "invoice_count"}),
             S.reply("Counted."),
             S.reply("Same again."),
         )
@@ -51,18 +52,21 @@ async def test_a_follow_up_keeps_the_prompt_prefix(demo_erp: Any, tmp_path: Path
     finally:
         await runtime.aclose()
     one, two, three = model.requests
-    # Between rounds of one turn: the same system messages (tool rules included) and tools.
+    # Between rounds of one turn: the same system messages and tools.
     assert [m.content for m in one.messages[:2]] == [m.content for m in two.messages[:2]]
-    assert "Tool rules:" in (two.messages[1].content or "")
     assert two.tools == one.tools
-    # The follow-up: the earlier tools first, byte for byte, then whatever it adds.
+    # A tool's rules travel in its own description, never in the system messages.
+    assert "Tool rules" not in (two.messages[1].content or "")
+    # The follow-up: the earlier tools first, byte for byte, then whatever it adds; the same
+    # system messages, and the whole earlier request before its own messages.
     assert json.dumps(three.tools[: len(two.tools)]) == json.dumps(two.tools)
-    assert three.messages[0].content == two.messages[0].content
-    rules = (two.messages[1].content or "").split("\n\nSession:")[0]
-    assert (three.messages[1].content or "").startswith(rules)  # new tools' rules come after
+    assert [m.content for m in three.messages[:2]] == [m.content for m in two.messages[:2]]
+    assert [m.content for m in three.messages[: len(two.messages)]] == [
+        m.content for m in two.messages
+    ]
 
 
-PREFIX_TARGET = 0.80  # of a follow-up's first request, unchanged from the turn before
+OPEN_ANSWER = "\n<|im_start|>assistant\n"  # where a rendered request asks for the answer
 
 
 async def _two_turns(
@@ -70,7 +74,7 @@ async def _two_turns(
 ) -> tuple[tuple[list[Message], list[dict[str, Any]]], tuple[list[Message], list[dict[str, Any]]]]:
     """Turn one's last request and turn two's first, as the planner drives real turns."""
     session = await runtime.sign_in("accounts.manager@demo.local", "demo")
-    model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
+    model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name), routed=True)
     engine = runtime.engine(model)
     one = await engine.run_turn(session, first)
     asked = len(model.requests)
@@ -94,8 +98,10 @@ async def test_a_follow_up_sends_the_same_tools_array(demo_erp: Any, tmp_path: P
     finally:
         await runtime.aclose()
     assert json.dumps(after[1]) == json.dumps(before[1])
-    share = prefix_share(hermes_prompt(*before), hermes_prompt(*after))
-    assert share >= 0.9
+    # The follow-up's request begins with the whole of the previous one (a prefix cache reads
+    # only what the follow-up adds: the answer, its context, its question).
+    earlier = hermes_prompt(*before).removesuffix(OPEN_ANSWER)
+    assert hermes_prompt(*after).startswith(earlier)
 
 
 async def test_a_follow_up_only_appends_tools(demo_erp: Any, tmp_path: Path) -> None:
@@ -117,11 +123,15 @@ async def test_a_follow_up_only_appends_tools(demo_erp: Any, tmp_path: Path) -> 
     added = _names(new[len(old) :])
     assert "supplier.list" in added
     assert not {"supplier.count", "supplier.aggregate"} & set(added)
-    share = prefix_share(hermes_prompt(*before), hermes_prompt(*after))
-    assert share >= PREFIX_TARGET
+    # The prompt is unchanged up to the end of the earlier tools: only what comes after them
+    # is read again.
+    earlier = hermes_prompt(before[0], old)
+    tools_end = earlier.index("</tools>") - 1
+    kept = shared_prefix(earlier, hermes_prompt(*after))
+    assert kept >= tools_end
     # What the measure catches: the same tools with the new ones first share far less.
     reordered = (after[0], [*new[len(old) :], *old])
-    assert prefix_share(hermes_prompt(*before), hermes_prompt(*reordered)) < 0.05
+    assert shared_prefix(earlier, hermes_prompt(*reordered)) < earlier.index("<tools>") + 100
 
 
 def _is_context(message: Message) -> bool:
@@ -138,7 +148,7 @@ async def _conversation_with_knowledge(
     try:
         await asyncio.to_thread(runtime.knowledge.index_path, packaged_root())
         session = await runtime.sign_in("accounts.manager@demo.local", "demo")
-        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name))
+        model = Recording(OfflinePlanner(runtime.catalog, runtime.connector.name), routed=True)
         engine = runtime.engine(model)
         one = await engine.run_turn(session, messages[0])
         for message in messages[1:]:
@@ -158,7 +168,10 @@ async def test_a_follow_up_begins_with_the_first_turns_request_passages_included
     context comes after, just before its question, and names the passages already given
     instead of sending them again."""
     model, [asked] = await _conversation_with_knowledge(
-        demo_erp, tmp_path, "Revenue by month this year", "and last year?"
+        demo_erp,
+        tmp_path,
+        "How does a quotation become a sales order?",
+        "How does a quotation become a sales order, step by step?",
     )
     first_turn, (messages, tools) = model.requests[:asked], model.requests[asked]
     assert "Knowledge (cite" in (first_turn[0][0][2].content or "")  # passages were sent
@@ -171,9 +184,10 @@ async def test_a_follow_up_begins_with_the_first_turns_request_passages_included
     added = messages[len(last) :]
     assert [m.role for m in added] == ["assistant", "user", "user"]  # answer, context, question
     assert _is_context(added[1])
-    assert added[2].content == "and last year?"
+    assert added[2].content == "How does a quotation become a sales order, step by step?"
     assert "given earlier in this conversation" in (added[1].content or "")
-    assert prefix_share(hermes_prompt(*first_turn[-1]), hermes_prompt(messages, tools)) >= 0.9
+    earlier = hermes_prompt(*first_turn[-1]).removesuffix(OPEN_ANSWER)
+    assert hermes_prompt(messages, tools).startswith(earlier)
 
 
 async def test_a_follow_up_that_adds_tools_leaves_earlier_context_out(
@@ -184,7 +198,7 @@ async def test_a_follow_up_that_adds_tools_leaves_earlier_context_out(
     model, (asked, second) = await _conversation_with_knowledge(
         demo_erp,
         tmp_path,
-        "How many open sales orders do we have?",
+        "Show me the open sales orders",
         "what credit limit do those customers have?",
         "and the first one?",
     )
@@ -225,28 +239,15 @@ async def test_a_first_request_fits_an_8k_window(demo_erp: Any, tmp_path: Path) 
     finally:
         await runtime.aclose()
     request = model.requests[0]
-    assert request_tokens(request.messages, request.tools) > 8192  # too big as it is
     # Compact schemas: every routed tool fits, in its order, with room for the answer.
-    fitted = fit(request.messages, request.tools, 8192)
+    fitted = fit(request.tools, 8192)
     assert _names(fitted) == _names(request.tools)
     assert request_tokens(request.messages, fitted) <= 8192 - 1024
     assert fitted == [compact(t) for t in request.tools]
     # A large context gets the full schemas, unless the setting asks for compact ones.
-    assert fit(request.messages, request.tools, 128_000) == list(request.tools)
-    assert fit(request.messages, request.tools, 128_000, compact_tools=True) == fitted
-    # Full schemas in a small window: tools are left off, the rarely needed spine first.
-    full = fit(request.messages, request.tools, 8192, compact_tools=False)
-    assert request_tokens(request.messages, full) <= 8192 - 1024
-    kept, offered = _names(full), _names(request.tools)
-    left = [name for name in offered if name not in kept]
-    leaving = [name for name in FIRST_TO_LEAVE if name in offered]
-    assert left
-    if len(left) <= len(leaving):
-        assert set(left) == set(leaving[: len(left)])
-    else:
-        assert set(leaving) <= set(left)
-        assert offered[-1] in left
-    assert "metrics.query" in kept  # the request's own tools stay
+    assert fit(request.tools, 128_000) == list(request.tools)
+    assert fit(request.tools, 128_000, compact_tools=True) == fitted
+    assert "metrics.query" in _names(fit(request.tools, 8192, compact_tools=False))
 
 
 async def test_a_small_context_gets_a_smaller_share_of_knowledge(
@@ -292,20 +293,21 @@ def test_compact_schemas_keep_what_a_call_needs() -> None:
     assert small["description"] == "List items."
     parameters = small["parameters"]
     assert set(parameters["properties"]) == {"description", "status", "items"}
-    assert parameters["properties"]["description"] == {"type": "string"}
+    assert parameters["properties"]["description"] == {
+        "type": "string",
+        "description": "Text to match.",
+    }
     assert parameters["properties"]["status"] == {"type": "string", "enum": ["Open", "Closed"]}
-    assert parameters["properties"]["items"]["items"] == {"type": "object"}
+    assert parameters["properties"]["items"]["items"] == {"type": "object", "description": "x"}
     assert parameters["required"] == ["status"]
-    assert "description" not in parameters
-    assert tool["function"]["parameters"]["description"] == "Arguments."  # a copy was changed
+    assert parameters["description"] == "Arguments."
+    assert "title" not in parameters["properties"]["status"]
 
 
-def test_compact_schemas_leave_long_enums_to_the_gateway() -> None:
-    """A long list of names (metrics, fields) is dropped from the compact schema, saying so; a
-    short one (statuses, operators) stays. Every call valid for the full schema is valid for
-    the compact one, and the gateway, which checks the full schema, lists the names when one
-    is wrong."""
-    names = [f"metric_{i}" for i in range(MAX_COMPACT_ENUM + 1)]
+def test_compact_schemas_keep_every_enum_a_call_needs() -> None:
+    """A long list of names (metrics, fields) stays in the compact schema: a small model
+    calls the tool right the first time instead of being answered with the list."""
+    names = [f"metric_{i}" for i in range(40)]
     full = {
         "type": "function",
         "function": {
@@ -324,19 +326,37 @@ def test_compact_schemas_leave_long_enums_to_the_gateway() -> None:
         },
     }
     small = compact(full)["function"]["parameters"]["properties"]
-    assert small["metric"] == {"type": "string", "description": TRIMMED_ENUM.format(n=len(names))}
-    assert small["fields"]["items"]["type"] == "string"
-    assert "enum" not in small["fields"]["items"]
-    assert small["order"] == {"type": "string", "enum": ["asc", "desc"]}
+    assert small["metric"] == {"type": "string", "enum": names, "description": "Which one."}
+    assert small["fields"]["items"]["enum"] == names
     assert small["note"] == {"type": "string"}
     schema = compact(full)["function"]["parameters"]
     call = {"metric": names[-1], "fields": names[:3], "order": "asc"}
     assert not list(jsonschema.Draft202012Validator(schema).iter_errors(call))
-    wrong = list(
-        jsonschema.Draft202012Validator(full["function"]["parameters"]).iter_errors(
-            {"metric": "revenu"}
-        )
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors({"metric": "revenu"}))
+
+
+async def test_a_recorded_conversation_only_appends_and_keeps_its_prefix(
+    demo_erp: Any, tmp_path: Path
+) -> None:
+    """Over a conversation with follow-ups, as the planner drives it: every request's tools
+    array begins with the previous request's byte for byte (never a tool dropped), and over
+    each turn's later rounds at least 90% of a request is an unchanged prefix of the one
+    before (what a prefix cache spares the server from reading again)."""
+    messages = (
+        "Revenue by customer this year",
+        "and last year?",
+        "top 3 instead",
+        "show that as a chart",
+        "How many open sales orders do we have?",
+        "and last month?",
     )
-    assert wrong
-    assert names[0] in wrong[0].message  # the full list, as the gateway's error shows it
-    assert len(json.dumps(compact(full))) < len(json.dumps(full))
+    model, starts = await _conversation_with_knowledge(demo_erp, tmp_path, *messages)
+    requests = model.requests
+    for (_, before), (_, after) in pairwise(requests):
+        assert json.dumps(after[: len(before)]) == json.dumps(before)
+    firsts = {0, *starts}
+    rendered = [hermes_prompt(*r) for r in requests]
+    later = [i for i in range(1, len(requests)) if i not in firsts]
+    assert later
+    kept = sum(shared_prefix(rendered[i - 1], rendered[i]) for i in later)
+    assert kept / sum(len(rendered[i]) for i in later) >= 0.9

@@ -7,15 +7,21 @@ from __future__ import annotations
 from typing import Any
 
 from erp_agent.catalog import load_catalog
-from erp_agent.engine import presentation
-from erp_agent.engine.render import _chart, table_page
+from erp_agent.engine.render import table_page
+from erp_agent.results import charts
+from erp_agent.results.layout import default_columns
 from erp_agent.results.store import ResultRecord
 
 CATALOG = load_catalog()
+TOTAL = CATALOG.entity("sales_invoice").fields["total"].label  # the catalog's words for `total`
 
 
 def record(data: Any, entity: str | None = "sales_invoice") -> ResultRecord:
     return ResultRecord("res_test", "u@demo.local", "tool", data, entity)
+
+
+def _chart(block: dict[str, Any], stored: ResultRecord, rows: Any, catalog: Any) -> Any:
+    return charts.draw(block, stored.data, rows, catalog, stored.entity)
 
 
 def test_an_aggregate_shows_labels_rounded_amounts_and_months_in_words() -> None:
@@ -25,7 +31,7 @@ def test_an_aggregate_shows_labels_rounded_amounts_and_months_in_words() -> None
     ]
     data = {"rows": rows, "definition": {"text": "Billed.", "period": "2026-01-01 to 2026-12-31"}}
     page = table_page(record(data), rows, ["month_date", "sum_total", "count_records"], CATALOG)
-    assert page["labels"] == ["Month", "Total (KES)", "Sales Invoices"]
+    assert page["labels"] == ["Month", f"{TOTAL} (KES)", "Sales Invoices"]
     assert page["rows"] == [["Jan 2026", 56838076.79, 3], ["Feb 2026", 10.01, 1]]
 
 
@@ -40,7 +46,7 @@ def test_a_metric_uses_its_declared_labels_and_currency_precision() -> None:
         {"key": "billed", "label": "Billed (JPY)", "kind": "measure", "currency": "JPY"},
     ]
     stored = record({"rows": rows, "columns": columns}, entity=None)
-    assert presentation.default_columns(stored.data, rows) == ["month", "currency", "billed"]
+    assert default_columns(stored.data, rows) == ["month", "currency", "billed"]
     page = table_page(stored, rows, ["month", "billed"], CATALOG)
     assert page["labels"] == ["Month", "Billed (JPY)"]
     assert page["rows"] == [["Jan 2026", 1200], ["Feb 2026", 100]]
@@ -66,10 +72,10 @@ def test_a_financial_statement_shows_accounts_first_indented_without_internal_co
         {"fieldname": "total", "label": "Total", "fieldtype": "Currency"},
     ]
     stored = record({"rows": rows, "columns": columns}, entity=None)
-    shown = presentation.default_columns(stored.data, rows)
+    shown = default_columns(stored.data, rows)
     assert shown == ["account", "total"]
     page = table_page(stored, rows, shown, CATALOG)
-    assert page["labels"] == ["Account", "Total"]
+    assert page["labels"] == ["Account", "Total (KES)"]  # every amount names its currency
     assert page["rows"] == [["Income - ST", 1000.12], ["Sales - ST", 1000.12]]
     assert page["indent"] == [0, 1]
 
@@ -85,7 +91,7 @@ def test_a_top_five_chart_has_five_rows_per_currency_on_its_own_axis() -> None:
     assert kes["currency"] == "KES"
     assert kes["title"] == "Top customers (KES)"
     assert kes["spec"]["data"]["labels"] == ["C8", "C7", "C6", "C5", "C4"]
-    assert kes["spec"]["data"]["datasets"][0]["label"] == "Total (KES)"
+    assert kes["spec"]["data"]["datasets"][0]["label"] == TOTAL  # two currencies: per chart
     assert usd["spec"]["data"]["labels"] == ["U3", "U2", "U1"]
     assert usd["spec"]["data"]["datasets"][0]["data"] == [3.0, 2.0, 1.0]
 
@@ -96,3 +102,73 @@ def test_a_chart_without_a_definition_or_known_columns_still_draws() -> None:
     chart = _chart({"label": "name", "values": ["value"], "chart_type": "pie"}, stored, rows, None)
     assert chart["spec"]["type"] == "pie"
     assert chart["spec"]["data"]["datasets"][0] == {"label": "Value", "data": [1.2346]}
+
+
+# ------------------------------------------------------------ issue V/U part 5: one semantics
+
+
+def _top_with_others() -> list[dict[str, Any]]:
+    """metrics.query's top 5 with others: the rest summed, larger than any one customer."""
+    rows: list[dict[str, Any]] = [
+        {"customer": f"C{i}", "currency": "KES", "revenue": 1000.0 - 100 * i, "records": 1}
+        for i in range(5)
+    ]
+    rows.append({"customer": "All others", "currency": "KES", "revenue": 90000.0,
+                 "records": 40, "others": True})  # fmt: skip
+    return rows
+
+
+def test_a_top_five_chart_draws_exactly_five_entities_never_the_others_row() -> None:
+    rows = _top_with_others()
+    stored = record({"rows": rows}, entity=None)
+    block = {"label": "customer", "values": ["revenue"], "top": 5, "title": "Top 5"}
+    chart = _chart(block, stored, rows, None)
+    # The fifth customer is there; the "All others" row (the largest figure) is not a bar.
+    assert chart["spec"]["data"]["labels"] == ["C0", "C1", "C2", "C3", "C4"]
+    assert chart["charts"][0]["others"] is False
+
+
+def test_all_others_is_its_own_last_labelled_bar_only_when_asked() -> None:
+    rows = _top_with_others()
+    stored = record({"rows": rows}, entity=None)
+    asked = {"label": "customer", "values": ["revenue"], "top": 5, "others": True, "title": ""}
+    chart = _chart(asked, stored, rows, None)
+    data = chart["spec"]["data"]
+    assert data["labels"] == ["C0", "C1", "C2", "C3", "C4", "All others"]
+    assert data["datasets"][0]["data"][-1] == 90000.0
+    colours = data["datasets"][0]["backgroundColor"]
+    assert colours[-1] != colours[0]
+    assert len(set(colours[:5])) == 1
+    assert chart["charts"][0]["others"] is True
+
+
+def test_each_chart_names_its_one_currency_once_in_its_title() -> None:
+    rows = [{"customer": "K1", "currency": "KES", "sum_total": 5.0},
+            {"customer": "U1", "currency": "USD", "sum_total": 2.0}]  # fmt: skip
+    stored = record({"rows": rows})
+    # The model put one currency in its title: each chart is titled with its own, once.
+    block = {"label": "customer", "values": ["sum_total"], "title": "Top customers (KES)"}
+    titles = [c["title"] for c in _chart(block, stored, rows, CATALOG)["charts"]]
+    assert titles == ["Top customers (KES)", "Top customers (USD)"]
+    one = [r for r in rows if r["currency"] == "USD"]
+    single = _chart({**block, "title": "Sales"}, record({"rows": one}), one, CATALOG)
+    assert single["charts"][0]["title"] == "Sales (USD)"
+    assert [c["currency"] for c in single["charts"]] == ["USD"]
+
+
+def test_report_period_columns_say_which_period_they_hold() -> None:
+    """A quarterly statement whose columns came labelled "This Year" shows their quarters."""
+    keys = ["mar_2026", "jun_2026", "sep_2026", "dec_2026"]
+    columns = [{"fieldname": "account", "label": "Account", "fieldtype": "Link"}]
+    columns += [{"fieldname": k, "label": "This Year", "fieldtype": "Currency"} for k in keys]
+    rows = [{"account": "Sales - ST", "currency": "KES", **dict.fromkeys(keys, 1.0)}]
+    page = table_page(record({"rows": rows, "columns": columns}, None), rows, ["account", *keys],
+                      CATALOG)  # fmt: skip
+    assert page["labels"] == [
+        "Account", "Jan–Mar 2026 (KES)", "Apr–Jun 2026 (KES)", "Jul–Sep 2026 (KES)",
+        "Oct–Dec 2026 (KES)",
+    ]  # fmt: skip
+    # The ERP's own period labels stand.
+    columns[1]["label"] = "Jan 26-Mar 26"
+    own = table_page(record({"rows": rows, "columns": columns}, None), rows, keys[:1], CATALOG)
+    assert own["labels"] == ["Jan 26-Mar 26 (KES)"]

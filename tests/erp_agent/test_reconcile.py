@@ -2,12 +2,15 @@
 the user, never written twice (issue: a crash mid-confirm left a proposal "executing" forever).
 
 Real HTTP to a private copy of the seeded demo ERP; one server answers writes late (its
-``write_delay`` test hook), so the agent times out after the ERP has written. The truth is read
-from the ERP's own tables.
+``write_delay`` test hook), so the agent times out after the ERP has written. A write without an
+answer is "checking" until the window in which it could still arrive has passed (here a short
+one). The truth is read from the ERP's own tables. Writes delivered late by a proxy, for every
+kind of write: test_redteam_late_writes.py.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import shutil
 from collections.abc import AsyncIterator, Iterator
@@ -23,11 +26,12 @@ from erp_agent.catalog import load_catalog
 from erp_agent.connectors.frappe.connector import ERPNextConnector
 from erp_agent.gateway import reconcile
 from erp_agent.gateway.gateway import Gateway
-from erp_agent.gateway.outcome import Status
+from erp_agent.gateway.outcome import Outcome, Status
+from erp_agent.gateway.reconcile import InFlight
 from erp_agent.gateway.session import Session
 from erp_agent.store.memory import MemoryStore
 from erp_agent.store.models import Proposal, ProposalStatus
-from erp_agent.tools.base import ToolContext, ToolRegistry
+from erp_agent.tools.base import Tool, ToolContext, ToolRegistry
 from erp_agent.tools.factories import catalog_tools
 
 pytestmark = pytest.mark.anyio
@@ -35,6 +39,8 @@ CATALOG = load_catalog()
 TOOLS = catalog_tools(CATALOG)
 SLOW_WRITE = 1.5  # seconds the slow server holds a committed write's reply
 AGENT_TIMEOUT = 0.5  # seconds the agent waits for one ERP call
+# No proxy; the grace covers the slow server's commit (it commits before holding the reply).
+WINDOW = InFlight(dt.timedelta(seconds=AGENT_TIMEOUT), dt.timedelta(0), dt.timedelta(seconds=0.5))
 
 
 @dataclass(frozen=True)
@@ -70,7 +76,21 @@ async def fast_erp(erps: Pair) -> AsyncIterator[ERPNextConnector]:
 
 async def signed_in(erp: ERPNextConnector, user: str) -> tuple[Gateway, Session]:
     ctx = await signed_in_context(erp, user, [t.name for t in TOOLS], CATALOG)
-    return Gateway(ToolRegistry(TOOLS), MemoryStore(), erp, CATALOG), ctx.session
+    gateway = Gateway(ToolRegistry(TOOLS), MemoryStore(), erp, CATALOG, in_flight=WINDOW)
+    return gateway, ctx.session
+
+
+async def decided(gateway: Gateway, proposal_id: str, checking: Outcome) -> Proposal:
+    """The proposal once the gateway's own check, due after the window, has decided it."""
+    assert checking.status is Status.CHECKING, checking.for_model()
+    assert "Unknown — checking" in checking.message
+    for _ in range(100):
+        found = await gateway.store.get_proposal(proposal_id)
+        assert found is not None
+        if found.status is not ProposalStatus.CHECKING:
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{proposal_id} is still checking")
 
 
 async def propose(gateway: Gateway, me: Session, tool: str, args: dict[str, object]) -> Proposal:
@@ -93,15 +113,39 @@ async def test_a_create_whose_reply_timed_out_is_found_in_the_erp_not_written_ag
     proposal = await propose(gateway, me, "lead.create", {"name": "Timeout Prospect Ltd"})
     outcome = await gateway.confirm(me, proposal.id, proposal.payload_hash)
     assert leads_named(erps.fast, "Timeout Prospect Ltd") == 1
-    assert outcome.status is Status.OK, outcome.for_model()
-    assert "checked in the ERP after the confirm was interrupted" in outcome.message
-    stored = await gateway.store.get_proposal(proposal.id)
-    assert stored is not None
+    again = await gateway.confirm(me, proposal.id, proposal.payload_hash)
+    assert again.status is Status.REFUSED
+    assert "Nothing more was written" in again.message
+    stored = await decided(gateway, proposal.id, outcome)
     assert stored.status is ProposalStatus.EXECUTED
     assert stored.result is not None
-    created = raw(erps.fast, "select name from tabLead where lead_name = ?", "Timeout Prospect Ltd")
+    created = raw(
+        erps.fast,
+        "select name, erp_agent_write_id from tabLead where lead_name = ?",
+        "Timeout Prospect Ltd",
+    )
     assert stored.result["id"] == created[0]["name"]
-    assert stored.checkpoint is not None  # noted before the write was sent
+    # Noted before the write was sent, and carried by it: the record is found by its marker.
+    assert stored.checkpoint is not None
+    assert stored.checkpoint["marker"] == proposal.id == created[0]["erp_agent_write_id"]
+    assert leads_named(erps.fast, "Timeout Prospect Ltd") == 1
+
+
+async def test_a_create_without_a_marker_field_is_found_by_owner_and_time(
+    slow_erp: ERPNextConnector, erps: Pair
+) -> None:
+    """Customer has no write-marker field (named by its name, a duplicate is refused anyway):
+    the record created by the user after the checkpoint with the payload's values is the write."""
+    gateway, me = await signed_in(slow_erp, "admin@demo.local")
+    args = {"name": "Timeout Customer Ltd", "customer_type": "Company"}
+    proposal = await propose(gateway, me, "customer.create", args)
+    outcome = await gateway.confirm(me, proposal.id, proposal.payload_hash)
+    stored = await decided(gateway, proposal.id, outcome)
+    assert stored.status is ProposalStatus.EXECUTED, stored.error
+    assert stored.checkpoint is not None
+    assert "marker" not in stored.checkpoint
+    assert stored.result is not None
+    assert stored.result["id"] == "Timeout Customer Ltd"
 
 
 async def test_an_update_whose_reply_timed_out_is_decided_from_the_record(
@@ -113,12 +157,10 @@ async def test_an_update_whose_reply_timed_out_is_decided_from_the_record(
         gateway, me, "lead.update", {"id": lead, "values": {"organization": "Late Reply Ltd"}}
     )
     outcome = await gateway.confirm(me, proposal.id, proposal.payload_hash)
-    assert outcome.status is Status.OK, outcome.for_model()
+    stored = await decided(gateway, proposal.id, outcome)
     assert raw(erps.fast, "select company_name from tabLead where name = ?", lead)[0][0] == (
         "Late Reply Ltd"
     )
-    stored = await gateway.store.get_proposal(proposal.id)
-    assert stored is not None
     assert stored.status is ProposalStatus.EXECUTED
 
 
@@ -180,22 +222,24 @@ async def test_an_update_that_died_after_writing_is_marked_executed(
 async def test_a_create_that_cannot_be_told_apart_is_failed_and_never_retried(
     fast_erp: ERPNextConnector, erps: Pair
 ) -> None:
+    """Without a marker field (Customer), a record the user created since that is not this one
+    leaves it undecidable: failed, and nothing offered again."""
     gateway, me = await signed_in(fast_erp, "admin@demo.local")
-    proposal = await propose(gateway, me, "lead.create", {"name": "Ambiguous Prospect"})
+    args = {"name": "Ambiguous Customer", "customer_type": "Company"}
+    proposal = await propose(gateway, me, "customer.create", args)
     assert await gateway.store.claim_proposal(proposal.id)
-    tool = gateway.registry.get("lead.create")
+    tool = gateway.registry.get("customer.create")
     assert tool is not None
-    ctx = ToolContext(me, fast_erp, CATALOG)
-    noted = await reconcile.checkpoint(ctx, tool)
-    assert noted is not None
-    await gateway.store.set_checkpoint(proposal.id, noted)
-    # Meanwhile the user created another lead (not this one) in the ERP.
-    await fast_erp.create(me.credential, "lead", {"name": "Something Else Entirely"})
+    await _note_checkpoint(gateway, me, fast_erp, proposal.id, tool)
+    # Meanwhile the user created another customer (not this one) in the ERP.
+    await fast_erp.create(
+        me.credential, "customer", {"name": "Something Else Entirely", "customer_type": "Company"}
+    )
     (outcome,) = await gateway.sweep(lambda p: _same_session(p, me), everything=True)
     assert outcome.status is Status.ERROR
     assert "check them in the ERP" in outcome.message
     assert outcome.proposal is None
-    assert leads_named(erps.fast, "Ambiguous Prospect") == 0
+    assert not raw(erps.fast, "select name from tabCustomer where name = 'Ambiguous Customer'")
     stored = await gateway.store.get_proposal(proposal.id)
     assert stored is not None
     assert stored.status is ProposalStatus.FAILED
@@ -210,9 +254,7 @@ async def test_while_the_erp_is_unreachable_the_proposal_waits_for_the_next_swee
     assert await gateway.store.claim_proposal(proposal.id)
     tool = gateway.registry.get("lead.create")
     assert tool is not None
-    noted = await reconcile.checkpoint(ToolContext(me, good, CATALOG), tool)
-    assert noted is not None
-    await gateway.store.set_checkpoint(proposal.id, noted)  # the write may have been sent
+    await _note_checkpoint(gateway, me, good, proposal.id, tool)  # the write may have been sent
     gone = ERPNextConnector("http://127.0.0.1:9", catalog=CATALOG, timeout=0.2)
     gone.client.backoff = 0.0
     gateway.connector = gone
@@ -243,3 +285,12 @@ def test_overdue_follows_the_confirm_timeout() -> None:
 
 async def _same_session(proposal: Proposal, session: Session) -> Session | None:
     return session if proposal.session_id == session.id else None
+
+
+async def _note_checkpoint(
+    gateway: Gateway, me: Session, erp: ERPNextConnector, proposal_id: str, tool: Tool
+) -> None:
+    """What a confirm notes just before it sends the write (it died right after)."""
+    now = dt.datetime.now(dt.UTC).isoformat()
+    noted = await reconcile.checkpoint(ToolContext(me, erp, CATALOG), tool, proposal_id)
+    await gateway.store.set_checkpoint(proposal_id, {**noted, "sent_at": now, "settle_after": now})

@@ -183,14 +183,12 @@ async def test_totals_are_sent_to_the_aggregate_tools(
     ctx = await context(erp, catalog, "admin@demo.local")
     result = await search(tool, ctx, query="total invoiced to Gulf Traders this year",
                           entity="sales_invoice")  # fmt: skip
-    assert result["note"].startswith(
-        "For totals use sales_invoice.aggregate or analytics.aggregate"
-    )
+    assert result["note"].startswith("For totals, counts and averages use metrics.query")
     assert "total" not in {k for k in result if k != "cards" and k != "note"}
     plain = await search(tool, ctx, query="Gulf Traders invoice", entity="sales_invoice")
     assert "note" not in plain
     assert "aggregate" in tool.description
-    assert "aggregate" in tool.prompt_rules
+    assert "metrics.query" in tool.prompt_rules  # the always-offered figure tool, by name
 
 
 async def test_workflow_describe_shows_what_this_user_can_do_now(

@@ -1,6 +1,7 @@
-"""The response cache: exact and reworded questions within one organisation and permission
-fingerprint; never across permissions; entries expire, and changed entities drop them; in
-this process and in Redis alike."""
+"""The response cache: exact and reworded questions within one organisation, permission
+fingerprint and data scope; never across permissions or scopes; an answer about the asker stays
+theirs; entries expire, and changed entities drop them; in this process and in Redis alike.
+(Every demo user against every other, through the server: test_redteam_cache.py.)"""
 
 from __future__ import annotations
 
@@ -17,11 +18,18 @@ from test_shared_redis import REDIS_URL
 
 from erp_agent.config import Settings
 from erp_agent.connectors.credentials import Credential
+from erp_agent.connectors.scope import DataScope
 from erp_agent.gateway.session import Session
 from erp_agent.retrieval.embeddings import MiniLMEmbedder
 from erp_agent.runtime import Runtime
 from erp_agent.shared.redis_link import RedisLink
-from erp_agent.shared.response_cache import ResponseCache, pinned
+from erp_agent.shared.response_cache import (
+    CacheScope,
+    ResponseCache,
+    about_the_asker,
+    fingerprint,
+    pinned,
+)
 from erp_agent.store.memory import MemoryStore
 
 pytestmark = pytest.mark.anyio
@@ -42,6 +50,22 @@ def session(
     )
 
 
+NAIROBI = DataScope.of({"Territory": ["Nairobi"]})
+
+
+def scope(
+    user: str = "amina",
+    roles: tuple[str, ...] = ("Sales User",),
+    org: str = "acme",
+    data: DataScope | None = NAIROBI,
+) -> CacheScope:
+    return fingerprint(session(user, roles, org), data)
+
+
+async def put(cache: ResponseCache, where: CacheScope, question: str, entities: list[str]) -> None:
+    await cache.put(where, question, ANSWER, entities, org="acme", shared=True)
+
+
 @pytest.fixture(params=["process", pytest.param("redis", marks=pytest.mark.redis)])
 async def cache(request: pytest.FixtureRequest) -> AsyncIterator[ResponseCache]:
     if request.param == "process":
@@ -56,54 +80,83 @@ async def cache(request: pytest.FixtureRequest) -> AsyncIterator[ResponseCache]:
 
 
 async def test_exact_and_reworded_questions_hit_within_one_scope(cache: ResponseCache) -> None:
-    await cache.put(session(), "How many customers do we have?", ANSWER, ["customer"])
-    exact = await cache.get(session("omar"), "  how many customers do we have ")
-    assert exact is not None
-    assert (exact.kind, exact.response) == ("exact", ANSWER)  # same permissions, other user
-    reworded = await cache.get(session(), "how many customers do we have in total")
+    await put(cache, scope(), "How many customers do we have?", ["customer"])
+    exact = await cache.get(scope("omar"), "  how many customers do we have ")
+    assert exact is not None  # another user with the very same roles, tools and data scope
+    assert (exact.kind, exact.response) == ("exact", ANSWER)
+    reworded = await cache.get(scope(), "how many customers do we have in total")
     assert reworded is not None
     assert reworded.kind == "semantic"
-    assert await cache.get(session(), "How many suppliers do we have?") is None
+    assert await cache.get(scope(), "How many suppliers do we have?") is None
 
 
 async def test_another_period_is_never_a_semantic_hit(cache: ResponseCache) -> None:
     # MiniLM scores these two 0.97: only the pinned words tell them apart.
     assert pinned("Total sales this month") != pinned("Total sales last month")
-    await cache.put(session(), "What were total sales this month?", ANSWER, ["sales_invoice"])
-    assert await cache.get(session(), "What were total sales last month?") is None
-    assert await cache.get(session(), "total sales for this month") is not None
+    await put(cache, scope(), "What were total sales this month?", ["sales_invoice"])
+    assert await cache.get(scope(), "What were total sales last month?") is None
+    assert await cache.get(scope(), "total sales for this month") is not None
 
 
-async def test_other_permissions_or_organisation_never_see_an_answer(cache: ResponseCache) -> None:
-    await cache.put(session(), "How many customers do we have?", ANSWER, ["customer"])
-    assert (
-        await cache.get(session(roles=("Accounts User",)), "How many customers do we have?") is None
-    )
-    assert await cache.get(session(org="beta"), "How many customers do we have?") is None
+async def test_other_permissions_scope_or_organisation_never_see_an_answer(
+    cache: ResponseCache,
+) -> None:
+    question = "How many customers do we have?"
+    await put(cache, scope(), question, ["customer"])
+    assert await cache.get(scope(roles=("Accounts User",)), question) is None
+    assert await cache.get(scope(org="beta"), question) is None
     other_tools = session()
     other_tools.allowed_tools = frozenset({"customer.list"})
-    assert await cache.get(other_tools, "How many customers do we have?") is None
+    assert await cache.get(fingerprint(other_tools, NAIROBI), question) is None
+    # Same roles and tools, another User Permission: another answer.
+    mombasa = DataScope.of({"Territory": ["Mombasa"]})
+    assert await cache.get(scope("omar", data=mombasa), question) is None
+    assert await cache.get(scope("omar", data=DataScope()), question) is None
+    # A scope the ERP did not tell: nothing shared, either way.
+    assert await cache.get(scope("omar", data=None), question) is None
+    await put(cache, scope("omar", data=None), "How many leads are open?", ["lead"])
+    assert await cache.get(scope("omar", data=None), "How many leads are open?") is not None
+    assert await cache.get(scope("amina"), "How many leads are open?") is None
+
+
+async def test_an_answer_kept_for_one_user_is_theirs_alone(cache: ResponseCache) -> None:
+    assert about_the_asker("What was my net pay last month?")
+    assert about_the_asker("how much leave do I have")
+    assert not about_the_asker("How many customers do we have?")
+    await cache.put(scope(), "What was my net pay last month?", ANSWER, ["salary_slip"], org="acme")
+    assert await cache.get(scope(), "What was my net pay last month?") is not None
+    assert await cache.get(scope("omar"), "What was my net pay last month?") is None
+    assert await cache.get(scope("omar"), "what was my net pay last month") is None
+    # A question about the asker never takes a shared answer, however close its words.
+    await put(cache, scope(), "What was the net pay last month?", ["salary_slip"])
+    assert await cache.get(scope("omar"), "What was my net pay last month?") is None
 
 
 async def test_changed_entities_and_time_drop_entries(cache: ResponseCache) -> None:
-    await cache.put(session(), "How many customers do we have?", ANSWER, ["customer"])
-    await cache.put(session(), "How many items do we sell?", ANSWER, ["item"])
+    await put(cache, scope(), "How many customers do we have?", ["customer"])
+    await put(cache, scope(), "How many items do we sell?", ["item"])
     assert await cache.invalidate("acme", ["customer"]) == 1
-    assert await cache.get(session(), "How many customers do we have?") is None
-    assert await cache.get(session(), "How many items do we sell?") is not None
+    assert await cache.get(scope(), "How many customers do we have?") is None
+    assert await cache.get(scope(), "How many items do we sell?") is not None
+    # An answer that read what no entity names (a report) goes with any change.
+    await put(cache, scope(), "What is the balance sheet?", [])
+    assert await cache.invalidate("acme", ["lead"]) == 1
+    assert await cache.get(scope(), "What is the balance sheet?") is None
     cache.ttl = 1
-    await cache.put(session(), "How many leads are open?", ANSWER, ["lead"])
+    await put(cache, scope(), "How many leads are open?", ["lead"])
     await asyncio.sleep(1.3)
-    assert await cache.get(session(), "How many leads are open?") is None
+    assert await cache.get(scope(), "How many leads are open?") is None
 
 
 async def test_proposals_and_questions_back_are_not_cached(cache: ResponseCache) -> None:
     proposal = {"outcome": "answered", "blocks": [{"type": "proposal", "id": "p1"}]}
-    await cache.put(session(), "Create a lead for Jane", proposal, ["lead"])
+    await cache.put(scope(), "Create a lead for Jane", proposal, ["lead"], org="acme", shared=True)
     failed = {"outcome": "error", "blocks": []}
-    await cache.put(session(), "How many customers do we have?", failed, ["customer"])
-    assert await cache.get(session(), "Create a lead for Jane") is None
-    assert await cache.get(session(), "How many customers do we have?") is None
+    await cache.put(
+        scope(), "How many customers do we have?", failed, ["customer"], org="acme", shared=True
+    )
+    assert await cache.get(scope(), "Create a lead for Jane") is None
+    assert await cache.get(scope(), "How many customers do we have?") is None
 
 
 async def answer(client: Any, message: str) -> dict[str, Any]:

@@ -39,7 +39,7 @@ def test_csv_round_trip(tmp_path: Path) -> None:
     block = export_result(_record(), "csv", tmp_path)
     assert block["type"] == "file"
     assert block["mime"] == "text/csv"
-    assert block["name"] == "Sales-by-customer.csv"
+    assert block["name"] == "Sales by customer.csv"  # named in words
     content = Path(block["path"]).read_bytes()
     assert block["size"] == len(content)
     rows = list(csv.DictReader(io.StringIO(content.decode("utf-8"))))

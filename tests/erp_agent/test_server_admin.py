@@ -81,6 +81,7 @@ ADMIN_ROUTES = [
     ("GET", "/api/admin/usage", None),
     ("GET", "/api/admin/log", None),
     ("GET", "/api/admin/log/turn_x", None),
+    ("GET", "/api/admin/feedback", None),
     ("GET", "/api/admin/audit", None),
     ("POST", "/api/admin/knowledge", {"name": "a.md", "text": "# A"}),
     ("POST", "/api/admin/knowledge/reindex", None),
@@ -147,6 +148,27 @@ async def test_the_model_key_is_write_only(
     assert (await admin.put("/api/admin/model", json={"provider": "openai"})).status_code == 422
     back = (await admin.put("/api/admin/model", json={"provider": "offline"})).json()
     assert back["provider"] == "offline"
+
+
+async def test_every_model_setting_is_set_in_the_console_and_a_bad_one_named(
+    admin: httpx.AsyncClient, provider: str
+) -> None:
+    """Beside the endpoint, the window, timeout, retries and compact schemas; unset, the
+    window in use is the endpoint's default (128k for a hosted gateway)."""
+    hosted = {"provider": "openai", "model": "openai-compatible:gpt-test", "base_url": provider}
+    chosen = await admin.put("/api/admin/model", json={**hosted, "api_key": SECRET})
+    assert chosen.status_code == 200, chosen.text
+    assert chosen.json()["preset"] == "openai-compatible"
+    assert chosen.json()["window_in_use"] == 128_000
+    tuned = {**hosted, "context_window": 32_000, "timeout": 90, "max_retries": 1}
+    set_ = (await admin.put("/api/admin/model", json=tuned)).json()
+    assert (set_["context_window"], set_["timeout"], set_["max_retries"]) == (32_000, 90.0, 1)
+    assert set_["window_in_use"] == 32_000
+    bad = await admin.put("/api/admin/model", json={**hosted, "context_window": -5})
+    assert bad.status_code == 422
+    assert bad.json()["detail"].startswith("context_window: ")
+    assert (await admin.get("/api/admin/model")).json()["context_window"] == 32_000
+    await admin.put("/api/admin/model", json={"provider": "offline"})
 
 
 async def test_policy_edits_are_validated_and_apply_to_new_sessions(
@@ -235,11 +257,11 @@ async def test_interaction_log_filters_and_detail(admin: httpx.AsyncClient) -> N
     assert (await admin.get("/api/admin/log", params={"user": "nobody@x"})).json() == []
     detail = (await admin.get(f"/api/admin/log/{by_tool[0]['turn_id']}")).json()
     assert detail["log"]["tools_called"] == [
-        "sales_invoice.aggregate",
+        "metrics.query",
         "display.table",
         "display.chart",
     ]
-    assert {e["tool"] for e in detail["events"]} >= {"sales_invoice.aggregate", "display.chart"}
+    assert {e["tool"] for e in detail["events"]} >= {"metrics.query", "display.chart"}
     audit = (
         await admin.get("/api/admin/audit", params={"tool": "display.chart", "decision": "allowed"})
     ).json()
@@ -327,3 +349,155 @@ async def test_index_panel_shows_cards_waiting_for_embeddings(
     assert job["done"] == job["total"] == before["keyword_only"] + 3
     assert job["running"] is False
     assert job["rate"] > 0
+
+
+def chat(client: httpx.AsyncClient, question: str) -> Any:
+    async def go() -> dict[str, Any]:
+        reply = await client.post("/api/chat", json={"message": question})
+        return dict(sse_events(reply.text)[-1][1])
+
+    return go()
+
+
+async def test_log_outcome_filters_find_what_they_name(
+    admin: httpx.AsyncClient, harness: Harness
+) -> None:
+    """Each turn has one outcome and each filter finds exactly its turns: a proposal is an
+    answer that proposed a write (its true outcome is "answered"), so "proposal" finds every
+    proposal and "answered" none of them."""
+    from typing import get_args
+
+    from erp_agent.server.routes.admin import Outcome
+    from erp_agent.store.models import RESULTS, Interaction
+
+    assert get_args(Outcome) == RESULTS  # the API's filter and the store's outcomes agree
+    proposals = [(await chat(admin, CREATE_LEAD))["turn_id"] for _ in range(2)]
+    answered = (await chat(admin, SALES_BY_CUSTOMER))["turn_id"]
+    store = harness.runtime.store
+    for outcome, shown in (
+        ("refused", "answered"),
+        ("failed", "error"),
+        ("interrupted", "stopped"),
+    ):
+        await store.log_interaction(
+            Interaction(f"t-{outcome}", "c-x", ADMIN, "default", "q", "m", outcome, shown=shown)
+        )
+    found = {
+        outcome: [r["turn_id"] for r in (await admin.get("/api/admin/log", params={"outcome": outcome})).json()]
+        for outcome in RESULTS
+    }  # fmt: skip
+    assert sorted(found["proposal"]) == sorted(proposals)
+    assert found["answered"] == [answered]
+    assert found["refused"] == ["t-refused"]
+    assert found["failed"] == ["t-failed"]
+    assert found["interrupted"] == ["t-interrupted"]
+    everything = (await admin.get("/api/admin/log")).json()
+    assert sorted(r["turn_id"] for r in everything) == sorted(
+        t for ids in found.values() for t in ids
+    )
+    # The column shows what the filter matches.
+    assert {r["turn_id"]: r["outcome"] for r in everything}[proposals[0]] == "proposal"
+    bad = await admin.get("/api/admin/log", params={"outcome": "stopped"})
+    assert bad.status_code == 422  # a name no filter has is refused, not answered with nothing
+    detail = (await admin.get(f"/api/admin/log/{proposals[0]}")).json()
+    assert detail["outcome"] == "proposal"
+
+
+async def test_feedback_view_lists_ratings_with_their_turns_and_filters(
+    admin: httpx.AsyncClient, harness: Harness
+) -> None:
+    import datetime as dt
+
+    first = (await chat(admin, SALES_BY_CUSTOMER))["turn_id"]
+    second = (await chat(admin, CREATE_LEAD))["turn_id"]
+    unrated = (await chat(admin, "hello"))["turn_id"]
+    up = await admin.post(f"/api/turns/{first}/feedback", json={"rating": "up", "comment": "Spot on"})  # fmt: skip
+    assert up.status_code == 200
+    await admin.post(f"/api/turns/{second}/feedback", json={"rating": "down", "comment": "Wrong lead source"})  # fmt: skip
+    async with browser(harness) as sales:
+        await sign_in(sales, SALES)
+        theirs = (await chat(sales, "hello"))["turn_id"]
+        await sales.post(f"/api/turns/{theirs}/feedback", json={"rating": "down", "comment": "api_key=sk-secret-123456789"})  # fmt: skip
+        # Nobody rates another user's answer.
+        assert (await sales.post(f"/api/turns/{first}/feedback", json={"rating": "down"})).status_code == 404  # fmt: skip
+
+    view = (await admin.get("/api/admin/feedback")).json()
+    assert view["summary"] == {"up": 1, "down": 2}
+    rows = {r["turn_id"]: r for r in view["rows"]}
+    assert unrated not in rows
+    assert rows[first]["rating"] == "up"
+    assert rows[first]["comment"] == "Spot on"
+    assert rows[first]["message"] == SALES_BY_CUSTOMER  # the turn it belongs to
+    assert rows[first]["user"] == ADMIN
+    assert rows[second]["outcome"] == "proposal"
+    assert rows[first]["rated_at"] >= rows[first]["at"]
+    assert "sk-secret" not in rows[theirs]["comment"]  # masked like the question
+
+    def turns(**params: Any) -> Any:
+        async def go() -> list[str]:
+            reply = await admin.get("/api/admin/feedback", params=params)
+            assert reply.status_code == 200, reply.text
+            return sorted(r["turn_id"] for r in reply.json()["rows"])
+
+        return go()
+
+    assert await turns(user=SALES) == [theirs]
+    assert await turns(rating="down") == sorted([second, theirs])
+    assert await turns(outcome="proposal") == [second]
+    assert await turns(rating="up", outcome="proposal") == []
+    today = dt.datetime.now(dt.UTC).date()
+    assert await turns(since=today.isoformat(), until=today.isoformat()) == sorted([first, second, theirs])  # fmt: skip
+    assert await turns(until=(today - dt.timedelta(days=1)).isoformat()) == []
+    assert await turns(since=(today + dt.timedelta(days=1)).isoformat()) == []
+    assert (await admin.get("/api/admin/feedback", params={"rating": "meh"})).status_code == 422
+    # Feedback changed later replaces the earlier one.
+    await admin.post(f"/api/turns/{first}/feedback", json={"rating": "down", "comment": "On second thought"})  # fmt: skip
+    assert (await admin.get("/api/admin/feedback")).json()["summary"] == {"up": 0, "down": 3}
+    # The turn's detail shows it too.
+    detail = (await admin.get(f"/api/admin/log/{first}")).json()
+    assert detail["feedback"]["comment"] == "On second thought"
+
+
+async def test_index_counts_add_up_while_cards_arrive_during_embedding(
+    admin: httpx.AsyncClient, harness: Harness
+) -> None:
+    """Cards synced while the backfill runs are embedded in the same run: its total grows with
+    them ("N of N cards embedded" at the end, never more done than total), and the panel's
+    figures add up: documents = embedded + keyword-only."""
+    from erp_agent.retrieval.backfill import Backfill
+    from erp_agent.retrieval.documents import Document, Kind
+
+    runtime = harness.runtime
+    index, embedder = runtime.retriever.index, runtime.retriever.embedder
+    assert embedder is not None
+
+    def card(i: int) -> Document:
+        return Document(key=f"lead:L-late-{i}", kind=Kind.RECORD, tenant="default",
+                        title=f"Lead L-late-{i}", text=f"Lead L-late-{i}.", entity="lead",
+                        parent="lead")  # fmt: skip
+
+    index.upsert([card(i) for i in range(3)])
+    Backfill(index, embedder, progress=runtime.index_progress).run()  # everything embedded
+    index.upsert([card(i) for i in range(3, 8)])
+    arriving = [card(i) for i in range(8, 20)]
+    job = Backfill(index, embedder, batch_size=2, progress=runtime.index_progress)
+    seen: list[tuple[int, int | None]] = []
+
+    def sync_meanwhile(phase: Any) -> None:  # the record sync writes while embedding runs
+        seen.append((phase.done, phase.total))
+        if arriving and phase.done:
+            index.upsert([arriving.pop()])
+
+    runtime.index_progress.listeners.append(sync_meanwhile)
+    try:
+        stored = job.run()
+    finally:
+        runtime.index_progress.listeners.remove(sync_meanwhile)
+    assert stored == 17
+    assert all(total is None or done <= total for done, total in seen), seen
+    status = (await admin.get("/api/admin/index")).json()
+    assert status["keyword_only"] == 0
+    assert status["documents"] == status["embedded"] + status["keyword_only"]
+    done = status["jobs"]["embedding"]
+    assert done["done"] == done["total"] == 17
+    assert done["detail"] == "cards embedded"

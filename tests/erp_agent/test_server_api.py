@@ -139,9 +139,10 @@ async def test_chat_streams_progress_then_a_table_and_a_chart(client: httpx.Asyn
     types = [b["type"] for b in response["blocks"]]
     assert types == ["text", "table", "chart"]
     table = response["blocks"][1]
-    assert table["total_rows"] == len(response["blocks"][2]["spec"]["data"]["labels"]) > 1
+    # One row per customer and currency; the chart draws each customer once.
+    assert table["total_rows"] >= len(response["blocks"][2]["spec"]["data"]["labels"]) > 1
     assert [c["name"] for c in response["tools_called"]] == [
-        "sales_invoice.aggregate", "display.table", "display.chart",
+        "metrics.query", "display.table", "display.chart",
     ]  # fmt: skip
     assert response["usage"] == {"prompt": 350, "cached": 60, "completion": 35}
     assert response["model"] == "scripted-1"
@@ -192,7 +193,8 @@ async def test_results_page_and_export_for_their_owner_only(
     exported = await client.get(f"/api/results/{result_id}/export")
     assert exported.headers["content-type"].startswith("text/csv")
     lines = exported.text.strip().splitlines()
-    assert lines[0] == ",".join(table["columns"])
+    # The table's columns first (an export may add the result's own, e.g. records counted).
+    assert lines[0].split(",")[: len(table["columns"])] == table["columns"]
     assert len(lines) == table["total_rows"] + 1
     assert (
         await client.get(f"/api/results/{result_id}", params={"columns": "nope"})
@@ -268,7 +270,7 @@ async def test_metrics_count_requests_turns_tools_and_tokens(client: httpx.Async
     text = (await client.get("/metrics")).text
     assert 'erp_agent_http_requests_total{method="POST",route="/api/chat",status="200"} 1.0' in text
     assert 'erp_agent_turn_seconds_count{outcome="answered"} 1.0' in text
-    assert 'erp_agent_tool_calls_total{tool="sales_invoice.aggregate"} 1.0' in text
+    assert 'erp_agent_tool_calls_total{tool="metrics.query"} 1.0' in text
     assert 'erp_agent_tokens_total{kind="prompt"} 350.0' in text
 
 
@@ -294,5 +296,5 @@ def test_file_blocks_reach_the_browser_as_urls_not_paths() -> None:
     assert shown == {
         "type": "file",
         "name": "Sales.xlsx",
-        "url": "/api/results/res_abc/export?format=xlsx",
+        "url": "api/results/res_abc/export?format=xlsx",  # under the app's root path
     }

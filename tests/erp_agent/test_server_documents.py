@@ -1,6 +1,6 @@
 """POST /api/documents/scan in-process against the demo ERP: the upload becomes a draft
-proposal card stored in the conversation; oversized, empty and anonymous uploads are refused
-with a clear message and nothing is written."""
+proposal card stored in the conversation; oversized, empty, unreadable and anonymous uploads
+are refused with a clear message and nothing is written (hostile files: test_redteam_scan.py)."""
 
 from __future__ import annotations
 
@@ -88,8 +88,8 @@ async def test_bad_uploads_are_refused_clearly(
     assert empty.status_code == 400
 
     text = await client.post("/api/documents/scan", content=b"just some words, not a document")
-    assert text.status_code == 200
-    assert "not a PDF or an image" in text.json()["blocks"][0]["markdown"]
+    assert text.status_code == 422
+    assert "not a PDF or an image" in text.json()["detail"]
     assert invoices(demo_erp) == before
 
 

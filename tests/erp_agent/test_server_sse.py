@@ -62,7 +62,7 @@ def test_progress_streams_before_the_response(live: LiveServer) -> None:
     assert answered - first_progress >= 3 * DELAY
     labels = [data.get("label") for _, kind, data in arrivals if kind == "progress"]
     assert "Thinking…" in labels
-    assert "Running sales_invoice.aggregate…" in labels
+    assert "Running metrics.query…" in labels
     blocks = arrivals[-1][2]["blocks"]
     assert [b["type"] for b in blocks] == ["text", "table", "chart"]
 

@@ -86,7 +86,7 @@ async def test_a_turn_survives_the_database_dropping_its_connections(
             assert [(r.turn_id, r.outcome) for r in logged] == [(response.turn_id, "answered")]
             audited = await runtime.store.events(turn_id=response.turn_id)
             assert [e.tool for e in reversed(audited)] == [
-                "sales_invoice.aggregate",
+                "metrics.query",
                 "display.table",
                 "display.chart",
             ]

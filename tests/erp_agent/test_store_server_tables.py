@@ -125,6 +125,42 @@ async def test_the_interaction_log_records_a_turn_once_and_sums_usage(store: Sto
     ]
 
 
+async def test_the_log_filters_by_its_outcome_and_keeps_feedback(store: Store) -> None:
+    """A proposal is its own outcome (its true outcome is "answered"): each turn is found by
+    exactly one outcome. Feedback lands on the logged turn, replaces earlier feedback, and is
+    found by rating and by the turn's time."""
+    from erp_agent.store.models import RESULTS
+
+    rows = {
+        "answered": (turn(1), "answered"),
+        "proposal": (turn(2, at=T0 + dt.timedelta(minutes=1)), "proposal"),
+        "refused": (turn(3, at=T0 + dt.timedelta(minutes=2), outcome="refused"), "answered"),
+        "failed": (turn(4, at=T0 + dt.timedelta(days=1), outcome="failed"), "error"),
+        "interrupted": (turn(5, at=T0 + dt.timedelta(days=2), outcome="interrupted"), "stopped"),
+    }
+    for row, shown in rows.values():
+        row.shown = shown
+        await store.log_interaction(row)
+    for outcome in RESULTS:
+        found = await store.interactions(outcome=outcome)
+        assert [(r.turn_id, r.result) for r in found] == [(rows[outcome][0].turn_id, outcome)]
+    assert (await store.interactions(outcome="proposal"))[0].outcome == "answered"
+    assert await store.rate_interaction("t2", "down", "wrong source", T0) is True
+    assert await store.rate_interaction("t4", "up", "", T0) is True
+    assert await store.rate_interaction("t2", "up", "fine after all", T0) is True  # replaces
+    assert await store.rate_interaction("nope", "up", "", T0) is False
+    rated = await store.interactions(rated=True)
+    assert [(r.turn_id, r.rating, r.comment) for r in rated] == [
+        ("t4", "up", ""),
+        ("t2", "up", "fine after all"),
+    ]
+    assert rated[1].rated_at == T0
+    assert await store.interactions(rated=True, rating="down") == []
+    assert [r.turn_id for r in await store.interactions(rated=True, outcome="proposal")] == ["t2"]
+    day = await store.interactions(since=T0, until=T0 + dt.timedelta(hours=1))
+    assert sorted(r.turn_id for r in day) == ["t1", "t2", "t3"]
+
+
 async def test_audit_events_are_found_by_turn(store: Store) -> None:
     for n, turn_id in enumerate(["t1", "t2", None, "t1"]):
         await store.record_event(

@@ -247,3 +247,30 @@ async def test_search_works_before_embeddings_and_unchanged_records_cost_nothing
     await sync.sync(ENTITIES, full=True)
     assert embedder.texts == cards
     assert index.pending_count("default") == 0
+
+
+async def test_an_unchanged_resync_reads_each_entity_once_and_writes_nothing(
+    erp: ERPNextConnector, admin: Credential, catalog: Catalog, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """What makes a sync that finds nothing cost ~nothing: per entity, one changes-since read
+    (no per-record reads) and no index transaction at all."""
+    index = SQLiteIndex(tmp_path / "i.sqlite")
+    sync = make_sync(erp, catalog, index, admin)
+    await sync.sync(ENTITIES, embed=False)
+    commits: list[object] = []
+    reads: list[str] = []
+    commit, changes = index.commit, erp.changes_since
+    monkeypatch.setattr(index, "commit", lambda batch: commits.append(batch) or commit(batch))
+
+    async def counted(cred: Credential, entity: str, *args: Any, **kwargs: Any) -> Any:
+        reads.append(entity)
+        return await changes(cred, entity, *args, **kwargs)
+
+    monkeypatch.setattr(erp, "changes_since", counted)
+    marks = {e: index.state("default", watermark_name(e)) for e in ENTITIES}
+    report = await sync.sync(ENTITIES, embed=False)
+    assert sorted(reads) == sorted(ENTITIES)
+    assert commits == []
+    assert report.upserted == 0
+    assert {e: index.state("default", watermark_name(e)) for e in ENTITIES} == marks

@@ -63,13 +63,18 @@ def test_tool_metadata(tools: dict[str, Tool]) -> None:
     assert listing.effect is Effect.READ
     assert listing.module == "accounting"
     assert listing.requires == (Requirement(entity="sales_invoice", right="read"),)
-    assert "sales_invoice.aggregate" in listing.description
-    assert "never add up" in listing.prompt_rules
-    assert "never add up rows from list" in tools["sales_invoice.aggregate"].prompt_rules
+    # Figures are sent to the always-offered figure tool; a description never names a tool
+    # that may not be offered with it (this entity's own aggregate, say).
+    assert "metrics.query" in listing.description
+    assert "sales_invoice.aggregate" not in listing.description
+    assert "Grand total (incl. tax)" in listing.description  # what "total" means in ERPNext
+    # The core prompt's rules (figures as returned, writes only as proposals) are not
+    # repeated per tool.
+    assert not tools["sales_invoice.aggregate"].prompt_rules
     update = tools["quotation.update"]
     assert update.effect is Effect.WRITE
     assert update.requires == (Requirement(entity="quotation", right="update"),)
-    assert "user must confirm" in update.prompt_rules
+    assert "confirm" in update.description
     assert tools["customer.delete"].requires[0].right == "delete"
     report = tools["report.accounts_receivable"]
     assert report.module == "accounting"

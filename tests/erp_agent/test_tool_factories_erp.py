@@ -229,7 +229,9 @@ async def test_submit_names_the_document_and_its_figures(
     assert change.summary.startswith(
         f"Submit Sales Invoice {draft['name']} ({draft['customer_name']};"
     )
-    assert f"total {draft['currency']} {draft['grand_total']:,.2f}" in change.summary
+    assert (
+        f"grand total (incl. tax) {draft['currency']} {draft['grand_total']:,.2f}" in change.summary
+    )
     assert "status Draft" in change.summary
 
 

@@ -21,9 +21,18 @@ from demo_erp import auth, db, documents, oauth, query
 from demo_erp.api import (
     desk,
     erpnext_methods,  # noqa: F401 - registers ERPNext's form helpers
+    previews,  # noqa: F401 - registers the ledger previews and the linked documents
+    search,  # noqa: F401 - registers the link search
+    v2,
 )
-from demo_erp.api.methods import METHODS, doctype_bundle, list_args
-from demo_erp.api.responses import FrappeJSON, error_response, no_nulls, unexpected_error
+from demo_erp.api.methods import METHODS, doctype_bundle, list_args, run_doc_method
+from demo_erp.api.responses import (
+    FrappeJSON,
+    error_response,
+    no_nulls,
+    unexpected_error,
+    with_messages,
+)
 from demo_erp.context import ADMINISTRATOR, GUEST, Ctx, Settings, as_user
 from demo_erp.exceptions import (
     AuthenticationError,
@@ -181,8 +190,30 @@ def _login_failed(message: str) -> Response:
     return response
 
 
+def _doctype_method(path: str) -> str:
+    """v2's ``/method/{doctype}/{method}``: the method in that DocType's controller module."""
+    doctype, _, name = path.rpartition("/")
+    meta = documents.require_meta(doctype)
+    scrubbed = meta.name.lower().replace(" ", "_")
+    suffix = f".doctype.{scrubbed}.{scrubbed}.{name}"
+    found = next((p for p in METHODS if p.endswith(suffix)), None)
+    if found is None:
+        app = "frappe" if meta.module in ("Core", "Workflow") else "erpnext"
+        module = f"{app}.{meta.module.lower().replace(' ', '_')}.doctype.{scrubbed}.{scrubbed}"
+        raise ValidationError(
+            f"Failed to get method {module}.{name} with module '{module}' has no attribute '{name}'"
+        )
+    return found
+
+
 def _call_method(
-    app: DemoERP, request: Request, path: str, user: str, sid: str | None, args: dict[str, Any]
+    app: DemoERP,
+    request: Request,
+    path: str,
+    user: str,
+    sid: str | None,
+    args: dict[str, Any],
+    api_v2: bool = False,
 ) -> Response:
     if path == "logout":
         if sid:
@@ -190,8 +221,14 @@ def _call_method(
         response = FrappeJSON({})
         response.delete_cookie("sid")
         return response
+    if api_v2 and "/" in path:
+        path = _doctype_method(path)
     method = METHODS.get(path)
     if method is None:
+        if api_v2:
+            raise ValidationError(
+                f"Failed to get method {path} with No module named '{path.rsplit('.', 1)[0]}'"
+            )
         raise ValidationError(
             f"Failed to get method for command {path} with No module named '{path.rsplit('.', 1)[0]}'"
         )
@@ -215,7 +252,19 @@ def _call_method(
         )
     with documents.transaction(ctx.conn, write=request.method in UNSAFE):
         result = method.handler(ctx, args)
-    return FrappeJSON({} if result is None else {"message": result})
+    body = {} if result is None else {"data" if api_v2 else "message": result}
+    return FrappeJSON(with_messages(body, ctx.messages, api_v2))
+
+
+def _v2_route(
+    app: DemoERP, request: Request, path: str, user: str, args: dict[str, Any]
+) -> Response:
+    ctx = _ctx(app, user)
+    with documents.transaction(ctx.conn, write=request.method in UNSAFE):
+        reply = v2.handle(ctx, request.method, path, args)
+    body = {} if reply.data is None else {"data": reply.data}
+    body.update(reply.extra)
+    return FrappeJSON(with_messages(body, ctx.messages, True), status_code=reply.status)
 
 
 def _resource(
@@ -243,7 +292,7 @@ def _resource(
                 return FrappeJSON({"data": documents.insert(ctx, doctype, payload)})
             raise PermissionError("Not permitted")
         if run_method:
-            return FrappeJSON({"data": _run_doc_method(ctx, doctype, name, str(run_method), verb)})
+            return FrappeJSON({"data": run_doc_method(ctx, doctype, name, str(run_method), verb)})
         if verb == "GET":
             return FrappeJSON({"data": no_nulls(documents.get(ctx, doctype, name))})
         if verb == "PUT":
@@ -259,18 +308,6 @@ def _resource(
     raise PermissionError("Not permitted")
 
 
-def _run_doc_method(ctx: Ctx, doctype: str, name: str, method: str, verb: str) -> Any:
-    if method not in ("submit", "cancel"):
-        raise PermissionError(
-            f"Method {method} is not whitelisted on {doctype}", title="Not Permitted"
-        )
-    if verb == "GET":
-        documents.get(ctx, doctype, name)  # GET needs read permission only, then runs
-    if method == "submit":
-        return documents.submit(ctx, doctype, name)
-    return documents.cancel(ctx, doctype, name)
-
-
 def create_app(settings: Settings) -> Starlette:
     """The demo ERP as an ASGI app over the SQLite file named in ``settings``."""
     state = DemoERP(settings)
@@ -278,38 +315,22 @@ def create_app(settings: Settings) -> Starlette:
 
     async def endpoint(request: Request) -> Response:
         path = request.url.path
-        for prefix in ("/api/v1/", "/api/"):
+        for prefix in ("/api/v1/", "/api/", "/"):
             if path.startswith(prefix):
                 rest = path[len(prefix) :]
                 break
-        else:
-            return FrappeJSON({"exc_type": "DoesNotExistError"}, status_code=404)
         try:
             args = await _form_dict(request)
         except BadJSON as exc:
             return unexpected_error(json.JSONDecodeError(str(exc), "", 0), trace)
+        if path == "/" and not args.get("cmd"):
+            return RedirectResponse("/login", status_code=302)
+        signing_in = rest.startswith(("method/login", "method/logout", "v2/method/login"))
+        signing_in = signing_in or args.get("cmd") in ("login", "logout")
         response = await run_in_threadpool(_dispatch, state, request, rest, args, trace)
-        if (
-            settings.write_delay
-            and request.method in UNSAFE
-            and not rest.startswith(("method/login", "method/logout"))
-        ):
+        if settings.write_delay and request.method in UNSAFE and not signing_in:
             await asyncio.sleep(settings.write_delay)
         return response
-
-    async def v2_meta(request: Request) -> Response:
-        doctype = urllib.parse.unquote(request.path_params["doctype"])
-
-        def run() -> Response:
-            try:
-                user, _ = _authenticate(state, request, dict(request.query_params))
-                if user == GUEST:
-                    raise PermissionError("Not permitted")
-                return FrappeJSON({"data": doctype_bundle(doctype)[0]})
-            except FrappeError as exc:
-                return error_response(exc, trace)
-
-        return await run_in_threadpool(run)
 
     async def desk_document(request: Request) -> Response:
         return await run_in_threadpool(_desk_document, state, request)
@@ -320,7 +341,8 @@ def create_app(settings: Settings) -> Starlette:
     routes = [
         Route("/app/{slug}/{name:path}", desk_document, methods=["GET"]),
         Route("/login", login_page, methods=["GET"]),
-        Route("/api/v2/doctype/{doctype}/meta", v2_meta, methods=["GET"]),
+        # Frappe's classic RPC: ``cmd`` in the query or form at the site root (deprecated).
+        Route("/", endpoint, methods=["GET", "POST"]),
         Route("/api/{rest:path}", endpoint, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
     ]
     return Starlette(routes=routes)
@@ -329,10 +351,23 @@ def create_app(settings: Settings) -> Starlette:
 def _dispatch(
     state: DemoERP, request: Request, rest: str, args: dict[str, Any], trace: bool
 ) -> Response:
+    # Frappe looks at ``cmd`` before the path: a classic RPC, answered in v1's shape.
+    cmd = args.pop("cmd", None)
+    api_v2 = not cmd and rest.startswith("v2/")
+    if cmd:
+        rest = f"method/{cmd}"
+    elif api_v2:
+        rest = rest[len("v2/") :]
     try:
-        if rest == "method/login" and request.method in ("POST", "GET"):
+        if rest.strip("/") == "method/login" and request.method in ("POST", "GET"):
             return _login(state, args)
         user, sid = _authenticate(state, request, args)
+        if api_v2:
+            if rest.startswith("method/"):
+                return _call_method(
+                    state, request, rest[len("method/") :].strip("/"), user, sid, args, True
+                )
+            return _v2_route(state, request, rest, user, args)
         if rest.startswith("method/" + oauth.PREFIX):
             endpoint = rest[len("method/" + oauth.PREFIX) :].strip("/")
             if endpoint in oauth.ENDPOINTS:
@@ -350,9 +385,9 @@ def _dispatch(
             return _resource(state, request, doctype, name, user, args)
         raise DoesNotExistError("")
     except FrappeError as exc:
-        return error_response(exc, trace)
+        return error_response(exc, trace, api_v2)
     except Exception as exc:  # Frappe turns anything else into a 500 body
-        return unexpected_error(exc, trace)
+        return unexpected_error(exc, trace, api_v2)
 
 
 def _desk_document(state: DemoERP, request: Request) -> Response:

@@ -2,7 +2,8 @@
 
 ``get_party_details`` (the party's price list, currency and taxes template),
 ``get_item_details`` (a line's name, UOM and price from Item Price for that price list and
-currency), ``get_taxes_and_charges`` and ``get_default_taxes_and_charges`` (a template's rows).
+currency), ``get_taxes_and_charges`` and ``get_default_taxes_and_charges`` (a template's rows),
+and ``get_balance_on`` (an account's or a party's balance from the general ledger).
 They read; nothing is written. Pricing rules and UOM conversion are not imitated: the demo has
 neither, so the rate is the price list rate.
 """
@@ -12,11 +13,18 @@ from __future__ import annotations
 from typing import Any
 
 from demo_erp import documents, permissions
-from demo_erp.api.methods import Args, _required, whitelist
+from demo_erp.api.methods import Args, _required, _truthy, whitelist
 from demo_erp.context import Ctx
-from demo_erp.controllers.common import SALES_DOCTYPES, flt, get_company
-from demo_erp.exceptions import PermissionError, ValidationError
+from demo_erp.controllers.common import (
+    SALES_DOCTYPES,
+    flt,
+    get_company,
+    get_fiscal_year,
+    getdate,
+)
+from demo_erp.exceptions import FiscalYearError, PermissionError, ValidationError
 from demo_erp.filters import decode
+from demo_erp.meta import get_meta
 
 _TEMPLATES = {
     "selling": "Sales Taxes and Charges Template",
@@ -183,3 +191,105 @@ def get_default_taxes_and_charges(ctx: Ctx, args: Args) -> dict[str, Any]:
     if not name:
         return {}
     return {"taxes_and_charges": name, "taxes": _template_rows(ctx, master_doctype, str(name))}
+
+
+def _tree_members(ctx: Ctx, doctype: str, node: dict[str, Any]) -> tuple[str, list[Any]]:
+    """``exists (select … where lft >= node.lft and rgt <= node.rgt)``: a group and all below."""
+    return (
+        f'in (select name from "tab{doctype}" where lft >= ? and rgt <= ?)',
+        [node.get("lft") or 0, node.get("rgt") or 0],
+    )
+
+
+@whitelist("erpnext.accounts.utils.get_balance_on")
+def get_balance_on(ctx: Ctx, args: Args) -> float | None:
+    """ERPNext's ``get_balance_on``: debit minus credit of the submitted GL entries of an
+    account (a group: all its accounts), a party, or every account of an ``account_type``, up
+    to ``date`` (today when absent), from ``start_date``. No fiscal year at that date: 0.
+    Reads as the user: the account must be readable, and so must the party."""
+    account, party_type, party = args.get("account"), args.get("party_type"), args.get("party")
+    company, account_type = args.get("company"), args.get("account_type")
+    in_account_currency = args.get("in_account_currency") in (None, "") or _truthy(
+        args.get("in_account_currency")
+    )
+    conds, params = ["gle.is_cancelled = 0"], []
+    if args.get("start_date"):
+        conds.append("gle.posting_date >= ?")
+        params.append(str(getdate(args["start_date"])))
+    date = getdate(args["date"]) if args.get("date") else None
+    if date:
+        conds.append("gle.posting_date <= ?")
+        params.append(str(date))
+    acc = documents.get(ctx, "Account", str(account)) if account else None
+    try:
+        get_fiscal_year(ctx, date or ctx.today)
+    except FiscalYearError:
+        if (date or ctx.today) > ctx.today:
+            get_fiscal_year(ctx, ctx.today)  # no year today either: the error stands
+        else:
+            return 0.0  # older than any fiscal year
+    cost_center = args.get("cost_center")
+    if cost_center and acc and acc.get("report_type") == "Profit and Loss":
+        cc = documents.load(ctx, "Cost Center", str(cost_center))
+        if cc.get("is_group"):
+            sql, values = _tree_members(ctx, "Cost Center", cc)
+            conds.append(f"gle.cost_center {sql}")
+            params += values
+        else:
+            conds.append("gle.cost_center = ?")
+            params.append(cost_center)
+    if acc:
+        if acc.get("is_group"):
+            sql, values = _tree_members(ctx, "Account", acc)
+            conds.append(f"gle.account {sql}")
+            params += values
+            # A group in the company's currency is summed in company currency.
+            currency = get_company(ctx, acc.get("company")).get("default_currency")
+            if acc.get("account_currency") == currency:
+                in_account_currency = False
+        else:
+            conds.append("gle.account = ?")
+            params.append(acc["name"])
+    if account_type:
+        names = [
+            r[0]
+            for r in ctx.conn.execute(
+                'select name from "tabAccount" where company = ? and account_type = ? '
+                "and coalesce(is_group, 0) = 0 order by lft",
+                (company, account_type),
+            )
+        ]
+        conds.append(f"gle.account in ({', '.join('?' for _ in names)})" if names else "0")
+        params += names
+    if party_type and party:
+        if get_meta(str(party_type)) is not None:
+            permissions.check_doctype(ctx, str(party_type), "read")
+            if documents.exists(ctx, str(party_type), str(party)):
+                permissions.check_doc(
+                    ctx, str(party_type), "read", documents.load(ctx, str(party_type), str(party))
+                )
+        conds.append("gle.party_type = ? and gle.party = ?")
+        params += [party_type, party]
+    if company:
+        conds.append("gle.company = ?")
+        params.append(company)
+    if not (acc or (party_type and party) or account_type):
+        return None
+    # Rows of companies and branches the user may not see are not counted.
+    scope, scope_params = permissions.list_conditions(
+        ctx, documents.require_meta("GL Entry"), "gle"
+    )
+    conds += scope
+    params += scope_params
+    debit, credit = (
+        ("debit_in_account_currency", "credit_in_account_currency")
+        if in_account_currency
+        else ("debit", "credit")
+    )
+    row = ctx.conn.execute(
+        f"select sum(cast(round(ifnull(gle.{debit}, 0) * 100) as integer)) "
+        f"- sum(cast(round(ifnull(gle.{credit}, 0) * 100) as integer)) "
+        f'from "tabGL Entry" gle where {" and ".join(conds)}',
+        params,
+    ).fetchone()
+    return flt((row[0] or 0) / 100)

@@ -113,9 +113,19 @@ def get_versions(ctx: Ctx, args: Args) -> dict[str, Any]:
     }
 
 
+def _fields_arg(value: Any) -> Any:
+    """``fields`` as JSON: a list, or a JSON string such as ``"*"`` (old clients send that)."""
+    if isinstance(value, str) and value[:1] == '"':
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"Invalid JSON: {value[:80]}") from exc
+    return value
+
+
 def list_args(args: Args) -> dict[str, Any]:
     return {
-        "fields": args.get("fields"),
+        "fields": _fields_arg(args.get("fields")),
         "filters": args.get("filters"),
         "or_filters": args.get("or_filters"),
         "order_by": args.get("order_by"),
@@ -231,6 +241,39 @@ def client_set_value(ctx: Ctx, args: Args) -> dict[str, Any]:
 @whitelist("frappe.client.delete", frozenset({"POST", "DELETE"}))
 def client_delete(ctx: Ctx, args: Args) -> None:
     documents.delete(ctx, str(_required(args, "doctype")), str(_required(args, "name")))
+
+
+@whitelist("frappe.client.rename_doc", WRITE_VERBS)
+def client_rename_doc(ctx: Ctx, args: Args) -> str:
+    """``frappe.client.rename_doc(doctype, old_name, new_name, merge=False)``: the new name."""
+    from demo_erp import rename
+
+    return rename.rename_doc(
+        ctx,
+        str(_required(args, "doctype")),
+        str(_required(args, "old_name")),
+        str(args.get("new_name") or ""),
+        merge=_truthy(args.get("merge")),
+    )
+
+
+def check_doc_method(doctype: str, method: str) -> None:
+    """Only whitelisted controller methods run: ``submit`` and ``cancel`` of ``Document``."""
+    if method not in ("submit", "cancel"):
+        raise PermissionError(
+            f"Method {method} is not whitelisted on {doctype}", title="Not Permitted"
+        )
+
+
+def run_doc_method(ctx: Ctx, doctype: str, name: str, method: str, verb: str) -> Any:
+    """A whitelisted controller method on a stored document (``run_method`` in v1, the
+    ``/method/`` route in v2)."""
+    check_doc_method(doctype, method)
+    if verb == "GET":
+        documents.get(ctx, doctype, name)  # GET needs read permission only, then runs
+    if method == "submit":
+        return documents.submit(ctx, doctype, name)
+    return documents.cancel(ctx, doctype, name)
 
 
 @whitelist("frappe.client.has_permission")

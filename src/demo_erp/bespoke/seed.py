@@ -7,14 +7,15 @@ user's password is ``demo`` unless given.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import hashlib
 import random
 from decimal import Decimal
 
 import sqlalchemy as sa
 
 from demo_erp.bespoke import schema
-from erp_agent.connectors.sql.principals import hash_password
 
 TENANTS = {
     "SAVANNA": ("Savanna Traders Ltd", ["Nairobi", "Kisumu", "Mombasa"]),
@@ -82,13 +83,20 @@ def seed(
         engine.dispose()
 
 
+def _password_hash(password: str, *, salt: str, iterations: int) -> str:
+    """``pbkdf2_sha256$<iterations>$<salt>$<base64 hash>``: the form a bespoke users table keeps
+    and the sql connector's principal source reads (the demo ERP never imports the agent)."""
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt.encode(), iterations)
+    return f"pbkdf2_sha256${iterations}${salt}${base64.b64encode(digest).decode()}"
+
+
 def _fill(
     conn: sa.Connection, rng: random.Random, today: dt.date, per_branch: int, password: str
 ) -> None:
     start = today.replace(year=today.year - 1, month=1, day=1)
     span = (today - start).days
     stamp0 = dt.datetime.combine(start, dt.time(6))
-    hashed = hash_password(password, salt="demo-salt", iterations=20_000)
+    hashed = _password_hash(password, salt="demo-salt", iterations=20_000)
     for tid, (name, towns) in TENANTS.items():
         conn.execute(sa.insert(schema.tenants).values(
             id=tid, name=name, currency="KES", country="Kenya", vat_rate=16, updated_at=stamp0))  # fmt: skip

@@ -1,10 +1,25 @@
-"""HR and payroll: Employee, Leave Application, Salary Slip and Expense Claim."""
+"""HR and payroll: Employee, Leave Allocation, Leave Application, Salary Slip and Expense
+Claim.
+
+Leave is kept as hrms keeps it, in the Leave Ledger: a submitted Leave Allocation posts its new
+leaves (+), an approved, submitted Leave Application its days (-); cancelling deletes the
+document's entries (``delete_ledger_entry``). The Employee Leave Balance report reads the
+ledger. Not simulated: carry-forward expiry, encashment, earned leave, applications that span
+two allocations (hrms splits them), and holidays (a leave day is a calendar day here).
+"""
 
 from __future__ import annotations
 
 from demo_erp.context import Ctx
 from demo_erp.controllers import Controller, Doc, register
-from demo_erp.controllers.common import flt, get_company, getdate, invalidate, party_name
+from demo_erp.controllers.common import (
+    flt,
+    get_company,
+    getdate,
+    invalidate,
+    ledger_columns,
+    party_name,
+)
 from demo_erp.controllers.gl import cancel_gl_entries, gl_row, make_gl_entries
 from demo_erp.exceptions import ValidationError
 
@@ -23,6 +38,99 @@ class Employee(Controller):
         doc["employee_name"] = " ".join(
             part for part in (doc.get("first_name"), doc.get("last_name")) if part
         )
+
+
+def _post_leave(ctx: Ctx, doc: Doc, leaves: float, *, is_lwp: int = 0) -> None:
+    """One submitted Leave Ledger Entry for ``doc`` (hrms ``create_leave_ledger_entry``)."""
+    import secrets
+
+    row = {
+        **ledger_columns(ctx, secrets.token_hex(5), ctx.now()),
+        "employee": doc.get("employee"),
+        "employee_name": doc.get("employee_name"),
+        "leave_type": doc.get("leave_type"),
+        "transaction_type": doc["doctype"],
+        "transaction_name": doc["name"],
+        "leaves": leaves,
+        "from_date": str(doc.get("from_date"))[:10],
+        "to_date": str(doc.get("to_date"))[:10],
+        "is_carry_forward": 0,
+        "is_expired": 0,
+        "is_lwp": is_lwp,
+        "company": doc.get("company"),
+    }
+    columns = list(row)
+    ctx.conn.execute(
+        f'insert into "tabLeave Ledger Entry" ({", ".join(chr(34) + c + chr(34) for c in columns)}) '
+        f"values ({', '.join('?' for _ in columns)})",
+        [row[c] for c in columns],
+    )
+
+
+def _delete_leave(ctx: Ctx, doc: Doc) -> None:
+    ctx.conn.execute(
+        'delete from "tabLeave Ledger Entry" where transaction_name = ?', (doc["name"],)
+    )
+
+
+def _is_lwp(ctx: Ctx, leave_type: str | None) -> int:
+    row = ctx.conn.execute(
+        'select is_lwp from "tabLeave Type" where name = ?', (leave_type,)
+    ).fetchone()
+    return int(row["is_lwp"] or 0) if row else 0
+
+
+@register("Leave Allocation")
+class LeaveAllocation(Controller):
+    def validate(self, ctx: Ctx, doc: Doc) -> None:
+        _employee_name(ctx, doc)
+        if doc.get("employee") and not doc.get("department"):
+            row = ctx.conn.execute(
+                'select department from "tabEmployee" where name = ?', (doc["employee"],)
+            ).fetchone()
+            doc["department"] = row["department"] if row else None
+        doc["unused_leaves"] = flt(doc.get("unused_leaves"))
+        doc["total_leaves_allocated"] = flt(
+            flt(doc.get("unused_leaves")) + flt(doc.get("new_leaves_allocated"))
+        )
+        if not (doc.get("from_date") and doc.get("to_date") and doc.get("employee")):
+            return  # the mandatory check names what is missing
+        start, end = getdate(doc["from_date"]), getdate(doc["to_date"])
+        if end < start:
+            raise ValidationError("To date cannot be before from date")
+        if _is_lwp(ctx, doc.get("leave_type")):
+            raise ValidationError(
+                f"Leave Type {doc.get('leave_type')} cannot be allocated since it is leave "
+                "without pay"
+            )
+        overlap = ctx.conn.execute(
+            'select name from "tabLeave Allocation" where employee = ? and leave_type = ? '
+            "and name != ? and docstatus = 1 and to_date >= ? and from_date <= ?",
+            (doc["employee"], doc["leave_type"], doc.get("name") or "", str(start), str(end)),
+        ).fetchone()
+        if overlap:
+            raise ValidationError(
+                f"{doc['leave_type']} already allocated for Employee {doc['employee']} for "
+                f"period {start} to {end}: {overlap['name']}"
+            )
+
+    def on_submit(self, ctx: Ctx, doc: Doc) -> None:
+        _post_leave(ctx, doc, flt(doc.get("new_leaves_allocated")))
+
+    def on_cancel(self, ctx: Ctx, doc: Doc) -> None:
+        taken = ctx.conn.execute(
+            'select transaction_name from "tabLeave Ledger Entry" where employee = ? and '
+            "leave_type = ? and transaction_type = 'Leave Application' and from_date >= ? "
+            "and to_date <= ?",
+            (doc["employee"], doc["leave_type"], str(doc["from_date"])[:10],
+             str(doc["to_date"])[:10]),
+        ).fetchall()  # fmt: skip
+        if taken:
+            raise ValidationError(
+                f"Leave allocation {doc['name']} is linked with the Leave Application "
+                + ", ".join(r["transaction_name"] for r in taken)
+            )
+        _delete_leave(ctx, doc)
 
 
 @register("Leave Application")
@@ -45,7 +153,13 @@ class LeaveApplication(Controller):
                 "Only Leave Applications with status 'Approved' and 'Rejected' can be submitted"
             )
 
+    def on_submit(self, ctx: Ctx, doc: Doc) -> None:
+        if doc.get("status") == "Approved":
+            lwp = _is_lwp(ctx, doc.get("leave_type"))
+            _post_leave(ctx, doc, -flt(doc.get("total_leave_days")), is_lwp=lwp)
+
     def on_cancel(self, ctx: Ctx, doc: Doc) -> None:
+        _delete_leave(ctx, doc)
         doc["status"] = "Cancelled"
 
 

@@ -139,6 +139,7 @@ def _generate(s: Seeder, seed: int, password: str) -> None:
     crm.contacts_and_addresses(s)
     crm.projects(s)
     selling.freeze_bad_payers(s)
+    hr.leave_allocations(s)
     trees.rebuild_all(s.conn)
 
 

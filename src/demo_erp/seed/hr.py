@@ -388,6 +388,35 @@ def leave_and_attendance(s: Seeder) -> None:
             )
 
 
+def leave_allocations(s: Seeder) -> None:
+    """Each leave year's allowance of every leave type that is not unpaid, for every employee
+    employed in that calendar year (the leave period), as a Leave Policy Assignment would
+    allocate it. Deterministic: no random draws, so the rest of the data does not move."""
+    allowances = [(name, days) for name, days, lwp in LEAVE_TYPES if not lwp]
+    for emp in s.data["employees"]:
+        for year in range(s.start.year, s.today.year + 1):
+            first, last = dt.date(year, 1, 1), dt.date(year, 12, 31)
+            if not emp.active(first, last):
+                continue
+            start = max(first, emp.joined)
+            for leave_type, days in allowances:
+                s.insert(
+                    "Leave Allocation",
+                    {
+                        "employee": emp.name,
+                        "employee_name": emp.full_name,
+                        "leave_type": leave_type,
+                        "from_date": start,
+                        "to_date": last,
+                        "new_leaves_allocated": days,
+                        "description": f"{leave_type} for {year}",
+                        "company": emp.company,
+                        "docstatus": 1,
+                    },
+                    on=start,
+                )
+
+
 def expense_claims(s: Seeder) -> None:
     staff = [e for e in s.data["employees"] if e.left is None]
     year_ago = max(s.start, s.today - dt.timedelta(days=365))
@@ -422,6 +451,7 @@ def expense_claims(s: Seeder) -> None:
                 "employee_name": emp.full_name,
                 "posting_date": day,
                 "company": emp.company,
+                "expense_approver": "hr@demo.local",
                 "expenses": rows,
                 "approval_status": approval,
                 "branch": emp.branch,

@@ -40,7 +40,7 @@ def cross_check(catalog: Catalog) -> list[str]:
                 )
     for maps in catalog.connectors.values():
         for emap in maps.entities.values():
-            problems += _check_entity_map(catalog, emap)
+            problems += _check_entity_map(catalog, emap, partial=maps.partial)
         for rmap in maps.reports.values():
             problems += _check_report_map(catalog, rmap)
     return problems
@@ -59,7 +59,7 @@ def _file_module(source: str) -> str:
     return source.rsplit("/", 1)[-1].removesuffix(".yaml")
 
 
-def _check_entity_map(catalog: Catalog, emap: EntityMap) -> list[str]:
+def _check_entity_map(catalog: Catalog, emap: EntityMap, *, partial: bool = False) -> list[str]:
     where = f"{emap.source}: entity map {emap.entity!r}"
     entity = catalog.entities.get(emap.entity)
     if entity is None:
@@ -67,11 +67,18 @@ def _check_entity_map(catalog: Catalog, emap: EntityMap) -> list[str]:
     problems = []
     if _file_module(emap.source) != entity.modules[0]:
         problems.append(f"{where}: belongs in the {entity.modules[0]!r} file (its primary module)")
-    problems += _check_field_maps(where, entity.fields, emap.fields)
+    problems += _check_field_maps(where, entity.fields, emap.fields, partial=partial)
+    if emap.lifecycle is not None:
+        if entity.lifecycle is None:
+            problems.append(f"{where}: maps a lifecycle, but the entity has none")
+        else:
+            problems += [f"{where}: {p}" for p in emap.lifecycle.problems(entity.lifecycle)]
     if emap.link is not None:
         try:
             unknown = [
-                n for n in placeholders(emap.link) if n != "base_url" and n not in entity.fields
+                n
+                for n in placeholders(emap.link)
+                if n not in ("base_url", "database") and n not in entity.fields
             ]
         except ValueError as exc:
             unknown, problems = [], [*problems, f"{where}: link: {exc}"]
@@ -80,7 +87,7 @@ def _check_entity_map(catalog: Catalog, emap: EntityMap) -> list[str]:
 
 
 def _check_field_maps(
-    where: str, fields: Mapping[str, Field], maps: Mapping[str, FieldMap]
+    where: str, fields: Mapping[str, Field], maps: Mapping[str, FieldMap], *, partial: bool = False
 ) -> list[str]:
     problems = [
         f"{where}: maps {n!r}, which the entity does not have" for n in maps if n not in fields
@@ -88,13 +95,16 @@ def _check_field_maps(
     for name, field in fields.items():
         fmap = maps.get(name)
         if fmap is None:
-            problems.append(f"{where}: field {name!r} has no native map")
+            if not partial:
+                problems.append(f"{where}: field {name!r} has no native map")
             continue
         if field.type is FieldType.TABLE:
             if fmap.doctype is None:
                 problems.append(f"{where}: table {name!r} needs 'doctype' and row 'fields'")
             else:
-                problems += _check_field_maps(f"{where}: table {name!r}", field.fields, fmap.fields)
+                problems += _check_field_maps(
+                    f"{where}: table {name!r}", field.fields, fmap.fields, partial=partial
+                )
         elif fmap.doctype is not None:
             problems.append(f"{where}: field {name!r} is {field.type}, not a table")
         problems += _check_values(f"{where}: field {name!r}", field.values, fmap.values)

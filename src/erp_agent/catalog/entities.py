@@ -12,6 +12,7 @@ from pydantic import model_validator
 from erp_agent.catalog._base import Frozen
 from erp_agent.catalog._spec import named
 from erp_agent.catalog.fields import DATE_TYPES, NUMERIC_TYPES, Field, FieldType, ReportParam
+from erp_agent.catalog.lifecycle import Lifecycle
 from erp_agent.catalog.templates import format_value, placeholders, render
 from erp_agent.errors import CatalogError
 
@@ -73,6 +74,8 @@ class Entity(Frozen):
     amount_field: str | None = None
     status_field: str | None = None
     fact_card: str
+    # draft -> booked -> cancelled (data/common.yaml); every transaction has one
+    lifecycle: Lifecycle | None = None
     source: str = ""
 
     @model_validator(mode="before")
@@ -91,6 +94,8 @@ class Entity(Frozen):
             raise ValueError(f"a {self.kind} cannot allow {', '.join(forbidden)}")
         if (Operation.CANCEL in self.operations) and Operation.SUBMIT not in self.operations:
             raise ValueError("'cancel' needs 'submit': only submitted documents are cancelled")
+        if self.lifecycle is not None and self.lifecycle.field not in self.fields:
+            raise ValueError(f"lifecycle field {self.lifecycle.field!r} is not a field")
         if sum(f.identifier for f in self.fields.values()) != 1:
             raise ValueError("exactly one field must be the identifier ('id' flag)")
         self._check_hint("date_field", self.date_field, DATE_TYPES)
@@ -164,8 +169,25 @@ class Module(Frozen):
     source: str = ""
 
 
+class ReportFallback(Frozen):
+    """The metric that answers what a report is asked, over documents the user may read, when
+    the ERP will not let them run the report. Arguments carry over by name: a parameter named
+    like a dimension of the metric filters by it, ``from_date``/``to_date`` are its period and
+    ``as_of_date`` its day; it is grouped by ``group_by``, or by the value of the parameter
+    ``group_by_param`` ("tree_type: customer"); ``metric_by`` picks another metric for a
+    parameter's value ("based_on: sales_order" is the value of sales orders)."""
+
+    metric: str
+    metric_by: dict[str, dict[str, str]] = PydanticField(default_factory=dict)
+    group_by: tuple[str, ...] = ()
+    group_by_param: str | None = None
+
+
 class Report(Frozen):
-    """A standard ERP report with canonical, strictly typed parameters."""
+    """A standard ERP report with canonical, strictly typed parameters.
+
+    ``display`` names the report's own columns (as every connector hands them over) that a
+    table shows first, in that order; the rest are a "more columns" away."""
 
     name: str
     label: str
@@ -174,6 +196,8 @@ class Report(Frozen):
     keywords: tuple[str, ...] = PydanticField(min_length=1)
     entity: str | None = None
     params: dict[str, ReportParam]
+    display: tuple[str, ...] = ()
+    fallback: ReportFallback | None = None
     source: str = ""
 
     @model_validator(mode="before")

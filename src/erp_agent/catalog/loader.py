@@ -4,11 +4,14 @@ Layout (relative to the catalog root; the packaged one is this package's folder)
 
     data/modules.yaml               module name -> module
     data/common.yaml                fields: every entity has (id, modified); transaction_fields:
-                                    every transaction has too (docstatus)
+                                    every transaction has too (docstatus); lifecycle: the
+                                    canonical states of every transaction (draft/booked/cancelled)
     data/entities/<module>.yaml     entity name -> entity; the file names its primary module
     data/reports.yaml               report name -> report
     data/metrics.yaml               dimensions: and metrics: of the semantic layer (optional)
-    maps/<connector>/_common.yaml   fields: / transaction_fields: native names of the common fields
+    maps/<connector>/_common.yaml   fields: / transaction_fields: native names of the common fields;
+                                    transaction_lifecycle: native states of the canonical ones;
+                                    partial: true when entities map only some fields
     maps/<connector>/<module>.yaml  entities: / reports: native maps of that module's items
 """
 
@@ -106,6 +109,7 @@ class _Loader:
         per_kind = {
             "transaction": self._mapping("data/common.yaml", "transaction_fields", common_file)
         }
+        self.lifecycle = self._mapping("data/common.yaml", "lifecycle", common_file)
         entities = self._entities(module_names, common, per_kind)
         transactions = {n for n, e in entities.items() if e.kind == "transaction"}
         reports = self._items(
@@ -256,6 +260,8 @@ class _Loader:
                     **own,
                     **{k: v for k, v in kind_fields.items() if k not in own},
                 }
+                if data.get("kind") == "transaction" and self.lifecycle:
+                    data.setdefault("lifecycle", self.lifecycle)  # draft -> booked -> cancelled
                 data.update(name=name, source=rel)
                 entity = self._build(rel, "entity", name, Entity, data)
                 if entity is not None:
@@ -267,6 +273,7 @@ class _Loader:
         common_file = self._read(f"{base}/_common.yaml")
         common = self._mapping(f"{base}/_common.yaml", "fields", common_file)
         of_transactions = self._mapping(f"{base}/_common.yaml", "transaction_fields", common_file)
+        lifecycle = self._mapping(f"{base}/_common.yaml", "transaction_lifecycle", common_file)
         entity_maps: dict[str, EntityMap] = {}
         report_maps: dict[str, ReportMap] = {}
         for file in self._files(base):
@@ -288,6 +295,8 @@ class _Loader:
                 fields = {**common, **self._mapping(f"{rel}: {name}", "fields", emap)}
                 if name in transactions:
                     fields = {**of_transactions, **fields}
+                    if lifecycle:
+                        emap.setdefault("lifecycle", lifecycle)
                 emap.update(entity=name, source=rel, fields=fields)
                 built = self._build(rel, "entity map", name, EntityMap, emap)
                 if built is not None:
@@ -297,4 +306,7 @@ class _Loader:
                 built_r = self._build(rel, "report map", name, ReportMap, rmap)
                 if built_r is not None:
                     report_maps[name] = built_r
-        return ConnectorMaps(name=folder.name, entities=entity_maps, reports=report_maps)
+        return ConnectorMaps(
+            name=folder.name, entities=entity_maps, reports=report_maps,
+            partial=bool(common_file.get("partial", False)),
+        )  # fmt: skip

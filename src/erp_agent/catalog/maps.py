@@ -16,6 +16,7 @@ from pydantic import Field as PydanticField
 from pydantic import JsonValue, model_validator
 
 from erp_agent.catalog._base import Frozen
+from erp_agent.catalog.lifecycle import LifecycleMap
 from erp_agent.catalog.templates import render
 from erp_agent.errors import CatalogError
 
@@ -67,6 +68,13 @@ class EntityMap(Frozen):
     link: str | None = None
     id_patterns: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
+    # The native records that are this entity when the native object holds more than one
+    # (Tryton's account.invoice with type = out is a sales invoice), in the ERP's own syntax.
+    domain: tuple[JsonValue, ...] = ()
+    # The native field a human id in ``id_patterns`` is matched on, when the record's id is
+    # not it (Tryton: the integer id, and the invoice ``number`` once posted).
+    number_field: str | None = None
+    lifecycle: LifecycleMap | None = None
     source: str = ""
 
     @model_validator(mode="after")
@@ -213,8 +221,10 @@ class ReportMap(Frozen):
 
 
 class ConnectorMaps(Frozen):
-    """All native maps of one connector (``erpnext``)."""
+    """All native maps of one connector (``erpnext``). A ``partial`` connector maps only some
+    fields of an entity; the rest are left out of its profile (so no tool offers them)."""
 
     name: str
+    partial: bool = False
     entities: dict[str, EntityMap]
     reports: dict[str, ReportMap]

@@ -5,6 +5,7 @@ in time, the dimensions it may be cut by and its currency rule — so "revenue" 
 every answer. Compact forms in ``data/metrics.yaml``::
 
     measure: sum(base_net_total)         # sum|avg|min|max|count_distinct(field), count,
+                                         # sum(debit) - sum(credit), latest(items.rate)
                                          # or ratio(metric_a, metric_b)
     filters: ["is_return = 0", "outstanding > 0", "due_date < today"]
 
@@ -34,6 +35,8 @@ class MeasureFunc(StrEnum):
     MAX = "max"
     COUNT_DISTINCT = "count_distinct"
     RATIO = "ratio"
+    NET = "net"  # sum(a) - sum(b): a balance such as debit minus credit
+    LATEST = "latest"  # the value on the latest record of each group (a table row's field)
 
 
 class Returns(StrEnum):
@@ -52,16 +55,19 @@ _FILTER = re.compile(
     r"(?:\s+(.*?))?\s*$"
 )
 _MEASURE = re.compile(r"^\s*([a-z_]+)\s*(?:\(\s*([a-z0-9_.]+)\s*(?:,\s*([a-z0-9_]+)\s*)?\))?\s*$")
+_NET = re.compile(r"^\s*sum\(\s*([a-z0-9_.]+)\s*\)\s*-\s*sum\(\s*([a-z0-9_.]+)\s*\)\s*$")
 # A filter value resolved when the query runs (the catalog holds no clock): today, today-30.
 TODAY = re.compile(r"^today(?:([+-])(\d+))?$")
 
 
 class MetricMeasure(Frozen):
     """``sum(base_net_total)``: the function and the canonical field it takes (none for count);
-    a ratio names two metrics instead."""
+    ``sum(debit) - sum(credit)`` a net of two sums (``field`` minus ``minus``); a ratio names two
+    metrics instead."""
 
     func: MeasureFunc
     field: str | None = None
+    minus: str | None = None
     numerator: str | None = None
     denominator: str | None = None
 
@@ -70,6 +76,9 @@ class MetricMeasure(Frozen):
     def _compact(cls, raw: Any) -> Any:
         if not isinstance(raw, str):
             return raw
+        net = _NET.match(raw)
+        if net is not None:
+            return {"func": MeasureFunc.NET, "field": net[1], "minus": net[2]}
         match = _MEASURE.match(raw)
         if match is None:
             raise ValueError(f"measure {raw!r} must look like sum(field), count or ratio(a, b)")
@@ -89,11 +98,20 @@ class MetricMeasure(Frozen):
             raise ValueError("only ratio names metrics")
         elif (self.func is MeasureFunc.COUNT) != (self.field is None):
             raise ValueError(f"{self.func} {'takes no' if self.field else 'needs a'} field")
+        if (self.func is MeasureFunc.NET) != (self.minus is not None):
+            raise ValueError("only sum(a) - sum(b) subtracts a second field")
         return self
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The canonical fields (or paths) the measure reads."""
+        return tuple(f for f in (self.field, self.minus) if f)
 
     def __str__(self) -> str:
         if self.func is MeasureFunc.RATIO:
             return f"ratio({self.numerator}, {self.denominator})"
+        if self.func is MeasureFunc.NET:
+            return f"sum({self.field}) - sum({self.minus})"
         return f"{self.func}({self.field})" if self.field else str(self.func)
 
 
@@ -164,13 +182,74 @@ class Dimension(Frozen):
     paths: dict[str, str] = PydanticField(default_factory=dict)
     # The metric "top customers", "our biggest suppliers" rank by when no figure is named.
     ranked_by: str | None = None
+    # An ageing dimension: its path is a date, and a record falls in the bucket of its age in
+    # days on the query's day, ranges as the Accounts Receivable report's (0-30 ... 121-Above).
+    age_ranges: tuple[int, ...] = ()
     source: str = ""
+
+    def age_label(self, age: int) -> str:
+        """The bucket of an age in days (not yet due, a negative age, is in the first)."""
+        low = 0
+        for high in self.age_ranges:
+            if age <= high:
+                return f"{low}-{high}"
+            low = high + 1
+        return f"{low}-Above"
+
+    @property
+    def age_labels(self) -> tuple[str, ...]:
+        bounds = [0, *(r + 1 for r in self.age_ranges)]
+        return tuple(self.age_label(b) for b in bounds)
 
     def path_for(self, entity: str, fields: Any) -> str | None:
         """The field path from ``entity`` (whose fields are ``fields``) to this dimension."""
         if entity in self.paths:
             return self.paths[entity]
         return self.name if self.name in fields else None
+
+
+class Companion(Frozen):
+    """A figure shown beside the metric's own in every row, over the same records:
+    ``sum(qty)`` or ``sum(item.reorder_level) - sum(projected_qty)``."""
+
+    label: str
+    measure: MetricMeasure
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.measure.func not in (MeasureFunc.SUM, MeasureFunc.NET):
+            raise ValueError("a companion figure is a sum(field) or sum(a) - sum(b)")
+        return self
+
+
+class ReportCut(Frozen):
+    """How a dimension cuts a report metric: the report column holding its value, and the
+    report parameters that make the report give rows per that dimension."""
+
+    column: str | None = None
+    params: dict[str, JsonValue] = PydanticField(default_factory=dict)
+    filter_param: str | None = None  # the report parameter that filters by the dimension
+
+
+class ReportSource(Frozen):
+    """A metric the ERP's own report computes (the Gross Profit report's gross profit, the
+    Employee Leave Balance report's closing balance): the report runs as the user, once per
+    company (and per time bucket), and the measure's field is the report column summed."""
+
+    name: str  # the catalog report
+    params: dict[str, JsonValue] = PydanticField(default_factory=dict)  # fixed parameters
+    # The whole figure when no dimension asks for other rows (e.g. one row per customer).
+    plain: dict[str, JsonValue] = PydanticField(default_factory=dict)
+    cuts: dict[str, ReportCut] = PydanticField(default_factory=dict)
+    # The period a query without one covers: every fiscal year up to its day ("all"), or the
+    # calendar year of its day ("calendar_year", a leave year).
+    default_period: str = "all"
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.default_period not in ("all", "calendar_year"):
+            raise ValueError("default_period must be 'all' or 'calendar_year'")
+        return self
 
 
 class Metric(Frozen):
@@ -192,6 +271,16 @@ class Metric(Frozen):
     # field of the entity holding each document's currency (transaction-currency amounts).
     currency: str = "none"
     unit: str | None = None  # shown after the figure when it is not money: "days", "%"
+    # A quantity's unit of measure per record (``uom``, ``item.uom``): like a currency, figures
+    # are kept per unit and never added across units.
+    unit_field: str | None = None
+    # A balance: every record dated on or before the period's end (or the query's day) counts;
+    # grouped by a time grain, the balance at each period's end.
+    cumulative: bool = False
+    also: dict[str, Companion] = PydanticField(default_factory=dict)
+    # Fields of the latest record shown beside a latest(...) figure (its supplier, its unit).
+    details: tuple[str, ...] = ()
+    report: ReportSource | None = None
     group: str = ""  # the catalog section it is listed under (selling, receivables...)
     source: str = ""
 
@@ -203,6 +292,19 @@ class Metric(Frozen):
             raise ValueError("a dimension is listed twice")
         if self.measure.func is MeasureFunc.RATIO and self.filters:
             raise ValueError("a ratio takes its filters from its two metrics")
+        if self.cumulative and (self.date_field is None or self.measure.func not in (
+            MeasureFunc.SUM, MeasureFunc.NET, MeasureFunc.COUNT
+        )):  # fmt: skip
+            raise ValueError("a cumulative metric adds up records by a date: sum, net or count")
+        if self.details and self.measure.func is not MeasureFunc.LATEST:
+            raise ValueError("details are shown only beside a latest(...) figure")
+        if self.report is not None and self.measure.func not in (
+            MeasureFunc.SUM,
+            MeasureFunc.RATIO,
+        ):
+            raise ValueError("a report metric sums a report column: sum(column)")
+        if self.unit_field and self.is_money:
+            raise ValueError("unit_field is for quantities; money is kept per currency")
         return self
 
     @property

@@ -29,7 +29,16 @@ Rules every metric follows:
 - **Billed** is the grand total including tax; **revenue** is the net total before tax.
 - A dimension reached through a link (an order's customer group via its customer) is looked up
   from the linked records as the user and regrouped exactly in code; the answer says so.
-- `today` in a filter is the user's today (or the query's `as_of`).
+- `today` in a filter is the user's today (or the query's `as_of`); `me` is the signed-in user.
+- **Owed** is what is outstanding (`outstanding_amount` of submitted invoices), never the grand
+  totals billed; ageing is on the due date, in the Accounts Receivable report's ranges.
+- A **balance** (an account's balance) counts everything dated on or before the period's end (or
+  `as_of`): a control account's balance is its ledger balance, not the invoices of the period.
+  A filter on a group (an account group, a parent cost center) takes the nodes under it.
+- **Quantities** are kept per unit of measure, like amounts per currency: never added across
+  units.
+- Where ERPNext has a report for a figure (gross profit, leave balance), the metric is that
+  report's column, the report run as the user once per company.
 
 ## Using `metrics.query`
 
@@ -47,6 +56,30 @@ read `2026-03-05`, `2026-W10`, `2026-03`, `2026-Q1`, `2026` and the fiscal year'
 within each currency; `others` adds an "All others" row (sums and counts only). The result has
 `rows`, `columns` (`key`, `label`, `kind`: dimension/period/measure, `currency`), `totals` (one per
 currency), `record_count` and `definition` (`text`, `filters`, `period`, `record_count`, `source`).
+
+## Periods and comparisons
+
+Defined once (`erp_agent/metrics/periods.py` for `compare_to`, `erp_agent/planner/parse_dates.py`
+for the words), and named in every answer. As of Friday 2026-12-05:
+
+| asked | read as | compared with |
+|---|---|---|
+| this month vs last month | 2026-12-01 to 2026-12-05 (month to date) | the same days of November (2026-11-01 to 2026-11-05); the whole of November is given beside it |
+| this quarter vs last quarter | 2026-10-01 to 2026-12-05 | the same span of Q3 (2026-07-01 to 2026-09-04) |
+| this year vs last year, YTD vs last YTD | 2026-01-01 to 2026-12-05 | 2025-01-01 to 2025-12-05 |
+| Q3 vs Q2 | 2026-07-01 to 2026-09-30 | 2026-04-01 to 2026-06-30 |
+| last quarter vs the same quarter last year | 2026-07-01 to 2026-09-30 | 2025-07-01 to 2025-09-30 |
+| September vs August | 2026-09-01 to 2026-09-30 | 2026-08-01 to 2026-08-31 |
+| last month vs the month before | 2026-11-01 to 2026-11-30 | 2026-10-01 to 2026-10-31 |
+| last 30 days vs the 30 before | 2026-11-05 to 2026-12-05 | 2026-10-05 to 2026-11-04 |
+| since the start of last quarter | 2026-07-01 to 2026-12-05 | — |
+| a month named alone ("in March") | the latest such month not after today | — |
+| fiscal year | the ERP's Fiscal Year records when the metric's grain is `fiscal_year`; calendar years otherwise, said in the answer | — |
+
+`compare_to: previous_period` follows the same rules: whole months against as many whole months
+before; a month, quarter or year to date against the same days of the one before; any other
+span against the same number of days just before it. `compare_period` names the earlier period
+outright.
 """
 
 
@@ -77,9 +110,22 @@ def render(catalog: Catalog) -> str:
             out.append(f"### `{m.name}` — {m.label}\n")
             out.append(" ".join(m.description.split()) + "\n")
             out.append(f"- Documents: {entity.plural} (`{m.entity}`)")
-            out.append(f"- Measure: `{m.measure}`" + (f" ({m.unit})" if m.unit else ""))
+            unit = f" ({m.unit})" if m.unit else f" (per `{m.unit_field}`)" if m.unit_field else ""
+            out.append(f"- Measure: `{m.measure}`" + unit)
+            if m.report is not None:
+                out.append(f"- Computed by: the ERP's {catalog.report(m.report.name).label} report")
+            if m.also:
+                shown = ", ".join(f"{c.label} `{c.measure}`" for c in m.also.values())
+                out.append(f"- Each row also: {shown}")
+            if m.details:
+                out.append(f"- With the latest record's: date, id, {', '.join(m.details)}")
             out.append(f"- Filters: {', '.join(filters) or 'none'}")
-            out.append(f"- Date: `{m.date_field}`" if m.date_field else "- Date: none (as of now)")
+            if m.cumulative:
+                out.append(f"- Date: `{m.date_field}`, a balance: on or before the period's end")
+            else:
+                out.append(
+                    f"- Date: `{m.date_field}`" if m.date_field else "- Date: none (as of now)"
+                )
             out.append(f"- Dimensions: {', '.join(m.dimensions) or 'none'}")
             out.append(f"- Currency: {_currency(m.currency)}")
             if m.synonyms:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from erp_agent.connectors.credentials import Credential
 from erp_agent.errors import ApiKeyInvalid, ChannelError, ErpAuthenticationError, ErpSessionExpired
@@ -24,6 +25,9 @@ from erp_agent.runtime import Runtime
 from erp_agent.store.models import ApiKey
 
 KEY_PREFIX = "eak_"
+ORGANISATIONS = "organisations"  # the admin setting that is the registry of organisations
+DEFAULT_ORG = "default"
+ORG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}")
 SESSION_CACHE_SECONDS = 120.0  # roles and tools are re-read from the ERP this often
 
 
@@ -84,8 +88,43 @@ class KeyRing:
         self._sessions.clear()
         return Issued(record, key)
 
+    # ------------------------------------------------------------ organisations
+
+    async def organisations(self) -> dict[str, dict[str, Any]]:
+        """The organisations registered here (``default``, every web session's, always is)."""
+        stored = (await self.runtime.store.admin_settings()).get(ORGANISATIONS)
+        found: dict[str, dict[str, Any]] = dict(stored) if isinstance(stored, dict) else {}
+        found.setdefault(DEFAULT_ORG, {"label": "This server's own users", "created_by": ""})
+        return found
+
+    async def register_org(self, org: str, label: str, created_by: str) -> dict[str, Any]:
+        """Register an organisation (the relay keys of hosted mode are issued for one)."""
+        if not ORG_NAME.fullmatch(org):
+            raise ChannelError(
+                "An organisation's name is 1 to 100 letters, digits, spaces, dots, dashes or "
+                "underscores, starting with a letter or digit."
+            )
+        found = await self.organisations()
+        if org in found:
+            raise ChannelError(f"The organisation {org!r} is registered already.")
+        entry = {"label": label, "created_by": created_by,
+                 "created_at": dt.datetime.now(dt.UTC).isoformat()}  # fmt: skip
+        stored = {k: v for k, v in found.items() if k != DEFAULT_ORG}  # that one is built in
+        await self.runtime.store.set_admin_setting(ORGANISATIONS, {**stored, org: entry})
+        return {"org": org, **entry}
+
+    async def require_org(self, org: str) -> None:
+        if org not in await self.organisations():
+            raise ChannelError(
+                f"There is no organisation {org!r} registered on this server; an administrator "
+                "registers it (admin console, or POST /api/admin/organisations) before issuing "
+                "its relay key."
+            )
+
     async def issue_org_key(self, org: str, label: str, created_by: str) -> Issued:
-        """A relay key for an organisation's ERP plugin: it holds no ERP credential at all."""
+        """A relay key for a registered organisation's ERP plugin: it holds no ERP credential
+        at all. An organisation nobody registered gets none (ChannelError)."""
+        await self.require_org(org)
         key = new_key()
         record = ApiKey(
             id=f"key_{secrets.token_urlsafe(8)}", key_hash=key_hash(key), kind="org",
@@ -110,7 +149,10 @@ class KeyRing:
 
     async def session(self, key: str) -> Session:
         """The gateway session of a user key: the user's roles and tools as the ERP grants
-        them now (cached for a short while)."""
+        them now (cached for a short while). A resolution that fails — the ERP down, failing
+        or answering something that is not its API — raises and leaves nothing cached, so the
+        next request asks the ERP again; a session granted no tool at all is not kept either
+        (an ERP that answered oddly must not strip a user of their tools for minutes)."""
         record = await self.record(key, "user")
         cached = self._sessions.get(record.id)
         if cached is not None and time.monotonic() - cached[0] < SESSION_CACHE_SECONDS:
@@ -122,7 +164,8 @@ class KeyRing:
                 "issued. Ask an administrator for a new key."
             )
         session = await self.session_for(credential, record.id, record.org)
-        self._sessions[record.id] = (time.monotonic(), session)
+        if session.allowed_tools:
+            self._sessions[record.id] = (time.monotonic(), session)
         return session
 
     async def session_for(self, credential: Credential, key_id: str, org: str) -> Session:

@@ -67,10 +67,16 @@ def run_as_user(user: str, work: Callable[[Connector, Credential], Awaitable[T]]
 
 
 def ensure_port_free(host: str, port: int, flag: str) -> None:
-    """Refuse, in one line, to start on a port something else already listens on."""
+    """Refuse, in one line, to start on a port something else already listens on.
+
+    The probe binds as the server will (SO_REUSEADDR, as uvicorn and asyncio do): the
+    connections of a server that just died linger in TIME_WAIT for a minute or more and must
+    not keep its successor from starting; a live listener still refuses the bind."""
     if port == 0:
         return
-    with socket.socket() as probe:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as exc:

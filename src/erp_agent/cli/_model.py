@@ -7,11 +7,12 @@ gets what a configured model gets: its timeout, retries, the rate gate and the u
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from erp_agent.config import Settings, with_model
+from erp_agent.config import ENDPOINT_FIELDS, ModelSettings, Settings, load_settings
 from erp_agent.errors import ConfigError
 from erp_agent.models.presets import PRESETS, split
 
@@ -39,23 +40,63 @@ BaseUrlOption = Annotated[
 ]
 
 
-def configure(settings: Settings, model: str | None, base_url: str | None = None) -> Settings:
-    """``settings`` with the reasoning model ``--model``/``--base-url`` name (unchanged for
-    none or ``offline``). The key is checked now, with the variable to set, rather than at the
-    first question."""
+ModelSettingOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model-setting",
+        help="A setting of the model --model names, NAME=VALUE (repeatable): context_window, "
+        "timeout, max_retries, compact_tools, max_output_tokens, strict_tools, … (see "
+        "docs/configuration.md, Model providers).",
+    ),
+]
+TUNABLE = tuple(n for n in ModelSettings.model_fields if n not in ENDPOINT_FIELDS)
+
+
+def model_options(given: Sequence[str] | None) -> dict[str, str]:
+    """``--model-setting NAME=VALUE`` pairs, each name checked (values are checked with the
+    model's settings)."""
+    out: dict[str, str] = {}
+    for item in given or ():
+        name, sep, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in TUNABLE:
+            raise ConfigError(
+                f"--model-setting {item!r}: give NAME=VALUE with NAME one of {', '.join(TUNABLE)}."
+            )
+        out[name] = value.strip()
+    return out
+
+
+def configure(
+    settings: Settings | None,
+    model: str | None,
+    base_url: str | None = None,
+    options: Sequence[str] | None = None,
+) -> Settings:
+    """The settings (``settings``, or loaded now) with the reasoning model ``--model`` /
+    ``--base-url`` / ``--model-setting`` name (unchanged for none or ``offline``). A model
+    named here takes every other model setting configured (timeout, window, retries…) with
+    it. The key is checked now, with the variable to set, rather than at the first
+    question."""
+    chosen = model_options(options)
     if model is None or model == OFFLINE:
         if base_url:
             raise ConfigError("--base-url needs --model PRESET:NAME (e.g. ollama:qwen2.5:7b).")
-        return settings
+        if chosen:
+            raise ConfigError("--model-setting needs --model PRESET:NAME (e.g. ollama:qwen2.5:7b).")
+        return settings if settings is not None else load_settings()
     if split(model) is None:
         raise ConfigError(
             f"--model {model!r} is not understood. Use --model offline, or PRESET:NAME with "
             f"PRESET one of {', '.join(PRESETS)} (e.g. --model openai:gpt-4.1, or --model "
             "openai-compatible:NAME --base-url http://HOST:PORT/v1)."
         )
-    # The key by reference (ERP_AGENT_MODEL_API_KEY_ENV) goes with the model named here too.
-    configured = with_model(
-        settings, model, base_url=base_url, api_key_env=settings.model_api_key_env
+    # ERP_AGENT_MODEL_API_KEY_ENV and the other model settings go with the model named here.
+    loaded = load_settings(model=model, base_url=base_url, options=chosen)
+    configured = (
+        loaded
+        if settings is None
+        else settings.model_copy(update={"reasoning_model": loaded.reasoning_model})
     )
     assert configured.reasoning_model is not None
     configured.reasoning_model.key()

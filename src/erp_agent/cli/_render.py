@@ -12,14 +12,18 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from erp_agent.engine.events import Event, EventBus, GuardTriggered, TextDelta
+from erp_agent.events import Event, EventBus, GuardTriggered, TextDelta
+from erp_agent.results.layout import link_index, more_columns_hint
+from erp_agent.results.presentation import figure_text, without_currency
 
 BAR_WIDTH = 30
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, places: int | None = None) -> str:
     if value is None:
         return ""
+    if places is not None and isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:,.{places}f}"  # an amount at its currency's precision
     if isinstance(value, float):
         return f"{value:,.2f}"
     if isinstance(value, int) and not isinstance(value, bool):
@@ -36,17 +40,33 @@ def _table(block: dict[str, Any]) -> RenderableType:
         table.add_column(column, justify="right" if numeric else "left")
     links = block.get("links") or []
     indent = block.get("indent") or []
+    at = link_index(block)
+    places = list(block.get("decimals") or [])
     for n, row in enumerate(rows):
-        cells = [_cell(v) for v in row]
+        cells = [_cell(v, places[i] if i < len(places) else None) for i, v in enumerate(row)]
         if n < len(indent) and indent[n] and cells:
             cells[0] = "  " * int(indent[n]) + cells[0]
-        if n < len(links) and links[n] and cells:
-            cells[0] = f"[link={links[n]}]{cells[0]}[/link]"
+        if n < len(links) and links[n] and at < len(cells):
+            cells[at] = f"[link={links[n]}]{cells[at]}[/link]"
         table.add_row(*cells)
+    notes = []
     total = block.get("total_rows", len(rows))
     if total > len(rows):
-        table.caption = f"{len(rows)} of {total} rows · result {block.get('result_id', '')}"
-    return table
+        notes.append(f"{len(rows)} of {total} rows · result {block.get('result_id', '')}")
+    hint = more_columns_hint(block.get("more_columns") or [])
+    if hint:
+        notes.append(hint)
+    if notes:
+        table.caption = "\n".join(notes)
+    figures = block.get("figures") or []
+    if not figures:
+        return table
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column()
+    grid.add_column(justify="right")
+    for figure in figures:
+        grid.add_row(Text(str(figure.get("label")), style="dim"), figure_text(figure))
+    return Group(table, grid)
 
 
 def _chart(block: dict[str, Any]) -> RenderableType:
@@ -64,7 +84,11 @@ def _chart(block: dict[str, Any]) -> RenderableType:
             for label, value in zip(labels, values, strict=False):
                 bar = "█" * max(0, round(abs(value) / top * BAR_WIDTH))
                 table.add_row(label[:28], Text(bar, style="cyan"), _cell(value))
-            title = f"{chart.get('title') or ''} · {dataset.get('label', '')}"
+            # The chart's title names its currency once; the series' name need not repeat it.
+            series = str(dataset.get("label", ""))
+            if chart.get("currency"):
+                series = without_currency(series)
+            title = f"{chart.get('title') or ''} · {series}"
             parts.append(Panel(table, title=title))
     return Group(*parts)
 
@@ -97,6 +121,10 @@ def proposal_view(block: dict[str, Any]) -> RenderableType:
             grid.add_row(str(key), _cell(value))
         parts.append(grid)
     status = block.get("status", "pending")
+    if status == "checking":  # the write got no answer: unknown until the ERP can be asked
+        status = "unknown — checking"
+        if block.get("status_text"):
+            parts.append(Text(str(block["status_text"]), style="yellow"))
     return Panel(Group(*parts), title=f"Proposed change ({status})", border_style="yellow")
 
 

@@ -9,9 +9,9 @@ import typer
 
 from erp_agent.cli._agent import Agent, run_agent
 from erp_agent.cli._common import console, err_console
-from erp_agent.cli._model import BaseUrlOption, ModelOption
-from erp_agent.engine.events import EventBus
+from erp_agent.cli._model import BaseUrlOption, ModelOption, ModelSettingOption
 from erp_agent.engine.response import TurnResponse
+from erp_agent.events import EventBus
 
 UserOption = Annotated[
     str,
@@ -60,6 +60,7 @@ def ask(
     ] = None,
     erp_url: ErpUrlOption = None,
     base_url: BaseUrlOption = None,
+    model_setting: ModelSettingOption = None,
 ) -> None:
     """Ask one question as USER and print the answer."""
 
@@ -74,7 +75,7 @@ def ask(
         with progress_line(err_console, bus):
             return await run(agent.session, question, conversation_id=conversation, bus=bus)
 
-    response = run_agent(user, model, work, erp_url, base_url)
+    response = run_agent(user, model, work, erp_url, base_url, model_setting)
     if json_output:
         typer.echo(json.dumps(as_json(response), default=str, ensure_ascii=False))
         return

@@ -13,6 +13,7 @@ import yaml
 from erp_agent.cli._common import console, run_as_user
 from erp_agent.connectors.base import Connector, FieldInfo
 from erp_agent.connectors.credentials import Credential
+from erp_agent.connectors.frappe.connector import MARKER_FIELDS
 from erp_agent.errors import ErpAgentError
 
 app = typer.Typer(
@@ -57,8 +58,8 @@ async def suggestions(connector: Connector, cred: Credential) -> dict[str, Any]:
             continue
         known = set(catalog.entity(name).fields)
         for field in described:
-            if not field.custom or field.name in known:
-                continue
+            if not field.custom or field.name in known or field.native in MARKER_FIELDS:
+                continue  # the write marker is the agent's own bookkeeping, not a field to offer
             spec = _spec(field)
             if spec is None:
                 continue

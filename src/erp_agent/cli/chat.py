@@ -7,10 +7,10 @@ from typing import Any
 
 from erp_agent.cli._agent import Agent, run_agent
 from erp_agent.cli._common import console
-from erp_agent.cli._model import BaseUrlOption, ModelOption
+from erp_agent.cli._model import BaseUrlOption, ModelOption, ModelSettingOption
 from erp_agent.cli._render import choice_reply, print_blocks, progress_line
 from erp_agent.cli.ask import ErpUrlOption, UserOption
-from erp_agent.engine.events import EventBus
+from erp_agent.events import EventBus
 from erp_agent.gateway.session import Session
 
 EXIT_WORDS = frozenset({"exit", "quit", ":q"})
@@ -125,7 +125,8 @@ def chat(
     model: ModelOption = None,
     erp_url: ErpUrlOption = None,
     base_url: BaseUrlOption = None,
+    model_setting: ModelSettingOption = None,
 ) -> None:
     """Chat with the agent as USER: live progress, tables, charts, proposals confirmed y/n;
     follow-ups refer to earlier answers, and a question with choices takes a number."""
-    run_agent(user, model, converse, erp_url, base_url)
+    run_agent(user, model, converse, erp_url, base_url, model_setting)

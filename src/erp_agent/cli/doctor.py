@@ -1,5 +1,12 @@
 """`erp-agent doctor`: the configuration checked end to end, one line per check.
 
+Every configured part is asked, as the server will ask it: the ERP (reachable, the service
+credential, the sync user, a sample user with ``--as``), the session key, the model (a one-token
+call), the store (its migrations at head), Redis (a ping, a write and a read), the queue's broker
+(connect and declare with the configured credentials), a queue worker (a ping task through the
+turns' queue), the search index (counts that add up, against the ERP's), the proxy settings and
+the public address (TLS, HSTS, the scheme and prefix the proxy passes on), single sign-on.
+
 Each check prints ``ok``, ``warn`` or ``FAIL`` with what it found; the exit status is 1 when any
 check fails. Nothing here prints a secret: keys are reported as set or not, and by count.
 """
@@ -8,27 +15,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated
 
 import httpx
 import typer
 
 from erp_agent.cli._common import console
+from erp_agent.cli._doctor_types import Check, Status
 from erp_agent.config import Settings, load_settings
 from erp_agent.errors import ErpAgentError
 
-Status = Literal["ok", "warn", "FAIL"]
 STYLE = {"ok": "green", "warn": "yellow", "FAIL": "red"}
-
-
-@dataclass
-class Check:
-    name: str
-    status: Status
-    detail: str
 
 
 def _line(check: Check) -> str:
@@ -113,6 +111,9 @@ async def _model(settings: Settings) -> Check:
 
 
 async def _store(settings: Settings) -> Check:
+    """Reachable, and its schema at the migrations' head (read only: the server migrates at
+    start; a revision this version does not know is a newer version's schema)."""
+    from erp_agent.store import schema
     from erp_agent.store.sql_store import open_store
 
     url = (
@@ -124,40 +125,48 @@ async def _store(settings: Settings) -> Check:
         Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
     store = open_store(url)
     try:
-        await store.migrate()
+        version = await store.schema_version()  # type: ignore[attr-defined]
     except ErpAgentError as exc:
         return Check("store", "FAIL", f"{where}: {exc}")
+    except Exception as exc:  # a driver's own error: one line, never a traceback
+        return Check("store", "FAIL", f"{where}: {type(exc).__name__}: {exc}")
     finally:
         await store.close()
-    return Check("store", "ok", f"{where} (migrated)")
+    head = await asyncio.to_thread(schema.head_revision)
+    if version == head:
+        return Check("store", "ok", f"{where}: migrations at head ({head})")
+    if version is None:
+        return Check("store", "warn", f"{where}: empty; migrated to {head} at the first start")
+    known = await asyncio.to_thread(_revisions)
+    if version not in known:
+        return Check("store", "FAIL", f"{where}: at revision {version}, which this version does "
+                     "not know (migrated by a newer erp-agent?): upgrade this checkout")  # fmt: skip
+    return Check("store", "warn", f"{where}: at {version}, head is {head}: migrated at the next "
+                 "start")  # fmt: skip
 
 
-def _index(settings: Settings) -> Check:
-    from erp_agent.retrieval.settings import index_url, open_index
+def _revisions() -> set[str]:
+    from alembic.script import ScriptDirectory
 
-    url = index_url(settings)
-    where = url.split("@")[-1] if "@" in url else url
-    try:
-        index = open_index(settings)
-        close = getattr(index, "close", None)
-        if callable(close):
-            close()
-    except ErpAgentError as exc:
-        return Check("index", "FAIL", f"{where}: {exc}")
-    except Exception as exc:  # a driver's own error (no such host, bad file): one line
-        return Check("index", "FAIL", f"{where}: {type(exc).__name__}: {exc}")
-    return Check("index", "ok", f"{where}; embeddings {settings.retrieval.embeddings}")
+    from erp_agent.store import schema
+
+    scripts = ScriptDirectory.from_config(schema.alembic_config())
+    return {script.revision for script in scripts.walk_revisions()}
 
 
 def _proxy(settings: Settings) -> Check:
-    from erp_agent.server.proxy import parse_networks
+    from erp_agent.server.proxy import normal_prefix, parse_networks
 
     server = settings.server
     try:
         parse_networks(server.trusted_proxies)
     except ErpAgentError as exc:
         return Check("proxy", "FAIL", str(exc))
-    root = server.root_path or "/"
+    prefix = normal_prefix(server.root_path)
+    if prefix is None:
+        return Check("proxy", "FAIL", f"ERP_AGENT_ROOT_PATH={server.root_path!r} is not a path "
+                     "prefix such as /agent: the server refuses to start")  # fmt: skip
+    root = f"{prefix or '/'} (or a trusted proxy's X-Forwarded-Prefix)"
     hsts = f"HSTS {server.hsts_seconds} s" if server.hsts_seconds else "no HSTS"
     return Check(
         "proxy",
@@ -187,37 +196,68 @@ async def _sso(settings: Settings) -> Check:
     )
 
 
-async def run_checks(settings: Settings) -> list[Check]:
-    steps: list[Callable[[], Awaitable[list[Check]] | list[Check]]] = [
-        lambda: _erp(settings),
-        lambda: [_secrets(settings)],
-        lambda: _one(_model(settings)),
-        lambda: _one(_store(settings)),
-        lambda: [_index(settings)],
-        lambda: [_proxy(settings)],
-        lambda: _one(_sso(settings)),
-    ]
-    checks: list[Check] = []
-    for step in steps:
-        result = step()
-        checks.extend(await result if not isinstance(result, list) else result)
+async def _with_the_erp(settings: Settings, sample: str | None) -> list[Check]:
+    """The checks that sign in (the sync user, a sample user) and the index, whose counts are
+    compared with the ERP's as the sync user."""
+    from erp_agent.cli._common import connector_from
+    from erp_agent.cli._doctor_erp import index_check, sample_user_check, sync_user_check
+
+    try:
+        connector = connector_from(settings)
+    except ErpAgentError as exc:
+        return [Check("sync user", "FAIL", str(exc))]
+    try:
+        sync, credential = await sync_user_check(settings, connector)
+        sampled = await sample_user_check(settings, connector, sample)
+        return [sync, sampled, await index_check(settings, connector, credential)]
+    finally:
+        await connector.aclose()
+
+
+async def run_checks(settings: Settings, sample: str | None = None) -> list[Check]:
+    from erp_agent.cli._doctor_plans import plan_checks
+    from erp_agent.cli._doctor_services import public_check, queue_checks, redis_check
+
+    checks = await _erp(settings)
+    erp_up = checks[0].status != "FAIL"
+    checks.append(_secrets(settings))
+    checks.append(await _model(settings))
+    checks.append(await _store(settings))
+    checks.extend(await plan_checks(settings))
+    checks.append(await redis_check(settings))
+    checks.extend(await queue_checks(settings))
+    if erp_up:
+        checks.extend(await _with_the_erp(settings, sample))
+    else:
+        from erp_agent.cli._doctor_erp import index_check
+
+        checks.append(Check("sync user", "warn", "not checked: the ERP is not reachable"))
+        checks.append(await index_check(settings, None, None))  # its counts alone
+    checks.append(_proxy(settings))
+    checks.append(await public_check(settings))
+    checks.append(await _sso(settings))
     return checks
 
 
-async def _one(check: Awaitable[Check]) -> list[Check]:
-    return [await check]
-
-
-def doctor() -> None:
-    """Check the configuration end to end (ERP, service user, key, model, store, index,
-    proxy, single sign-on): one line per check; exit 1 if any fails."""
+def doctor(
+    sample: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="Also sign in as this ERP user (password in ERP_AGENT_PASSWORD) and check "
+            "they may use the agent.",
+        ),
+    ] = None,
+) -> None:
+    """Check the configuration end to end (ERP, users, key, model, store, Redis, queue and
+    worker, index, proxy, single sign-on): one line per check; exit 1 if any fails."""
     try:
         settings = load_settings()
     except (ErpAgentError, ValueError) as exc:
         console.print(_line(Check("configuration", "FAIL", str(exc))), soft_wrap=True)
         raise typer.Exit(1) from exc
     console.print(_line(Check("configuration", "ok", f"{settings.server.mode} mode")))
-    checks = asyncio.run(run_checks(settings))
+    checks = asyncio.run(run_checks(settings, sample))
     for check in checks:
         console.print(_line(check), soft_wrap=True)
     if any(c.status == "FAIL" for c in checks):

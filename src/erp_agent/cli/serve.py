@@ -8,8 +8,14 @@ from typing import Annotated
 
 import typer
 
-from erp_agent.cli._common import console, ensure_port_free, fail, load_settings
-from erp_agent.cli._model import BaseUrlOption, ModelOption, configure
+from erp_agent.cli._common import console, ensure_port_free, fail
+from erp_agent.cli._model import (
+    BaseUrlOption,
+    ModelOption,
+    ModelSettingOption,
+    configure,
+    model_options,
+)
 from erp_agent.config import Settings
 from erp_agent.errors import ConfigError, ErpAgentError
 
@@ -28,16 +34,17 @@ def serve(
             "(ERP_AGENT_DATABASE_URL) and Redis (ERP_AGENT_REDIS_URL) between them.",
         ),
     ] = 1,
+    model_setting: ModelSettingOption = None,
 ) -> None:
     """Serve the web app and API for the ERP at ERP_AGENT_ERP_URL (see docs/configuration.md)."""
     try:
         ensure_port_free(host, port, "--port")
-        settings = configure(load_settings(), model, base_url)
+        settings = configure(None, model, base_url, model_setting)
         from erp_agent import logs
 
         logs.configure(settings.log)  # JSON or text, at the configured level
         if workers > 1:
-            _serve_many(host, port, model, base_url, workers, settings)
+            _serve_many(host, port, model, base_url, workers, settings, model_setting)
         else:
             asyncio.run(_serve(host, port, model, settings))
     except ErpAgentError as exc:
@@ -45,7 +52,13 @@ def serve(
 
 
 def _serve_many(
-    host: str, port: int, model: str | None, base_url: str | None, workers: int, settings: Settings
+    host: str,
+    port: int,
+    model: str | None,
+    base_url: str | None,
+    workers: int,
+    settings: Settings,
+    options: list[str] | None = None,
 ) -> None:
     import os
 
@@ -65,10 +78,16 @@ def _serve_many(
             "[yellow]Without ERP_AGENT_REDIS_URL each worker keeps its own rate gate and "
             "progress streams.[/]"
         )
+    from erp_agent.server.metrics import SHARED_VARIABLE, share_between_workers
+
+    if not os.environ.get(SHARED_VARIABLE):  # /metrics adds up every worker's counts
+        share_between_workers(Path(settings.data_dir) / "metrics")
     if model:  # each worker process configures the same model from these
         os.environ[MODEL_VARIABLE] = model
     if base_url:
         os.environ[BASE_URL_VARIABLE] = base_url
+    for name, value in model_options(options).items():  # beside the model, in every worker
+        os.environ[f"ERP_AGENT_REASONING_MODEL__{name.upper()}"] = value
     console.print(
         f"erp-agent on [bold]http://{host}:{port}/[/] — {workers} workers — ERP {settings.erp_url}"
     )
@@ -80,8 +99,7 @@ def _serve_many(
         workers=workers,
         log_level=settings.log.level.lower(),
         log_config=None,  # the workers' logs as configured by ERP_AGENT_LOG_*
-        proxy_headers=False,
-        root_path=settings.server.root_path.rstrip("/"),
+        proxy_headers=False,  # the app reads them, and its root path (ProxyHeaders)
     )
 
 
@@ -111,8 +129,8 @@ async def _serve(host: str, port: int, model: str | None, settings: Settings) ->
             log_level=settings.log.level.lower(),
             log_config=None,  # our handler and format (ERP_AGENT_LOG_FORMAT), not uvicorn's
             # Forwarded headers are read by the app, from ERP_AGENT_TRUSTED_PROXIES only.
+            # and the root path (ERP_AGENT_ROOT_PATH or a trusted X-Forwarded-Prefix) too.
             proxy_headers=False,
-            root_path=settings.server.root_path.rstrip("/"),
         )
         await uvicorn.Server(config).serve()
     finally:

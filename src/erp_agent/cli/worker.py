@@ -27,7 +27,8 @@ def worker(
             "--beat",
             help="Also run the scheduler (Celery beat) that sends the delta sync and the "
             "knowledge re-index at ERP_AGENT_SCHEDULED_SYNC_SECONDS and "
-            "ERP_AGENT_SCHEDULED_KNOWLEDGE_SECONDS; one worker of the deployment only.",
+            "ERP_AGENT_SCHEDULED_KNOWLEDGE_SECONDS, and the subscriptions' tick at "
+            "ERP_AGENT_SUBSCRIPTIONS_TICK_SECONDS; one worker of the deployment only.",
         ),
     ] = False,
 ) -> None:
@@ -43,8 +44,9 @@ def worker(
         from erp_agent.queue import tasks
         from erp_agent.queue.celery_app import configure
         from erp_agent.queue.scheduled import beat_schedule
+        from erp_agent.queue.subscriptions import subscription_schedule
 
-        schedule = beat_schedule(settings) if beat else {}
+        schedule = {**beat_schedule(settings), **subscription_schedule(settings)} if beat else {}
         if beat and not schedule:
             raise ConfigError(
                 "--beat has nothing to schedule: set ERP_AGENT_SCHEDULED_SYNC_SECONDS (e.g. 300) "

@@ -4,9 +4,9 @@ capabilities a connector declares in its profile.
 Core (abstract): sign-in and identity (``login``, ``roles``), ``describe``, ``list``, ``get``,
 ``count``, ``aggregate``, ``access`` and ``link``. Capabilities (overridden only by connectors
 that declare them in ``profile``): the document lifecycle (create, update, submit, cancel,
-delete, version, created_by), workflows, native reports and delta sync. Tool factories read the
-profile, so no tool is generated for what the active connector cannot do; calling a capability
-a connector lacks raises ``CapabilityMissing``.
+delete, version, created_by, create markers), workflows, native reports and delta sync. Tool
+factories read the profile, so no tool is generated for what the active connector cannot do;
+calling a capability a connector lacks raises ``CapabilityMissing``.
 
 Every data operation takes the signed-in user's credential, so the system's own permissions
 and scope apply by themselves. The credential is opaque outside the connector that issued it.
@@ -26,6 +26,7 @@ from erp_agent.catalog.entities import Report
 from erp_agent.catalog.maps import ConnectorMaps
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter
+from erp_agent.connectors.scope import DataScope
 from erp_agent.errors import ConfigError, ErpAuthenticationError
 
 Record = dict[str, Any]
@@ -47,7 +48,9 @@ class Capability(StrEnum):
     WORKFLOWS = "workflows"  # approval workflows: definitions and actions as the user
     REPORTS = "reports"  # native or hand-written named reports
     DELTA_SYNC = "delta_sync"  # changes_since: records changed since a watermark + tombstones
-    FILLING = "filling"  # fill_document: the system completes a new document as its form would
+    # project: what a submit or cancel will post (ledger, stock, payment schedule) and what
+    # blocks it, computed by the system itself before anything is written
+    PROJECTION = "projection"
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,32 @@ class FilledDocument:
     currency: str | None = None
 
 
+@dataclass
+class Projection:
+    """What confirming a submit or a cancel will do, as the system of record computes it
+    before anything is written (ERPNext: the draft's Accounting and Stock Ledger previews; for
+    a cancel, its posted entries reversed and the submitted documents linked to it). A
+    projection of the record as it is at ``modified``, never a record of what happened.
+
+    ``ledger`` rows: posting_date, account, debit, credit, against, party_type, party,
+    cost_center, against_voucher_type, against_voucher. ``stock`` rows: item, uom, in_qty,
+    out_qty, balance_qty, warehouse, incoming_rate, valuation_rate, balance_value,
+    value_change. ``payment_schedule`` rows: due_date, portion (%), amount. ``blocked_by``:
+    {doctype, id} of documents that must be cancelled first; ``refusal``: the system's own
+    words when it would refuse (or could not compute) the action."""
+
+    action: str  # submit | cancel
+    modified: str | None = None
+    currency: str | None = None
+    ledger: list[Record] = field(default_factory=list)
+    stock: list[Record] = field(default_factory=list)
+    payment_schedule: list[Record] = field(default_factory=list)
+    blocked_by: list[Record] = field(default_factory=list)
+    refusal: str | None = None
+    source: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
 class Connector(ABC):
     """One system of record. Implementations map canonical names to native ones."""
 
@@ -196,6 +225,25 @@ class Connector(ABC):
 
     async def user_default(self, cred: Credential, key: str) -> str | None:
         """The user's own default for ``key`` (e.g. their default company), or None."""
+        return None
+
+    async def data_scope(self, cred: Credential) -> DataScope | None:
+        """Every restriction beyond roles the system applies to this user's reads (User
+        Permissions, shared documents, a tenant and branches); None when it cannot be read
+        completely, so nothing computed for this user is ever served to another."""
+        return None
+
+    async def owner_only(
+        self, cred: Credential, roles: frozenset[str], entities: Sequence[str]
+    ) -> frozenset[str] | None:
+        """Which of ``entities`` this user reads only their own records of (ERPNext's
+        "if owner" permissions); None when the system cannot say."""
+        return frozenset()
+
+    async def canonical_user(self, name: str) -> str | None:
+        """The ERP's own id of the user who signs in as ``name`` (an id, email or username),
+        asked before any password is sent (sign-in limits count per person, not per spelling);
+        None when the system cannot say without the user's credential."""
         return None
 
     async def whoami(self, cred: Credential) -> str:
@@ -271,7 +319,29 @@ class Connector(ABC):
 
     # ------------------------------------------------------------ optional capabilities
 
-    async def create(self, cred: Credential, entity: str, values: Mapping[str, Any]) -> Record:
+    async def create(
+        self,
+        cred: Credential,
+        entity: str,
+        values: Mapping[str, Any],
+        *,
+        marker: str | None = None,
+    ) -> Record:
+        """Create a record. ``marker`` is the write's own id (made by the agent before sending):
+        a connector that ``marks_creates`` for ``entity`` stores it with the record, so that
+        ``find_marked`` can tell later whether a create whose answer was lost happened."""
+        raise CapabilityMissing(self.name, Capability.WRITES)
+
+    async def marks_creates(self, cred: Credential, entity: str) -> bool:
+        """Whether this system keeps a create's ``marker`` on records of ``entity`` (a field
+        set aside for it). Without one, a lost create is looked for by owner and time."""
+        return False
+
+    async def find_marked(
+        self, cred: Credential, entity: str, marker: str
+    ) -> builtins.list[Record]:
+        """The records of ``entity`` that carry ``marker``, read as the user (scalar fields);
+        empty means the create that carried it did not happen."""
         raise CapabilityMissing(self.name, Capability.WRITES)
 
     # Writes to an existing record take ``modified``: the record's version as the user saw it.
@@ -318,7 +388,8 @@ class Connector(ABC):
         limit: int = 20,
     ) -> builtins.list[Record]:
         """Records of ``entity`` created by ``owner`` after the ``created`` value ``after``
-        (the ERP's own clock), oldest first unless ``newest_first``; scalar fields only."""
+        (the ERP's own clock), oldest first unless ``newest_first``; scalar fields only.
+        ``CapabilityMissing`` when the system does not keep who created a record and when."""
         raise CapabilityMissing(self.name, Capability.WRITES)
 
     async def run_report(
@@ -361,11 +432,27 @@ class Connector(ABC):
         """
         return None
 
+    async def project(
+        self, cred: Credential, entity: str, record_id: str, action: str
+    ) -> Projection | None:
+        """What ``action`` ("submit" or "cancel") of the record will post and what blocks it,
+        computed by the system as the user before anything is written (the PROJECTION
+        capability). None: nothing to project for this entity. Never an estimate of ours."""
+        raise CapabilityMissing(self.name, Capability.PROJECTION)
+
     async def api_credential(self, admin: Credential, user: str) -> Credential | None:
         """A lasting credential for ``user`` (an API key pair the ERP issues), asked for with an
         administrator's credential; channels that cannot sign in interactively (MCP, the
         OpenAI-compatible API) act as the user with it. Optional: None means not supported.
         Issuing a new one may end the user's previous one (the ERP decides)."""
+        return None
+
+    async def notify(
+        self, cred: Credential, subject: str, message: str, link: str | None = None
+    ) -> str | None:
+        """Leave the user a notification in the system of record itself, created as the user
+        (ERPNext: a ToDo allocated to them), for subscriptions; the notification's id. Optional:
+        None means this system has no such notifications."""
         return None
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook; most connectors hold no pool

@@ -31,6 +31,7 @@ from erp_agent.connectors.base import (
 )
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.query import AggregateRequest, AggregateResult, DatePart, Filter, Func, Op
+from erp_agent.connectors.scope import DataScope
 from erp_agent.errors import (
     STALE_RECORD,
     CatalogError,
@@ -136,6 +137,7 @@ class FakeConnector(Connector):
         self.writable = writable
         self.tables: dict[str, dict[str, Record]] = {}
         self.tombstones: dict[str, list[tuple[str, str]]] = {}
+        self.markers: dict[tuple[str, str], str] = {}  # (entity, write marker) -> record id
         self._clock = itertools.count(1)
         self._sessions: dict[str, str] = {}
         for entity, rows in records.items():
@@ -177,6 +179,9 @@ class FakeConnector(Connector):
         if user is None or user != cred.user:
             raise ErpSessionExpired("Your session has ended; sign in again.")
         return self.users[user]
+
+    async def data_scope(self, cred: Credential) -> DataScope | None:
+        return DataScope.of(self._user(cred).scope)
 
     async def roles(self, cred: Credential) -> builtins.list[str]:
         return list(self._user(cred).roles)
@@ -296,14 +301,33 @@ class FakeConnector(Connector):
             message = f"Document has been modified after you have opened it ({current}, {seen})."
             raise ErpRefusal(Refusal(message, STALE_RECORD, 417, [message]))
 
-    async def create(self, cred: Credential, entity: str, values: Mapping[str, Any]) -> Record:
+    async def create(
+        self,
+        cred: Credential,
+        entity: str,
+        values: Mapping[str, Any],
+        *,
+        marker: str | None = None,
+    ) -> Record:
         table = self._table(entity)
         record_id = str(values.get("id") or f"{entity.upper()}-{len(table) + 1:05d}")
         if record_id in table:
             raise ErpRefusal(Refusal(f"{record_id} already exists", "DuplicateEntryError", 409))
         record = {**values, "id": record_id, "modified": self._now(), "created_by": cred.user}
         table[record_id] = record
+        if marker is not None:
+            self.markers[(entity, marker)] = record_id
         return dict(record)
+
+    async def marks_creates(self, cred: Credential, entity: str) -> bool:
+        return True  # the fake keeps every marker it is given
+
+    async def find_marked(
+        self, cred: Credential, entity: str, marker: str
+    ) -> builtins.list[Record]:
+        record_id = self.markers.get((entity, marker))
+        visible = {str(r["id"]): r for r in self._visible(cred, entity)}
+        return [dict(visible[record_id])] if record_id in visible else []
 
     async def update(
         self,

@@ -50,6 +50,13 @@ def catalog_for(
     dimensions = dict(catalog.dimensions)
     metrics: dict[str, Metric] = {}
     for name, metric in catalog.metrics.items():
+        if metric.report is not None and metric.report.name not in profile.reports:
+            continue  # a figure the ERP's own report computes needs that report
+        parts = [catalog.metrics.get(str(p)) for p in (metric.measure.numerator,
+                                                        metric.measure.denominator)]  # fmt: skip
+        if metric.measure.numerator and all(p is not None and p.report for p in parts):
+            metrics[name] = metric  # a ratio of report figures: cut as its reports are
+            continue
         kept = _metric_for(metric, entities, dimensions)
         if kept is not None:
             metrics[name] = kept
@@ -92,6 +99,8 @@ def _reaches(entities: dict[str, Entity], entity: Entity, path: str) -> bool:
         return False
     if not rest:
         return True
+    if not field.is_scalar:  # a table row's field: ``items.item``
+        return rest in field.fields
     target = entities.get(field.target) if field.target else None
     return target is not None and _reaches(entities, target, rest)
 
@@ -102,7 +111,14 @@ def _metric_for(
     entity = entities.get(metric.entity)
     if entity is None or not entity.allows(Operation.AGGREGATE):
         return None
-    if metric.measure.field and metric.measure.field not in entity.fields:
+    if metric.report is None and not all(
+        _reaches(entities, entity, f) for f in metric.measure.fields
+    ):
+        return None
+    for companion in metric.also.values():
+        if not all(_reaches(entities, entity, f) for f in companion.measure.fields):
+            return None
+    if metric.unit_field and not _reaches(entities, entity, metric.unit_field):
         return None
     if metric.date_field and metric.date_field not in entity.fields:
         return None
@@ -121,6 +137,8 @@ def _metric_for(
         path = company.path_for(entity.name, entity.fields) if company else None
         if path is None or not _reaches(entities, entity, path):
             return None
+    if metric.report is not None:  # the report's own columns cut it
+        return metric
     kept = tuple(
         d
         for d in metric.dimensions

@@ -45,7 +45,10 @@ def from_settings(settings: Settings) -> Connector:
         from erp_agent.catalog import load_catalog
 
         options["catalog"] = load_catalog(site=settings.site_dir)  # the site's field maps too
-    if settings.connector == "sql":
+    if settings.connector == "tryton":
+        # Every call runs as the signed-in user: Tryton gets no service credential.
+        options["database"] = settings.tryton_database
+    elif settings.connector == "sql":
         options["mapping"] = settings.sql_mapping
         if settings.sql_session_key is not None:
             options["session_key"] = settings.sql_session_key.get_secret_value()
@@ -65,6 +68,17 @@ def _load_builtin() -> None:
         register("erpnext", ERPNextConnector)
     if "sql" not in _FACTORIES:
         register("sql", _sql)
+    if "tryton" not in _FACTORIES:
+        register("tryton", _tryton)
+
+
+def _tryton(
+    base_url: str, *, database: str | None = None, timeout: float = 30.0, **_: object
+) -> Connector:
+    """A Tryton server: ``base_url`` is trytond's URL, ``database`` its database name."""
+    from erp_agent.connectors.tryton.connector import TrytonConnector
+
+    return TrytonConnector(base_url, database=database, timeout=timeout)
 
 
 def _sql(

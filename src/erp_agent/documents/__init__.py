@@ -6,4 +6,8 @@ pages, or a configured vision model); ``parse`` structures that text with determ
 (no model needed); ``draft`` looks the party and items up in the ERP through the gateway, as
 the user, and prepares the create proposal. The document's content is data throughout: it is
 never sent to a model as instructions and nothing is written until the user confirms.
+
+Reading a file is bounded: ``limits`` admits every image ``images`` makes (pixels, shape,
+memory) before it is allocated, and ``sandbox`` runs the reading in a worker process under a
+memory and CPU-time limit, so a hostile file costs one request, never the server.
 """

@@ -53,6 +53,7 @@ class ScanResult:
     document: dict[str, Any] = field(default_factory=dict)
     proposal: dict[str, Any] | None = None
     choices: dict[str, Any] | None = None  # the party to choose, when several records fit
+    unreadable: bool = False  # the file itself was refused (the message says what to send)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -356,7 +357,8 @@ async def scan_to_draft(
         },
     )
     if scanned.status is not Status.OK:
-        return ScanResult(False, scanned.message or "; ".join(scanned.errors))
+        message = scanned.message or "; ".join(scanned.errors)
+        return ScanResult(False, message, unreadable=scanned.status is Status.INVALID)
     doc = scanned.data["document"]
     entity = doc["kind"]["value"]
     flags: list[Flag] = []

@@ -12,8 +12,8 @@ import time
 from erp_agent.engine import conversation as conv
 from erp_agent.engine import guards, history
 from erp_agent.engine._run import Run
-from erp_agent.engine.events import TurnFinished, true_outcome
 from erp_agent.engine.routing import SPINE
+from erp_agent.events import TurnFinished, true_outcome
 from erp_agent.gateway.session import Session
 from erp_agent.masking import mask_all, mask_secrets
 from erp_agent.store.base import Store
@@ -90,6 +90,7 @@ def finished_event(run: Run, outcome: str) -> TurnFinished:
         prompt_tokens=run.usage.prompt_tokens,
         cached_tokens=run.usage.cached_tokens,
         completion_tokens=run.usage.completion_tokens,
+        cache_write_tokens=run.usage.cache_write_tokens,
         tools=tuple(str(c["name"]) for c in run.tools_called),
         latency_ms=round((time.perf_counter() - run.started) * 1000, 2),
     )

@@ -36,4 +36,11 @@ class Run:
     context_since: int = 0  # earlier turns' context messages before this seq are left out
     queries: list[dict[str, Any]] = field(default_factory=list)  # figure-bearing calls, in order
     shown: str | None = None  # the result id last shown as a table or chart
+    said: list[str] = field(default_factory=list)  # the user's words: earlier messages, this one
+    # Each offered tool's definition as sent (this user's view), in the conversation's order.
+    shown_tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The conversation's earlier turns (their history may be cut when tools are appended).
+    past: list[Turn] = field(default_factory=list)
+    # The user's data scope (what their ERP permissions restrict their reads to).
+    scope: tuple[tuple[str, tuple[str, ...]], ...] = ()
     started: float = field(default_factory=time.perf_counter)

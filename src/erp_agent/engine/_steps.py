@@ -1,5 +1,5 @@
 """Pieces of a turn that read like the loop's footnotes: the progress event for a tool call,
-where an unrequested write came from, the context text, and what the user is told when the
+the check of where a write came from, the context text, and what the user is told when the
 model or the tools fail."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.engine import conversation as conv
-from erp_agent.engine import guards
-from erp_agent.engine.events import Calculating, Event, PreparingProposal, RunningTool
+from erp_agent.engine import guards, prompt
+from erp_agent.engine._run import Run
 from erp_agent.errors import (
     ModelAuthError,
     ModelContextTooLong,
@@ -21,6 +21,8 @@ from erp_agent.errors import (
     ModelTimeout,
     TokenBudgetExceeded,
 )
+from erp_agent.events import Calculating, Event, PreparingProposal, RunningTool
+from erp_agent.gateway.origin import CONTEXT_SOURCE, Read, Request, WriteOrigin, read_of
 from erp_agent.models.base import Message
 from erp_agent.tools.base import Effect, Shape, ToolRegistry
 
@@ -46,22 +48,37 @@ def progress_event(
     return RunningTool(turn_id, tool=name)
 
 
-def suggested_by(
-    registry: ToolRegistry, catalog: Catalog, tools_called: Sequence[Mapping[str, Any]]
-) -> str:
-    """The content a write suggestion most likely came from: the last thing read."""
-    for call in reversed(tools_called[:-1]):
-        tool = registry.get(str(call.get("name")))
-        if tool is None or tool.effect is Effect.WRITE or tool.shape is Shape.TOOL_SEARCH:
-            continue  # writes and our own tool catalogue are not content
-        args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-        assert isinstance(args, dict)
-        if tool.entity and args.get("id"):
-            return f"{catalog.entity(tool.entity).label} {args['id']}"
-        if tool.shape is Shape.PASSAGES:
-            return "the knowledge base"
-        return f"the result of {tool.name}"
-    return "the reference data given with your question"
+def write_origin(registry: ToolRegistry, catalog: Catalog, run: Run) -> WriteOrigin:
+    """The check of where a write came from: the user's words (this message and their earlier
+    ones) against everything the model has read — tool results and the context tier."""
+    calls = {c.id: c for m in run.messages if m.role == "assistant" for c in m.tool_calls}
+    reads: list[Read] = []
+    for message in run.messages:
+        if prompt.is_context(message):
+            reads.append(Read(CONTEXT_SOURCE, message.content or ""))
+            continue
+        tool = registry.get(message.name or "") if message.role == "tool" else None
+        call = calls.get(message.tool_call_id or "")
+        if tool is None or call is None:
+            continue
+        read = read_of(catalog, tool, _json(call.arguments), _json(message.content or ""))
+        if read is not None:
+            reads.append(read)
+    request = Request(
+        said=tuple(run.said or [run.turn.user_message]),
+        entities=frozenset(run.turn.state.get("entities") or ()),
+        asks_for_change=bool(run.turn.state.get("asked_for_change", True)),
+    )
+    session = run.session
+    known = (session.company, session.default_company, session.currency, session.user)
+    return WriteOrigin(catalog, request, reads, known)
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def context_text(

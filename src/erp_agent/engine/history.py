@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from erp_agent.engine.prompt import is_context
 from erp_agent.models.base import Message
+
+if TYPE_CHECKING:
+    from erp_agent.store.models import Turn
 
 
 def estimate_tokens(message: Message) -> int:
@@ -123,3 +127,44 @@ def from_state(raw: Sequence[dict[str, object]]) -> list[Message]:
 
 def dumps(messages: Sequence[Message]) -> str:
     return json.dumps(to_state(messages))
+
+
+def window_size(past: Sequence[Turn]) -> int:
+    """Tokens of the turns since the history's start (``window_start``)."""
+    since = max((int(t.state.get("history_since", 0)) for t in past), default=0)
+    return sum(
+        estimate_tokens(m)
+        for t in past
+        if t.seq >= since
+        for m in from_state(t.state.get("messages", []))
+    )
+
+
+def window_start(past: Sequence[Turn], budget: int) -> int:
+    """The first turn whose messages go with the next request. It moves only when the turns
+    since it outgrow ``budget``, and then far (to half of it): the history's start, right after
+    the system messages and the tools, stays the same for several turns, so a prefix cache
+    holds through them, instead of sliding (and breaking the cache) at every turn."""
+    since = max((int(t.state.get("history_since", 0)) for t in past), default=0)
+    context_since = max((int(t.state.get("context_since", 0)) for t in past), default=0)
+    sizes = [
+        (
+            t.seq,
+            sum(
+                estimate_tokens(m)
+                for m in from_state(t.state.get("messages", []))
+                if t.seq >= context_since or not is_context(m)
+            ),
+        )
+        for t in past
+        if t.seq >= since
+    ]
+    if sum(size for _, size in sizes) <= budget:
+        return since
+    kept = 0
+    for seq, size in reversed(sizes):
+        if kept + size > budget // 2:
+            break
+        kept += size
+        since = seq
+    return max(since, sizes[-1][0]) if kept == 0 else since

@@ -20,8 +20,8 @@ from erp_agent.results.shaping import proposal_block
 from erp_agent.store.models import Turn
 
 if TYPE_CHECKING:
-    from erp_agent.engine.events import EventBus
     from erp_agent.engine.turn import Engine
+    from erp_agent.events import EventBus
     from erp_agent.gateway.session import Session
     from erp_agent.store.base import Store
 

@@ -2,13 +2,14 @@
 
 Two system messages. The first holds what is the same for every request of the deployment:
 core rules, then the site's own sections. Chat templates of self-hosted models (Qwen2.5,
-Hermes) render the tools array right after it, before everything else, so anything that
-differs between requests comes in the second: module sections (matched modules, in the order
-they were matched) → write rules (when write tools are offered) → tool rules (of every offered
-tool, in the order offered) → the session block (date, user, roles). A follow-up that adds a
-module, a write tool or a tool then changes the prompt only after the tools array, and nothing
-changes between rounds or follow-up turns that keep their tools, so a server's prefix cache
-holds.
+Hermes) render the tools array right after it, before everything else. The second is the
+session block (date, user, roles, the data scope the ERP applies to this user): the same for
+every request of a conversation. Nothing in either depends on the tools offered: each tool's
+rules travel in its own description, so a tool appended to the conversation's tools array
+changes nothing before it, and a follow-up's request begins with the previous one.
+
+What a turn adds about its business modules (what "revenue" means in selling, how stock is
+counted) goes in that turn's context message (``module_notes``), after the history.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from pathlib import Path
 from erp_agent.errors import ConfigError
 from erp_agent.gateway.session import Session
 from erp_agent.models.base import Message
-from erp_agent.tools.base import Tool
 
 
 @cache
@@ -60,15 +60,21 @@ def is_context(message: Message) -> bool:
 @dataclass(frozen=True)
 class PromptParts:
     stable: str  # core + site sections: identical for every request of the deployment
-    rules: str  # module sections, write rules, the offered tools' rules
-    session: str
+    session: str  # who asks, when, and what the ERP lets them see: the same for a conversation
 
     @property
     def text(self) -> str:
-        return "\n\n".join(p for p in (self.stable, self.rules, self.session) if p)
+        return "\n\n".join(p for p in (self.stable, self.session) if p)
 
 
-def session_block(session: Session, today: dt.date) -> str:
+def scope_text(restrictions: Iterable[tuple[str, Sequence[str]]]) -> str:
+    """The user's data scope in words ('' for none): "Branch Kisumu; Company Savanna …"."""
+    return "; ".join(f"{what} {', '.join(values)}" for what, values in restrictions if values)
+
+
+def session_block(
+    session: Session, today: dt.date, scope: Iterable[tuple[str, Sequence[str]]] = ()
+) -> str:
     lines = [
         "Session:",
         f"- Today: {today.isoformat()} ({today:%A})",
@@ -82,6 +88,12 @@ def session_block(session: Session, today: dt.date) -> str:
     if session.currency:
         lines.append(f"- Currency: {session.currency}")
     lines.append(f"- Timezone: {session.timezone}")
+    restricted = scope_text(scope)
+    if restricted:
+        lines.append(
+            f"- Restricted by the user's ERP permissions to {restricted}: records outside it are "
+            "not visible to them, so an empty result means none within it, not none at all."
+        )
     if session.read_only:
         lines.append("- This workspace is read-only: you cannot prepare changes.")
     return "\n".join(lines)
@@ -89,35 +101,21 @@ def session_block(session: Session, today: dt.date) -> str:
 
 def build(
     session: Session,
-    modules: Sequence[str],
-    offered: Iterable[Tool],
-    rules_already_sent: set[str],
     today: dt.date,
-    can_write: bool,
     site: str = "",
-) -> tuple[PromptParts, list[str]]:
-    """The prompt, and the tools whose rules were sent now (remember them for the conversation).
-    ``site`` is the deployment's own sections (ERP_AGENT_SITE_DIR/prompts), after the packaged
-    ones: they add to the rules, and cannot lift the gateway's checks, which are not prompts."""
+    scope: Iterable[tuple[str, Sequence[str]]] = (),
+) -> PromptParts:
+    """The prompt. ``site`` is the deployment's own sections (ERP_AGENT_SITE_DIR/prompts),
+    after the packaged ones: they add to the rules, and cannot lift the gateway's checks,
+    which are not prompts. ``scope``: the restrictions the ERP applies to the user's reads."""
     stable = [prompt_file("core.md"), site]
-    varying = [prompt_file(f"modules/{module}.md") for module in dict.fromkeys(modules)]
-    if can_write:
-        varying.append(prompt_file("write_rules.md"))
-    sent_now: list[str] = []
-    rules: list[str] = []
-    for tool in offered:
-        # Every round: a rule sent only once would leave the next rounds' prompt without it
-        # and change the prompt's bytes between rounds.
-        if tool.prompt_rules:
-            rules.append(f"- {tool.name}: {tool.prompt_rules}")
-            sent_now.append(tool.name)
-    if rules:
-        varying.append("Tool rules:\n" + "\n".join(rules))
-    return PromptParts(
-        "\n\n".join(p for p in stable if p),
-        "\n\n".join(p for p in varying if p),
-        session_block(session, today),
-    ), sent_now
+    return PromptParts("\n\n".join(p for p in stable if p), session_block(session, today, scope))
+
+
+def module_notes(modules: Iterable[str]) -> str:
+    """What the modules a turn is about mean by their words, for its context message."""
+    notes = [prompt_file(f"modules/{module}.md") for module in dict.fromkeys(modules)]
+    return "\n".join(" ".join(n.split()) for n in notes if n)
 
 
 MAX_SITE_PROMPT_CHARS = 8000  # the site's sections are sent with every model call

@@ -8,10 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from erp_agent.catalog import Catalog
-from erp_agent.engine import presentation
+from erp_agent.metrics.drill import drillable, row_refs, total_refs
+from erp_agent.results import charts, presentation
+from erp_agent.results.layout import layout
 from erp_agent.results.links import Linker
 from erp_agent.results.model_view import PAGE_ROWS, rows_of
 from erp_agent.results.store import ResultRecord, ResultStore
+from erp_agent.results.summary import report_figures
 
 Block = dict[str, Any]
 
@@ -38,6 +41,8 @@ def table_page(
     out: dict[str, Any] = {
         "columns": columns,
         "labels": [info[c].label if c in info else c for c in columns],
+        # Amounts at their currency's precision on every channel ("188,848.00", not "188,848").
+        "decimals": [presentation.decimals(info[c], every) if c in info else None for c in columns],
         "rows": [
             [
                 presentation.shown(r.get(c), info[c], r, year) if c in info else r.get(c)
@@ -71,74 +76,64 @@ async def materialise(
     if definition and kind in ("table", "chart", "cards"):
         block = {**block, "definition": definition}
     if kind == "table":
-        columns = block.get("columns") or presentation.default_columns(stored.data, rows)
-        page = rows[:PAGE_ROWS]
-        return {
-            **block,
-            **table_page(stored, page, columns, catalog, rows),
-            "links": _links(stored, page, linker),
-            "total_rows": len(rows),
-            "page": {"start": 0, "limit": PAGE_ROWS},
-        }
+        return {**block, **_table(block, stored, rows, linker, catalog)}
     if kind == "chart":
-        return {**block, **_chart(block, stored, rows, catalog)}
+        drawn = charts.draw(block, stored.data, rows, catalog, stored.entity, stored.id)
+        return {**block, **drawn}
     if kind == "cards":
-        links = _links(stored, rows, linker)
-        return {
-            **block,
-            "cards": [
-                {"title": str(r.get("id") or r.get("name") or ""), "fields": r, "link": link}
-                for r, link in zip(rows[:PAGE_ROWS], links, strict=False)
-            ],
-        }
+        return {**block, "cards": _cards(stored, rows[:PAGE_ROWS], linker, catalog)}
     return block
 
 
-def _chart(
-    block: Block, stored: ResultRecord, rows: list[dict[str, Any]], catalog: Catalog | None
-) -> Block:
-    """One chart per currency, of exactly the rows the table shows (the top N when asked)."""
-    label, values = block["label"], list(block["values"])
-    info = presentation.columns_of(stored.data, rows, catalog, stored.entity)
-    year = presentation.year_of(_definition(stored.data))
-    if block.get("top"):
-        rows = presentation.top_rows(rows, values[0], int(block["top"]))
-    chart_type = block.get("chart_type") or (
-        "line" if presentation.is_time_series(info.get(label)) else "bar"
-    )
-    title = block.get("title") or ""
-    groups = presentation.by_currency(rows)
-    charts = [
-        {
-            "currency": currency,
-            "title": f"{title} ({currency})" if currency and len(groups) > 1 else title,
-            "spec": {
-                "type": chart_type,
-                "data": {
-                    "labels": [_cell(info, r, label, year) for r in group],
-                    "datasets": [
-                        {
-                            "label": _series(info, v, currency),
-                            "data": [_cell(info, r, v, year) for r in group],
-                        }
-                        for v in values
-                    ],
-                },
-            },
+def _cards(
+    stored: ResultRecord, rows: list[dict[str, Any]], linker: Linker, catalog: Catalog | None
+) -> list[dict[str, Any]]:
+    """One card per record: titled by its id (or first column), with the columns a table
+    would show first, labelled and formatted the same way."""
+    chosen = layout(stored.data, rows, catalog, stored.entity, stored.tool)
+    title = chosen.link or (chosen.shown[0] if chosen.shown else None)
+    page = table_page(stored, rows, chosen.shown, catalog)
+    cards = []
+    for row, cells, link in zip(rows, page["rows"], _links(stored, rows, linker), strict=False):
+        fields = {
+            label: value
+            for key, label, value in zip(chosen.shown, page["labels"], cells, strict=True)
+            if key != title
         }
-        for currency, group in groups
-    ]
-    return {"chart_type": chart_type, "spec": charts[0]["spec"], "charts": charts}
+        name = row.get(title) if title else None
+        cards.append({"title": str(name or row.get("id") or ""), "fields": fields, "link": link})
+    return cards
 
 
-def _cell(info: dict[str, Any], row: dict[str, Any], key: str, year: int | None) -> Any:
-    column = info.get(key)
-    return presentation.shown(row.get(key), column, row, year) if column else row.get(key)
-
-
-def _series(info: dict[str, Any], key: str, currency: str | None) -> str:
-    column = info.get(key)
-    text = column.label if column else key
-    if currency and column and column.money and f"({currency})" not in text:
-        text += f" ({currency})"
-    return str(text)
+def _table(
+    block: Block,
+    stored: ResultRecord,
+    rows: list[dict[str, Any]],
+    linker: Linker,
+    catalog: Catalog | None,
+) -> Block:
+    """A table's first page, its columns by the shared rule (``results.layout``) unless the
+    model named them, the columns one "more columns" away, and the report's own figures."""
+    chosen = layout(stored.data, rows, catalog, stored.entity, stored.tool)
+    named = block.get("columns")
+    columns = list(named or chosen.shown)
+    link = chosen.link if not named else ("id" if "id" in columns else None)
+    info = presentation.columns_of(stored.data, rows, catalog, stored.entity)
+    more = [k for k in [*chosen.shown, *chosen.more] if k not in columns]
+    page = rows[:PAGE_ROWS]
+    out: Block = {
+        **table_page(stored, page, columns, catalog, rows),
+        "links": _links(stored, page, linker),
+        "link_column": link or (columns[0] if columns else None),
+        "more_columns": [{"key": k, "label": info[k].label if k in info else k} for k in more],
+        "total_rows": len(rows),
+        "page": {"start": 0, "limit": PAGE_ROWS},
+    }
+    figures = report_figures(stored.data)
+    if figures:
+        out["figures"] = figures
+    if drillable(stored.data):
+        # Each figure opens the documents it was computed from (results.drill).
+        out["drills"] = row_refs(stored.id, stored.data, page)
+        out["drill_totals"] = total_refs(stored.id, stored.data)
+    return out

@@ -7,6 +7,8 @@ from typing import Any
 
 from erp_agent.models.base import Usage
 
+READ_AS = "Read as: "  # how an answer that says how it read the question begins
+
 
 @dataclass
 class TurnResponse:
@@ -18,10 +20,23 @@ class TurnResponse:
     model: str = ""
     outcome: str = "answered"  # answered | proposal | stopped | error
 
+    @property
+    def reading(self) -> str | None:
+        """How the question was read ("Read as: revenue by branch, Q3 2026"), when the answer
+        begins with its reading (the offline planner's answers always do)."""
+        for block in self.blocks:
+            if block.get("type") == "text":
+                first = str(block.get("markdown") or "").split("\n", 1)[0]
+                return (
+                    first.removeprefix(READ_AS).rstrip(".") if first.startswith(READ_AS) else None
+                )
+        return None
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "turn_id": self.turn_id,
             "conversation_id": self.conversation_id,
+            "reading": self.reading,
             "blocks": self.blocks,
             "tools_called": self.tools_called,
             "usage": {

@@ -19,8 +19,8 @@ from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.config import EngineSettings
+from erp_agent.engine import _tools, guards, history, interrupted, prompt
 from erp_agent.engine import conversation as conv
-from erp_agent.engine import guards, history, interrupted, prompt
 from erp_agent.engine._persist import (
     finished_event,
     open_conversation,
@@ -32,11 +32,15 @@ from erp_agent.engine._steps import (
     context_text,
     model_error_text,
     progress_event,
-    suggested_by,
     too_many_failures,
     tool_results,
+    write_origin,
 )
-from erp_agent.engine.events import (
+from erp_agent.engine.render import materialise
+from erp_agent.engine.response import TurnResponse
+from erp_agent.engine.routing import Router
+from erp_agent.errors import ModelContextTooLong, ModelError, StoreError
+from erp_agent.events import (
     AsyncListener,
     EventBus,
     GuardTriggered,
@@ -46,20 +50,17 @@ from erp_agent.engine.events import (
     Thinking,
     ToolFinished,
 )
-from erp_agent.engine.render import materialise
-from erp_agent.engine.response import TurnResponse
-from erp_agent.engine.routing import Router
-from erp_agent.errors import ModelContextTooLong, ModelError, StoreError
 from erp_agent.gateway.gateway import TURN_BUS, TURN_ID, Gateway
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.session import Session
 from erp_agent.models.base import ChatModel, Completion, Message, ToolCall
-from erp_agent.results.links import LinkBuilder
+from erp_agent.results.links import LinkBuilder, live_text
 from erp_agent.results.shaping import ResultShaper, citations_block
 from erp_agent.results.store import ResultStore
+from erp_agent.results.text import separate_lists
 from erp_agent.store.base import Store
 from erp_agent.store.models import Turn
-from erp_agent.tools.base import Effect, Tool
+from erp_agent.tools.base import Effect
 
 # (the request, the session, a budget in tokens, the context messages already in the
 # conversation's history) → the text to add to this turn's context message
@@ -100,6 +101,7 @@ class Engine:
         # usage, metrics); the channel adds its own (progress) to the bus it passes.
         self.listeners = list(listeners)
         self.async_listeners = list(async_listeners)
+        self.scopes = _tools.Scopes(gateway.connector)
         gateway.results = results
 
     # ------------------------------------------------------------ lifecycle
@@ -115,15 +117,13 @@ class Engine:
     ) -> TurnResponse:
         """``turn_id``: a turn queued under that id (``queue.submit``) starts here."""
         bus = bus or EventBus()
+        session = await self.gateway.within_plan(session)  # the organisation's plan narrows
         conversation = await open_conversation(self.store, session, conversation_id, message)
         self._attach(bus, conversation.id, session)
         new = conversation.id != conversation_id  # just created: no turns, no state to read
         past = (
             [] if new else [t for t in await self.store.turns(conversation.id) if t.id != turn_id]
         )
-        earlier = _earlier(past)
-        rules_sent = {name for t in past for name in t.state.get("rules_sent", [])}
-        trimmed = history.trim(earlier, self.settings.history_budget_tokens)
         queued = await self.store.get_turn(turn_id) if turn_id else None
         turn = Turn(
             id=turn_id or f"turn_{secrets.token_urlsafe(10)}",
@@ -138,23 +138,40 @@ class Engine:
         state = {} if new else await self.store.conversation_state(conversation.id)
         route = self.router.route(message, session, conv.route_extra(state))
         if past:  # a follow-up: the same prompt prefix, so the model's server can cache it
-            route = self.router.follow(route, past[-1].state, session)
+            has_result = bool(state.get("last_query") or state.get("last_shown"))
+            route = self.router.follow(route, past[-1].state, session, has_result=has_result)
+        if self.model.profile.reads_every_tool:
+            route.offered = self.router.everything(session)
+        budget = self.settings.history_budget_tokens
+        if past and route.offered != past[-1].state.get("offered"):
+            # Tools appended: everything after the earlier tools is read again anyway, so the
+            # history is cut now (to a third), and is then the same for several turns.
+            budget = min(budget, history.window_size(past) // 2, budget // 3) or budget // 3
+        history_since = history.window_start(past, budget)
+        earlier = _earlier([t for t in past if t.seq >= history_since])
+        trimmed = history.trim(earlier, self.settings.history_budget_tokens)
         run = Run(turn, session, [*trimmed, Message("user", message)], route.offered, route.modules)
+        run.past = list(past)
         run.conversation = state
+        run.said = _said(past, message)
         run.previous_prefix = past[-1].state.get("prefix_hash") if past else None
         run.context_since = _context_since(past)
         # The conversation-state tier: what the last few turns were about, so "it" and "that
         # invoice" resolve without re-reading the whole history.
         recent = [tuple(d) for t in past[-RECENT_TURNS:] for d in t.state.get("document_ids", [])]
         run.turn.state.update(
+            # Knowledge passages for a process question, or a first question naming nothing
+            # the catalog knows (a follow-up's words are about what came before).
             asked_for_change=route.wants_write,
-            history_len=len(trimmed), rules_sent=sorted(rules_sent), modules=route.modules,
+            knowledge=route.knowledge or (not past and not route.named_modules),
+            history_len=len(trimmed), history_since=history_since, modules=route.modules,
+            named_modules=[] if route.figure and not route.records else route.named_modules,
             entities=route.entities, document_ids=route.document_ids,
             recent_documents=[d for d in dict.fromkeys(recent) if d not in route.document_ids],
             recent_entities=list(dict.fromkeys(e for t in past[-RECENT_TURNS:] for e in t.state.get("entities", []))),
         )  # fmt: skip
         await save_turn(self.store, run)
-        return await self._loop(run, bus, rules_sent)
+        return await self._loop(run, bus)
 
     async def continue_turn(
         self, session: Session, turn_id: str, *, bus: EventBus | None = None
@@ -171,9 +188,13 @@ class Engine:
         if conversation is None or conversation.user != session.user:
             raise StoreError(f"Turn {turn_id} does not belong to {session.user}.")
         bus = bus or EventBus()
+        session = await self.gateway.within_plan(session)
         self._attach(bus, conversation.id, session)
         past = [t for t in await self.store.turns(turn.conversation_id) if t.seq < turn.seq]
-        earlier = _earlier(past, int(turn.state.get("context_since", 0)))
+        since = int(turn.state.get("history_since", 0))
+        earlier = _earlier(
+            [t for t in past if t.seq >= since], int(turn.state.get("context_since", 0))
+        )
         trimmed = history.trim(earlier, self.settings.history_budget_tokens)
         turn.state["history_len"] = len(trimmed)
         this_turn = history.from_state(turn.state.get("messages", []))
@@ -187,18 +208,19 @@ class Engine:
         # An assistant message whose tool calls were not all answered is dropped and asked again.
         run.messages = [*trimmed, *[m for unit in history.units(this_turn) for m in unit]]
         run.conversation = await self.store.conversation_state(turn.conversation_id)
+        run.said = _said(past, turn.user_message)
         run.previous_prefix = past[-1].state.get("prefix_hash") if past else None
         run.context_since = _context_since(past)
         run.sources.extend(tool_results(this_turn))
         # A proposal the turn had prepared is shown again, with its status as it is now.
         run.blocks.extend(await interrupted.proposal_blocks(self.store, turn))
-        return await self._loop(run, bus, set(turn.state.get("rules_sent", [])))
+        return await self._loop(run, bus)
 
     def _attach(self, bus: EventBus, conversation_id: str, session: Session) -> None:
         bus.attach(self.listeners, self.async_listeners)
         bus.bind(conversation_id=conversation_id, user=session.user, org=session.org)
 
-    async def _loop(self, run: Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
+    async def _loop(self, run: Run, bus: EventBus) -> TurnResponse:
         """The rounds, under one deadline for the whole turn: a slow ERP or model (each with
         its own retries) cannot hold the user for minutes. When time runs out the user gets
         what was found so far (tables, charts, proposals already made) and says so."""
@@ -208,7 +230,7 @@ class Engine:
         bus_token = TURN_BUS.set(bus)  # and go to its stream
         try:
             async with asyncio.timeout(deadline):
-                return await self._rounds(run, bus, rules_sent)
+                return await self._rounds(run, bus)
         except TimeoutError:
             doing = f" while {run.waiting_for}" if run.waiting_for else ""
             slow = "the AI model" if "model" in run.waiting_for else "the ERP"
@@ -225,21 +247,26 @@ class Engine:
             TURN_ID.reset(turn_token)
             interrupted.ACTIVE.discard(run.turn.id)
 
-    async def _rounds(self, run: Run, bus: EventBus, rules_sent: set[str]) -> TurnResponse:
+    async def _rounds(self, run: Run, bus: EventBus) -> TurnResponse:
+        run.waiting_for = "waiting for the AI model (its context window)"
+        await self.model.prepare()  # the endpoint's own word on its context window, once
+        run.waiting_for = "waiting for the ERP (your permissions)"
+        run.scope = await self.scopes.of(run.session)
         run.waiting_for = "gathering context"
         if "context_since" not in run.turn.state:
-            self._prompt(run, rules_sent)
+            self._prompt(run)
             self._keep_earlier_context(run)
         await self._add_context(run)
         for round_no in range(1, self.settings.max_rounds + 1):
-            system, offered_tools = self._prompt(run, rules_sent)
+            before = run.turn.state.get("prefix_hash")
+            system = self._prompt(run)
+            if round_no > 1 and run.turn.state.get("prefix_hash") != before:
+                self._cut_history(run)
             bus.emit(Thinking(run.turn.id, round=round_no))
             run.waiting_for = "waiting for the AI model"
             step_started = time.perf_counter()
             try:
-                completion = await self._complete(
-                    run, system, [t.schema() for t in offered_tools], bus
-                )
+                completion = await self._complete(run, system, list(run.shown_tools.values()), bus)
             except ModelError as exc:
                 return await self._finish(run, bus, model_error_text(exc), "error")
             run.usage = run.usage + completion.usage
@@ -301,27 +328,29 @@ class Engine:
             "stopped",
         )
 
-    def _prompt(self, run: Run, rules_sent: set[str]) -> tuple[list[Message], list[Tool]]:
-        """This round's system messages and offered tools; the turn's state keeps a hash of
-        everything the request sends before the conversation (the next turn compares it)."""
+    def _prompt(self, run: Run) -> list[Message]:
+        """This round's system messages and offered tools (each as this user is shown it, kept
+        in ``run.shown_tools``); the turn's state keeps a hash of everything the request sends
+        before the conversation (the next turn compares it)."""
         offered_tools = [
             t for t in (self.gateway.registry.get(n) for n in run.offered) if t is not None
         ]
-        parts, sent_now = prompt.build(
-            run.session, run.modules, offered_tools, rules_sent, self.settings.today or dt.date.today(),
-            can_write=not run.session.read_only and any(t.effect is Effect.WRITE for t in offered_tools),
-            site=self.site_prompt,
-        )  # fmt: skip
-        rules_sent.update(sent_now)
-        run.turn.state["rules_sent"] = sorted(rules_sent)
+        for tool in offered_tools:
+            if tool.name not in run.shown_tools:
+                run.shown_tools[tool.name] = tool.schema(run.session, dict(run.scope))
+        run.shown_tools = {t.name: run.shown_tools[t.name] for t in offered_tools}
+        parts = prompt.build(
+            run.session, self.settings.today or dt.date.today(), self.site_prompt, run.scope
+        )
         run.turn.state["prompt_hash"] = hashlib.sha256(parts.stable.encode()).hexdigest()[:16]
         system = [
             Message("system", parts.stable, cache_breakpoint=True),
-            Message("system", "\n\n".join(p for p in (parts.rules, parts.session) if p)),
+            Message("system", parts.session),
         ]
-        before = json.dumps([[m.content for m in system], [t.digest for t in offered_tools]])
+        digests = [_tools.digest(schema) for schema in run.shown_tools.values()]
+        before = json.dumps([[m.content for m in system], digests])
         run.turn.state["prefix_hash"] = hashlib.sha256(before.encode()).hexdigest()[:16]
-        return system, offered_tools
+        return system
 
     def _keep_earlier_context(self, run: Run) -> None:
         """Earlier turns' context messages stay in the history only while the request's part
@@ -337,6 +366,22 @@ class Engine:
             run.turn.state["history_len"] = len(kept)
             since = run.turn.seq
         run.turn.state["context_since"] = since
+
+    def _cut_history(self, run: Run) -> None:
+        """Tools were appended within the turn: what follows the earlier tools is read again
+        anyway, so the earlier turns are cut to a third of the history budget now (and the
+        next turns start from the same place)."""
+        if not run.past:
+            return
+        since = history.window_start(run.past, self.settings.history_budget_tokens // 3)
+        if since <= int(run.turn.state.get("history_since", 0)):
+            return
+        context_since = int(run.turn.state.get("context_since", 0))
+        earlier = _earlier([t for t in run.past if t.seq >= since], context_since)
+        kept = history.trim(earlier, self.settings.history_budget_tokens)
+        start = run.turn.state.get("history_len", 0)
+        run.messages = [*kept, *run.messages[start:]]
+        run.turn.state.update(history_len=len(kept), history_since=since)
 
     async def _complete(
         self, run: Run, system: list[Message], tools: list[dict[str, Any]], bus: EventBus
@@ -395,6 +440,9 @@ class Engine:
                 if guards.record_result(run.guard, ok=False):
                     return too_many_failures()
                 continue
+            tool = self.gateway.registry.get(call.name)
+            if tool is not None:
+                arguments = _tools.with_defaults(tool, run.shown_tools.get(call.name), arguments)
             refusal = guards.check_call(run.guard, call.name, arguments, run.offered)
             run.tools_called.append({"name": call.name, "arguments": arguments})
             if refusal:
@@ -409,9 +457,11 @@ class Engine:
                 )
             )
             run.waiting_for = f"waiting for the ERP ({call.name})"
+            writes = tool is not None and tool.effect is Effect.WRITE
             outcome = await self.gateway.call(
-                run.session, call.name, arguments, conversation_id=run.turn.conversation_id
-            )
+                run.session, call.name, arguments, conversation_id=run.turn.conversation_id,
+                origin=write_origin(self.gateway.registry, self.catalog, run) if writes else None,
+            )  # fmt: skip
             content = await self._after_call(run, call.name, arguments, outcome)
             self._answer(run, call, content)
             # Saved at once: a worker that dies after this call resumes past it, never
@@ -448,19 +498,16 @@ class Engine:
         what this turn needs of it: blocks to show, tools it enabled, figures it can quote."""
         shaped = await self.shaper.shape(run.session, outcome)
         for block in shaped.blocks:
-            if block["type"] == "proposal" and run.turn.state.get("asked_for_change") is False:
-                # Content is data: a write nobody asked for came from something the model read.
-                source = suggested_by(self.gateway.registry, self.catalog, run.tools_called)
-                block["unrequested"] = {
-                    "source": source,
-                    "message": f"This was suggested by content in {source}, not by your request.",
-                }
+            # A proposal block carries its content warning as stored (``gateway/origin.py``).
             if block["type"] == "choices" and any(b.get("type") == "choices" for b in run.blocks):
                 continue  # one question at a time
             run.blocks.append(block)
         run.shown = shaped.shown or run.shown
         run.offered.extend(n for n in shaped.offer if n not in run.offered)
         run.citations.extend(shaped.citations)
+        scope = _tools.scope_note(self.gateway.registry.get(name), run.scope, shaped.content)
+        if scope:  # what the result was read within, beside what it holds
+            shaped.content = {**shaped.content, "scope": scope}
         if shaped.stored:
             run.sources.append(shaped.data)
             if shaped.definition and run.tools_called:
@@ -502,14 +549,27 @@ class Engine:
             self.settings.context_budget_tokens,
             self.model.profile.context_window // CONTEXT_SHARE,
         )
-        provided = [
-            await provider(run.turn.user_message, run.session, budget, given)
-            for provider in self.context_providers
-        ]
+        # Passages for a question about how things work (or one no business word names); a
+        # question for figures or records is answered by its tools.
+        provided = (
+            [
+                await provider(run.turn.user_message, run.session, budget, given)
+                for provider in self.context_providers
+            ]
+            if run.turn.state.get("knowledge", True)
+            else []
+        )
+        # The notes of the module the request is most about (figures carry their own
+        # definitions); one already in the history is not sent again.
+        notes = prompt.module_notes((run.turn.state.get("named_modules") or [])[:1])
+        if notes and notes not in given:
+            provided.append(notes)
         return context_text(run.turn.state, run.conversation, provided)
 
     async def _finish(self, run: Run, bus: EventBus, text: str, outcome: str) -> TurnResponse:
-        blocks = [{"type": "text", "markdown": self.links.in_text(text)}]
+        # Ids are linked only where the ERP returned them (not a knowledge article's example).
+        live = live_text(run.messages, self.shaper.registry, run.conversation.get("documents"))
+        blocks = [{"type": "text", "markdown": self.links.in_text(separate_lists(text), live)}]
         for block in run.blocks:
             blocks.append(
                 await materialise(
@@ -563,3 +623,9 @@ def _earlier(past: Sequence[Turn], since: int = 0) -> list[Message]:
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 2)
+
+
+def _said(past: Sequence[Turn], message: str) -> list[str]:
+    """The user's own words the write-origin check compares a write with: their recent
+    messages in the conversation and this one (outcome notes have no user message)."""
+    return [*(t.user_message for t in past[-RECENT_TURNS:] if t.user_message), message]

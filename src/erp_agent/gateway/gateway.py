@@ -6,12 +6,15 @@
 
 Every decision is one typed event on the event stream (who, tool, argument digest, decision,
 reason, latency): ``ToolDecided``, ``ProposalMade`` or ``ProposalDecided``. The audit log is a
-subscriber of that stream (``engine.subscribers.AuditLog``), the only writer of audit rows.
+subscriber of that stream (``events.subscribers.AuditLog``), the only writer of audit rows.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import datetime as dt
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
@@ -21,16 +24,6 @@ import jsonschema
 
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.base import Connector
-from erp_agent.engine.events import (
-    AsyncListener,
-    Audited,
-    EventBus,
-    Listener,
-    ProposalDecided,
-    ProposalMade,
-    ToolDecided,
-)
-from erp_agent.engine.subscribers import AuditLog
 from erp_agent.errors import (
     ErpAgentError,
     ErpRefusal,
@@ -39,9 +32,21 @@ from erp_agent.errors import (
     Refusal,
     ToolInputError,
 )
-from erp_agent.gateway import reconcile
+from erp_agent.events import (
+    AsyncListener,
+    Audited,
+    AuditLog,
+    EventBus,
+    Listener,
+    ProposalDecided,
+    ProposalMade,
+    ToolDecided,
+)
+from erp_agent.gateway import projection, reconcile
 from erp_agent.gateway.lookups import LookupCache
+from erp_agent.gateway.origin import OriginCheck
 from erp_agent.gateway.outcome import Outcome, Status
+from erp_agent.gateway.plans import Plan, PlanBook, channel_of
 from erp_agent.gateway.proposals import (
     args_digest,
     decision_refusal,
@@ -63,11 +68,13 @@ TURN_ID: ContextVar[str | None] = ContextVar("erp_agent_turn_id", default=None)
 TURN_BUS: ContextVar[EventBus | None] = ContextVar("erp_agent_turn_bus", default=None)
 DecisionHook = Callable[[Proposal, Outcome, Decision], Awaitable[str | None]]
 _DECIDED = frozenset({Decision.CONFIRMED, Decision.REJECTED, Decision.ERP_REFUSED, Decision.FAILED})
-_UNDECIDED = frozenset({ProposalStatus.PENDING, ProposalStatus.EXECUTING})
+_UNDECIDED = frozenset({ProposalStatus.PENDING, ProposalStatus.EXECUTING, ProposalStatus.CHECKING})
 SessionLookup = Callable[[Proposal], Awaitable[Session | None]]
 DEFAULT_PROPOSAL_TTL = dt.timedelta(minutes=15)
 # A confirm claimed longer ago than this cannot still be running (its ERP calls time out first).
 DEFAULT_CONFIRM_TIMEOUT = dt.timedelta(seconds=90)
+SWEEP_LIMIT = 1000  # undecided proposals looked at per status in one recovery pass
+log = logging.getLogger(__name__)
 
 
 def _utcnow() -> dt.datetime:
@@ -88,6 +95,7 @@ class Gateway:
         results: ResultAccess | None = None,
         today: dt.date | None = None,
         lookup_ttl: dt.timedelta = dt.timedelta(0),
+        in_flight: reconcile.InFlight | None = None,
     ) -> None:
         self.registry = registry
         self.store = store
@@ -95,6 +103,8 @@ class Gateway:
         self.catalog = catalog
         self.proposal_ttl = proposal_ttl
         self.confirm_timeout = confirm_timeout
+        # How long a write the ERP did not answer may still reach it (reconcile.InFlight).
+        self.in_flight = in_flight or reconcile.InFlight()
         self.clock = clock
         self.results = results
         self.today = today  # a pinned business date (demos, evals); None: the user's clock
@@ -108,15 +118,43 @@ class Gateway:
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
         # Master-data name lookups reused within a session (ERP_AGENT_MASTER_DATA_TTL).
         self.lookups = LookupCache(catalog, lookup_ttl, clock)
+        # Checks of unanswered writes due later in this process (the sweep is the fallback).
+        self._checks: set[asyncio.Task[None]] = set()
+        # Plans per organisation (gateway/plans.py), applied after the ERP's permissions.
+        self.plans: PlanBook | None = None
+
+    async def aclose(self) -> None:
+        """Stop the checks this process scheduled; the recovery sweep of any process makes them."""
+        for task in list(self._checks):
+            task.cancel()
+        await asyncio.gather(*self._checks, return_exceptions=True)
+        self._checks.clear()
 
     # ------------------------------------------------------------ the one entry
 
     async def call(
-        self, session: Session, name: str, args: Any, *, conversation_id: str | None = None
+        self,
+        session: Session,
+        name: str,
+        args: Any,
+        *,
+        conversation_id: str | None = None,
+        origin: OriginCheck | None = None,
     ) -> Outcome:
+        """``origin``: the caller's check of where a write came from (``gateway/origin.py``);
+        the warning it returns is stored with the proposal."""
         started = time.perf_counter()
         digest = args_digest(args)
         tool = self.registry.get(name)
+        plan = await self.plans.for_org(session.org) if self.plans is not None else None
+        if plan is not None and tool is not None:
+            reason = self._plan_refusal(plan, session, tool)
+            if reason is not None:
+                return await self.audit(
+                    session, name, digest, started, Decision.REFUSED,
+                    Outcome(Status.REFUSED, name, message=reason),
+                )  # fmt: skip
+            session = self._narrowed(plan, session)  # what the tool itself may read
         if tool is None or name not in session.allowed_tools:
             reason = (
                 f"There is no tool named {name!r}."
@@ -167,7 +205,7 @@ class Gateway:
                     Outcome(Status.OK, name, data=data),
                 )
             return await self._propose(
-                session, tool, ctx, dict(args), digest, started, conversation_id
+                session, tool, ctx, dict(args), digest, started, conversation_id, origin
             )
         except ErpRefusal as exc:
             outcome = Outcome(
@@ -189,6 +227,24 @@ class Gateway:
         except ErpAgentError as exc:
             outcome = Outcome(Status.ERROR, name, message=str(exc))
             return await self.audit(session, name, digest, started, Decision.FAILED, outcome)
+
+    async def within_plan(self, session: Session) -> Session:
+        """``session`` with only the tools its organisation's plan permits: what a channel
+        offers (the engine before routing, MCP's tool list). Unchanged without a plan."""
+        plan = await self.plans.for_org(session.org) if self.plans is not None else None
+        return session if plan is None else self._narrowed(plan, session)
+
+    def _narrowed(self, plan: Plan, session: Session) -> Session:
+        assert self.plans is not None
+        return self.plans.narrow(plan, session, self.registry.get)
+
+    def _plan_refusal(self, plan: Plan, session: Session, tool: Tool) -> str | None:
+        assert self.plans is not None
+        if not plan.allows_channel(channel_of(session)):
+            return plan.channel_refusal(channel_of(session), session.org)
+        if not plan.permits(tool, self.plans.modules):
+            return plan.refusal(tool, session.org, self.plans.modules)
+        return None
 
     def validate(self, tool: Tool, args: Any) -> list[str]:
         """Every problem with ``args``, each naming where it is, so the model can fix them all."""
@@ -217,10 +273,14 @@ class Gateway:
         digest: str,
         started: float,
         conversation_id: str | None = None,
+        origin: OriginCheck | None = None,
     ) -> Outcome:
         assert tool.prepare is not None
         change = await tool.prepare(ctx, args)
-        proposal = await self.store_proposal(session, tool.name, change, conversation_id)
+        warning = origin(tool, args, change) if origin is not None else None
+        proposal = await self.store_proposal(
+            session, tool.name, change, conversation_id, dict(warning) if warning else None
+        )
         view = proposal_view(proposal)
         outcome = Outcome(
             Status.PROPOSAL, tool.name, proposal=view,
@@ -231,8 +291,17 @@ class Gateway:
         )
 
     async def store_proposal(
-        self, session: Session, tool: str, change: Change, conversation_id: str | None
+        self,
+        session: Session,
+        tool: str,
+        change: Change,
+        conversation_id: str | None,
+        warning: dict[str, Any] | None = None,
     ) -> Proposal:
+        # What the ERP will post, computed by it for this version (submit, cancel), or None.
+        projected = await projection.project(
+            self.connector, session, self.registry.get(tool), change
+        )
         now = self.clock()
         proposal = Proposal(
             id=new_proposal_id(),
@@ -249,14 +318,25 @@ class Gateway:
             expires_at=now + self.proposal_ttl,
             conversation_id=conversation_id,
             base_modified=change.base_modified,
+            warning=warning,
+            projection=projected,
         )
         await self.store.add_proposal(proposal)
         return proposal
 
     async def confirm(
-        self, session: Session, proposal_id: str, expected_hash: str | None = None
+        self,
+        session: Session,
+        proposal_id: str,
+        expected_hash: str | None = None,
+        *,
+        acknowledged: bool | None = None,
     ) -> Outcome:
-        """Execute exactly the stored payload, as the user — once, by its owner, before expiry."""
+        """Execute exactly the stored payload, as the user — once, by its owner, before expiry.
+
+        ``acknowledged``: whether the user acknowledged the proposal's content warning, where
+        the channel shows it (the web app, MCP elicitation); False refuses a flagged proposal.
+        None: the caller asks for no acknowledgement."""
         started = time.perf_counter()
         proposal = await self.store.get_proposal(proposal_id)
         tool_name = proposal.tool if proposal else "proposal.confirm"
@@ -291,7 +371,17 @@ class Gateway:
             )
         if expected_hash is not None and expected_hash != proposal.payload_hash:
             return await refuse("What you confirmed is not what was proposed; nothing was written.")
+        if proposal.warning and acknowledged is False:
+            return await refuse(
+                f"{proposal.warning.get('message', 'This change was not in your request.')} "
+                "Confirm it only after acknowledging that; nothing was written."
+            )
         tool = self.registry.get(proposal.tool)
+        plan = await self.plans.for_org(session.org) if self.plans is not None else None
+        if plan is not None and tool is not None:
+            refused = self._plan_refusal(plan, session, tool)
+            if refused is not None:
+                return await refuse(f"{refused} Nothing was written.")
         if (
             tool is None
             or tool.execute is None
@@ -301,10 +391,12 @@ class Gateway:
             return await refuse(
                 f"The tool {proposal.tool} is no longer available to you; nothing was written."
             )
-        if not await self.store.claim_proposal(proposal.id, at=self.clock()):
+        claimed_at = self.clock()
+        if not await self.store.claim_proposal(proposal.id, at=claimed_at):
             return await refuse(
                 "This proposal is already being confirmed; nothing more was written."
             )
+        proposal.status, proposal.claimed_at = ProposalStatus.EXECUTING, claimed_at
         ctx = ToolContext(session, self.connector, self.catalog, self.results, self.today)
         outcome = await self._execute(session, tool, ctx, proposal, digest, started)
         self.lookups.forget(session)  # what it wrote (a new customer) must be found next
@@ -321,13 +413,18 @@ class Gateway:
     ) -> Outcome:
         assert tool.execute is not None
         try:
-            noted = await reconcile.checkpoint(ctx, tool)
-            if noted is not None:
-                await self.store.set_checkpoint(proposal.id, noted)
-                proposal.checkpoint = noted
+            # Noted (and stored) before sending: for a create its marker (the proposal's id),
+            # when it is sent, and until when it may still arrive should this process die.
+            noted = await reconcile.checkpoint(ctx, tool, proposal.id)
+            sent_at = self.clock()
+            until = self.in_flight.abandoned(sent_at, self.confirm_timeout)
+            noted.update(sent_at=sent_at.isoformat(), settle_after=until.isoformat())
+            await self.store.set_checkpoint(proposal.id, noted)
+            proposal.checkpoint = noted
         except ErpAgentError as exc:
             # Nothing was sent: the proposal fails plainly and can be asked for again.
             return await self._failed(session, proposal, exc, digest, started)
+        ctx.marker = noted.get("marker")
         try:
             result = await tool.execute(ctx, dict(proposal.payload))
         except ErpUnavailable as exc:
@@ -407,6 +504,10 @@ class Gateway:
         """The record changed after the user saw it: nothing was written. Prepare the same
         change afresh against the record as it is now (a new diff, a new proposal to confirm)."""
         fresh, why_none = await reconcile.offer_again(self, session, tool, ctx, proposal)
+        if fresh is not None and proposal.warning:
+            # The same change prepared again came from the same content.
+            await self.store.set_warning(fresh.id, proposal.warning)
+            fresh.warning = proposal.warning
         await self.store.finish_proposal(
             proposal.id,
             ProposalStatus.STALE,
@@ -439,34 +540,74 @@ class Gateway:
         digest: str,
         started: float,
     ) -> Outcome:
-        """The write got no answer: it may have happened. Ask the ERP now; if it cannot be
-        asked either, the proposal stays executing and the sweep decides it later."""
-        settled = await reconcile.settle(self, session, proposal, started)
-        if settled is not None:
-            return settled
-        message = (
-            f"{error} Whether it was written is checked in the ERP as soon as the ERP answers; "
-            "it will not be written twice."
-        )
-        outcome = Outcome(Status.ERROR, proposal.tool, message=message)
+        """The write got no answer: it may have happened, or still be on its way. The
+        proposal is "unknown — checking" (no confirm can run it again) until the request can no
+        longer reach the ERP; then the ERP is asked — here, or by any process's sweep."""
+        now = self.clock()
+        sent_at = reconcile.when_sent(proposal) or now
+        settle_at = self.in_flight.unanswered(sent_at, now)
+        if now >= settle_at:  # nothing can be on its way (no proxy, no grace configured)
+            settled = await reconcile.settle(self, session, proposal, started)
+            if settled is not None:
+                return settled
+        noted = {**(proposal.checkpoint or {}), "settle_after": settle_at.isoformat()}
+        noted["unanswered_at"] = now.isoformat()
+        await self.store.set_checkpoint(proposal.id, noted)
+        proposal.checkpoint = noted
+        message = reconcile.checking_message(error, settle_at)
+        if not await self.store.finish_proposal(
+            proposal.id, ProposalStatus.CHECKING, decided_at=now,
+            error={"message": message, "checking": True, "settle_after": settle_at.isoformat()},
+            expected=ProposalStatus.EXECUTING,
+        ):  # fmt: skip
+            current = await self.store.get_proposal(proposal.id)
+            state = f"it is {current.status}" if current else "it is gone"
+            message = f"{error} This confirm was decided elsewhere meanwhile: {state}."
+            outcome = Outcome(Status.ERROR, proposal.tool, message=message)
+        else:
+            self._check_when_due(session, proposal.id, settle_at)
+            outcome = Outcome(Status.CHECKING, proposal.tool, message=message)
         return await self.audit(
             session, proposal.tool, digest, started, Decision.FAILED, outcome,
-            proposal_id=proposal.id,
+            proposal_id=proposal.id, action="checking",
         )  # fmt: skip
 
+    def _check_when_due(self, session: Session, proposal_id: str, at: dt.datetime) -> None:
+        """Decide a ``checking`` proposal in this process once its write can no longer arrive
+        (best effort: if this process ends first, a recovery sweep decides it)."""
+
+        async def check() -> None:
+            await asyncio.sleep(max(0.0, (at - self.clock()).total_seconds()))
+            try:
+                found = await self.store.get_proposal(proposal_id)
+                if found is not None and found.status is ProposalStatus.CHECKING:
+                    await reconcile.settle(self, session, found)
+            except Exception:  # a background check: any process's sweep decides it later
+                log.warning("checking proposal %s failed; the sweep decides it", proposal_id,
+                            exc_info=True)  # fmt: skip
+
+        # A context of its own: its events are not the confirming request's turn's.
+        task = asyncio.get_running_loop().create_task(check(), context=contextvars.Context())
+        self._checks.add(task)
+        task.add_done_callback(self._checks.discard)
+
     async def sweep(self, session_for: SessionLookup, *, everything: bool = False) -> list[Outcome]:
-        """Decide every ``executing`` proposal whose confirm cannot still be running (all of
-        them with ``everything``), as its user; those whose user has no session now wait."""
+        """Decide every ``executing`` or ``checking`` proposal whose write can no longer reach
+        the ERP (``reconcile.due``), as its user; those whose user has no session now wait.
+        ``everything`` skips the wait: only for tests that play a process that died."""
         now, decided = self.clock(), []
-        for proposal in await self.store.list_proposals(status=ProposalStatus.EXECUTING):
-            if not everything and not reconcile.overdue(proposal, now, self.confirm_timeout):
-                continue
-            session = await session_for(proposal)
-            if session is None or session.user != proposal.user:
-                continue
-            outcome = await reconcile.settle(self, session, proposal)
-            if outcome is not None:
-                decided.append(outcome)
+        for status in reconcile.UNDECIDED:
+            for proposal in await self.store.list_proposals(status=status, limit=SWEEP_LIMIT):
+                if not everything and not reconcile.overdue(
+                    proposal, now, self.confirm_timeout, self.in_flight
+                ):
+                    continue
+                session = await session_for(proposal)
+                if session is None or session.user != proposal.user:
+                    continue
+                outcome = await reconcile.settle(self, session, proposal)
+                if outcome is not None:
+                    decided.append(outcome)
         return decided
 
     async def revise(self, session: Session, proposal_id: str, edits: Mapping[str, Any]) -> Outcome:

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from erp_agent.gateway.proposals import without_hash
+
 
 class Status(StrEnum):
     OK = "ok"
@@ -14,6 +16,9 @@ class Status(StrEnum):
     PROPOSAL = "proposal"  # a write was prepared; it runs only after the user confirms
     ERP_REFUSED = "erp_refused"  # the ERP said no: its own words in ``refusal``
     ERROR = "error"  # something failed that the model cannot fix
+    # A confirmed write got no answer: whether it happened is unknown until the ERP can be
+    # asked (the proposal is "checking"); it is never written again meanwhile.
+    CHECKING = "checking"
 
 
 @dataclass
@@ -44,7 +49,7 @@ class Outcome:
         if self.refusal:
             out["erp_refusal"] = self.refusal
         if self.proposal:
-            out["proposal"] = self.proposal
+            out["proposal"] = without_hash(self.proposal)  # the model never needs the hash
         if self.choices:
             out["choices"] = self.choices
         return out

@@ -9,7 +9,7 @@ import secrets
 from dataclasses import asdict
 from typing import Any
 
-from erp_agent.gateway.session import CHANNEL_SESSION_PREFIX
+from erp_agent.gateway.session import CHANNEL_SESSION_PREFIX, RELAY_SESSION_PREFIX
 from erp_agent.store.models import Proposal, ProposalStatus
 from erp_agent.tools.base import BASE_MODIFIED
 
@@ -36,6 +36,34 @@ def fresh_arguments(payload: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in payload.items() if k != BASE_MODIFIED}
 
 
+_WORDS = {
+    ProposalStatus.PENDING: "Waiting for your confirmation",
+    ProposalStatus.EXECUTING: "Being written to the ERP",
+    ProposalStatus.EXECUTED: "Written to the ERP",
+    ProposalStatus.REJECTED: "Rejected: nothing was written",
+    ProposalStatus.EXPIRED: "Expired: nothing was written",
+    ProposalStatus.STALE: "Not written: the record changed after it was shown",
+    ProposalStatus.SUPERSEDED: "Replaced by a newer proposal: nothing was written",
+}
+
+
+def status_words(proposal: Proposal) -> str:
+    """The proposal's state as the user reads it, on every surface."""
+    if proposal.status is ProposalStatus.CHECKING:
+        until = (proposal.checkpoint or {}).get("settle_after")
+        when = f" at {dt.datetime.fromisoformat(until):%H:%M:%S} UTC" if until else ""
+        return (
+            "Unknown — checking: the ERP did not answer this write; whether it was written is "
+            f"asked of the ERP{when}, when the request can no longer arrive"
+        )
+    if proposal.status is ProposalStatus.FAILED:
+        error = proposal.error or {}
+        if error.get("interrupted") and error.get("written") is None:
+            return "Unknown: the ERP could not tell whether it was written; check it there"
+        return "Not written"
+    return _WORDS.get(proposal.status, str(proposal.status))
+
+
 def proposal_view(proposal: Proposal) -> dict[str, Any]:
     """What the user is shown and confirms: exact values or diff, and the hash that binds them."""
     view = asdict(proposal)
@@ -43,7 +71,8 @@ def proposal_view(proposal: Proposal) -> dict[str, Any]:
         value = view.get(key)
         view[key] = value.isoformat() if isinstance(value, dt.datetime) else value
     view["status"] = str(proposal.status)
-    return {
+    view["status_text"] = status_words(proposal)
+    shown = {
         k: view[k]
         for k in (
             "id",
@@ -58,8 +87,24 @@ def proposal_view(proposal: Proposal) -> dict[str, Any]:
             "conversation_id",
             "base_modified",
             "superseded_by",
+            "status_text",
         )
     }
+    if proposal.warning:
+        # The write came from content the agent read, not from the request: every confirm
+        # surface shows this (``gateway/origin.py``).
+        shown["unrequested"] = dict(proposal.warning)
+    if proposal.projection:
+        # What the ERP computed the change will post, for the version above
+        # (``gateway/projection.py``): every confirm surface shows it.
+        shown["projection"] = dict(proposal.projection)
+    return shown
+
+
+def without_hash(view: dict[str, Any]) -> dict[str, Any]:
+    """A proposal as a model or an outside client sees it: the payload hash binds the web app's
+    confirm to what it showed, and is nobody else's business."""
+    return {k: v for k, v in view.items() if k != "payload_hash"}
 
 
 def decision_refusal(
@@ -74,12 +119,17 @@ def decision_refusal(
         return f"There is no proposal {proposal_id}."
     if proposal.user != user:
         return f"This proposal belongs to another user; only they can {action} it."
-    if proposal.session_id != session_id and not proposal.session_id.startswith(
-        CHANNEL_SESSION_PREFIX
+    if proposal.session_id != session_id and (
+        not proposal.session_id.startswith(CHANNEL_SESSION_PREFIX)
+        or session_id.startswith((CHANNEL_SESSION_PREFIX, RELAY_SESSION_PREFIX))
     ):
         # A channel without a confirm button (MCP, the OpenAI-compatible API) leaves its
-        # proposals to the same user in the web app; any other session's stay its own.
+        # proposals to the same user signed in to the web app, never to another API key or
+        # the relay; any other session's stay its own.
         return "This proposal was made in another session; ask for it again here."
+    if proposal.status is ProposalStatus.CHECKING:
+        # Its write may still reach the ERP: confirming (or changing) it again could write twice.
+        return f"{status_words(proposal)}. Nothing more was written now."
     if proposal.status is not ProposalStatus.PENDING:
         return f"This proposal is already {proposal.status}; nothing was written now."
     if action != "reject" and now >= proposal.expires_at:

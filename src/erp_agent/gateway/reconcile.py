@@ -1,15 +1,22 @@
-"""A confirm interrupted by a crash or a timeout ends executed or failed, never stuck.
+"""A confirm whose write got no answer is never guessed at: "unknown — checking" until the
+request can no longer reach the ERP, then decided from what the ERP holds, asked as the user.
 
-When the ERP did not answer a write, or the process died while a proposal was ``executing``,
-nobody knows whether the ERP wrote it. This module asks the ERP, as the user:
+A write that timed out may still be on its way: a reverse proxy may hold it and deliver it
+after the agent stopped waiting (the reproduced failure: delivered 10 s after a 6 s timeout,
+reported "not created", and the retry the user was offered made a second invoice). So the
+proposal stays ``checking`` until ``InFlight`` says nothing can arrive any more — the ERP
+client's timeout, the proxy's read timeout, a grace — and a second confirm meanwhile is
+refused. Only then is the ERP asked:
 
-- create: before writing, the confirm notes the ``created`` time of the user's newest record of
-  that kind (the checkpoint). Afterwards, a record created by the user after it whose fields
-  equal the payload is the write. ``owner`` and ``creation`` are standard columns Frappe stores
-  with every document, so nothing is added to what the user confirmed.
+- create: the confirm gives the write a marker (the proposal's id) and notes it before sending;
+  a connector that keeps markers for the entity (a field set aside for it: Frappe's Custom
+  Field ``erp_agent_write_id``, a mapped column in a SQL database) stores it with the record.
+  A record carrying it is the write; none, after the window, means it was not written. Where
+  no marker is kept, the confirm notes the ``created`` time of the user's newest record of the
+  kind, and a record created by the user after it whose fields equal the payload is the write.
 - update / submit / cancel / workflow action: the record's ``modified`` against
   ``base_modified``; if it moved, whether the record now shows the effect (the values, the
-  document status, the workflow state).
+  document status, the workflow state) — a late submit is found submitted, never re-offered.
 - delete: whether the record is gone.
 
 The verdict: it happened (executed, with the document), it did not (failed; the same change is
@@ -24,7 +31,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from erp_agent.errors import ErpAgentError, ErpUnavailable
+from erp_agent.connectors.base import CapabilityMissing
+from erp_agent.errors import (
+    ErpAgentError,
+    ErpAuthenticationError,
+    ErpSessionExpired,
+    ErpUnavailable,
+)
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.proposals import args_digest, fresh_arguments, proposal_view
 from erp_agent.store.models import Decision, Proposal, ProposalStatus
@@ -35,6 +48,30 @@ if TYPE_CHECKING:
     from erp_agent.gateway.session import Session
 
 CHECK_LIMIT = 20  # records created since the checkpoint that are compared with the payload
+UNDECIDED = (ProposalStatus.EXECUTING, ProposalStatus.CHECKING)
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """How long a write whose answer did not arrive may still reach the ERP and be committed:
+    the ERP client's own timeout (ERP_AGENT_ERP_TIMEOUT), a reverse proxy's read timeout or the
+    ERP's request timeout (ERP_AGENT_ERP_PROXY_READ_TIMEOUT), and a grace for clocks and a slow
+    commit (ERP_AGENT_ERP_WRITE_GRACE)."""
+
+    client_timeout: dt.timedelta = dt.timedelta(seconds=30)
+    proxy_read_timeout: dt.timedelta = dt.timedelta(0)
+    grace: dt.timedelta = dt.timedelta(seconds=30)
+
+    def unanswered(self, sent_at: dt.datetime, now: dt.datetime) -> dt.datetime:
+        """When a write sent at ``sent_at``, whose answer the client gave up on at ``now``, can
+        no longer arrive."""
+        return max(now, sent_at + self.client_timeout) + self.proxy_read_timeout + self.grace
+
+    def abandoned(self, sent_at: dt.datetime, confirm_timeout: dt.timedelta) -> dt.datetime:
+        """The same for a confirm that may have died at any moment of its calls (a crash):
+        its client would have given up within ``confirm_timeout``."""
+        waited = max(confirm_timeout, self.client_timeout)
+        return sent_at + waited + self.proxy_read_timeout + self.grace
 
 
 @dataclass
@@ -44,15 +81,50 @@ class Verdict:
     reason: str = ""
 
 
-async def checkpoint(ctx: ToolContext, tool: Tool) -> dict[str, Any] | None:
-    """What a create's confirm notes just before writing (None for other writes)."""
-    if tool.action != "create" or tool.entity is None:
-        return None
-    user = ctx.session.credential.user
-    newest = await ctx.connector.created_by(
-        ctx.session.credential, tool.entity, user, newest_first=True, limit=1
+def _when(value: Any) -> dt.datetime | None:
+    return dt.datetime.fromisoformat(value) if isinstance(value, str) and value else None
+
+
+def settle_after(proposal: Proposal) -> dt.datetime | None:
+    """When the proposal's write can no longer reach the ERP, as its confirm noted it."""
+    return _when((proposal.checkpoint or {}).get("settle_after"))
+
+
+def when_sent(proposal: Proposal) -> dt.datetime | None:
+    """When the confirm sent the proposal's write (noted just before)."""
+    return _when((proposal.checkpoint or {}).get("sent_at"))
+
+
+async def checkpoint(ctx: ToolContext, tool: Tool, marker: str) -> dict[str, Any]:
+    """What a confirm notes just before sending a create, to find it later: its ``marker``
+    where the system keeps one, else the ``created`` time of the user's newest record of the
+    kind (the confirm adds when it sent the write and until when it could arrive)."""
+    noted: dict[str, Any] = {}
+    if tool.action == "create" and tool.entity is not None:
+        cred = ctx.session.credential
+        if await ctx.connector.marks_creates(cred, tool.entity):
+            noted["marker"] = marker
+        else:
+            try:
+                newest = await ctx.connector.created_by(
+                    cred, tool.entity, cred.user, newest_first=True, limit=1
+                )
+            except CapabilityMissing:
+                noted["uncheckable"] = True
+            else:
+                created = str(newest[0]["created"]) if newest else None
+                noted.update(created_after=created, owner=cred.user)
+    return noted
+
+
+def checking_message(error: ErpAgentError, until: dt.datetime) -> str:
+    """What the user is told while a write's outcome is unknown."""
+    return (
+        f"Unknown — checking: the ERP did not answer this write ({error}). It may still be on "
+        f"its way, so whether it was written is asked of the ERP at {until:%H:%M:%S} UTC, when "
+        "it can no longer arrive. It will not be written twice: do not make it again "
+        "meanwhile; the result will be shown here."
     )
-    return {"created_after": str(newest[0]["created"]) if newest else None, "owner": user}
 
 
 def _same(expected: Any, found: Any) -> bool:
@@ -74,22 +146,42 @@ def _shows(values: dict[str, Any], record: dict[str, Any]) -> bool:
 
 async def _created(ctx: ToolContext, tool: Tool, proposal: Proposal) -> Verdict:
     assert tool.entity is not None
-    if proposal.checkpoint is None:
+    noted, cred = proposal.checkpoint, ctx.session.credential
+    if noted is None:
         # The checkpoint is noted before the write is sent: without it, nothing was sent.
         return Verdict(False, reason="The confirm stopped before anything was sent to the ERP.")
+    label = ctx.catalog.entity(tool.entity).label
+    marker = noted.get("marker")
+    if marker:
+        marked = await ctx.connector.find_marked(cred, tool.entity, str(marker))
+        if marked:
+            try:
+                return Verdict(
+                    True, await ctx.connector.get(cred, tool.entity, str(marked[0]["id"]))
+                )
+            except ErpAgentError:
+                return Verdict(True, marked[0])
+        return Verdict(
+            False,
+            reason=f"No {label} in the ERP carries this write's marker ({marker}) now that the "
+            "request can no longer arrive: it was not created.",
+        )
+    if noted.get("uncheckable"):
+        return Verdict(
+            None,
+            reason=f"This system keeps nothing a new {label} can be found by; check in it "
+            "whether it was created before asking for it again.",
+        )
     found = await ctx.connector.created_by(
-        ctx.session.credential,
+        cred,
         tool.entity,
-        str(proposal.checkpoint.get("owner") or ctx.session.credential.user),
-        after=proposal.checkpoint.get("created_after"),
+        str(noted.get("owner") or cred.user),
+        after=noted.get("created_after"),
         limit=CHECK_LIMIT,
     )
     matching = [r for r in found if _shows(proposal.payload, r)]
     if matching:
-        record = await ctx.connector.get(
-            ctx.session.credential, tool.entity, str(matching[0]["id"])
-        )
-        return Verdict(True, record)
+        return Verdict(True, await ctx.connector.get(cred, tool.entity, str(matching[0]["id"])))
     if found:
         ids = ", ".join(str(r["id"]) for r in found)
         return Verdict(
@@ -116,10 +208,15 @@ async def _acted_on(ctx: ToolContext, tool: Tool, proposal: Proposal) -> Verdict
     record = await ctx.connector.get(cred, tool.entity, record_id)
     if tool.action == "update":
         done = _shows(dict(proposal.payload.get("values") or {}), record)
-    elif tool.action == "submit":
-        done = version.docstatus == 1
-    elif tool.action == "cancel":
-        done = version.docstatus == 2
+    elif tool.action in ("submit", "cancel"):
+        # The canonical lifecycle (draft -> booked -> cancelled) the connector mapped it onto.
+        life = ctx.catalog.entity(tool.entity).lifecycle
+        state = "booked" if tool.action == "submit" else "cancelled"
+        done = (
+            life.is_state(version.docstatus, state)
+            if life is not None
+            else (version.docstatus == (1 if state == "booked" else 2))
+        )
     elif tool.action == "workflow_action" and proposal.diff:
         step = proposal.diff[0]
         done = _same(step.get("after"), record.get(str(step.get("field"))))
@@ -162,9 +259,11 @@ async def offer_again(
 async def settle(
     gateway: Gateway, session: Session, proposal: Proposal, started: float | None = None
 ) -> Outcome | None:
-    """Decide an ``executing`` proposal from what the ERP holds. None if the ERP cannot be
-    asked now (it stays executing, for the next try) or another process decided it."""
+    """Decide an ``executing`` or ``checking`` proposal from what the ERP holds. None if the
+    ERP cannot be asked now (it stays as it is, for the next try) or another process decided
+    it. Callers decide only once the write can no longer arrive (``due``)."""
     started = time.perf_counter() if started is None else started
+    status = proposal.status
     tool = gateway.registry.get(proposal.tool)
     digest = args_digest({"proposal": proposal.id})
     ctx = ToolContext(session, gateway.connector, gateway.catalog, gateway.results, gateway.today)
@@ -173,15 +272,15 @@ async def settle(
     else:
         try:
             verdict = await effect(ctx, tool, proposal)
-        except ErpUnavailable:
-            return None
+        except (ErpUnavailable, ErpSessionExpired, ErpAuthenticationError):
+            return None  # the ERP cannot be asked now, or not as this session: later
         except ErpAgentError as exc:
             verdict = Verdict(None, reason=f"Checking the ERP failed: {exc}")
     if verdict.happened:
         record = verdict.record or {}
         if not await gateway.store.finish_proposal(
             proposal.id, ProposalStatus.EXECUTED, result=record, decided_at=gateway.clock(),
-            expected=ProposalStatus.EXECUTING,
+            expected=status,
         ):  # fmt: skip
             return None
         outcome = Outcome(
@@ -192,8 +291,8 @@ async def settle(
             session, proposal.tool, digest, started, Decision.CONFIRMED, outcome,
             proposal_id=proposal.id, action="settle",
         )  # fmt: skip
-    fresh: Proposal | None = None
     message = f"The confirm was interrupted. {verdict.reason}"
+    fresh: Proposal | None = None
     if verdict.happened is False and tool is not None and not session.read_only:
         fresh, why_none = await offer_again(gateway, session, tool, ctx, proposal)
         message += (
@@ -204,8 +303,13 @@ async def settle(
     error = {"message": message, "interrupted": True, "written": verdict.happened}
     if not await gateway.store.finish_proposal(
         proposal.id, ProposalStatus.FAILED, error=error, decided_at=gateway.clock(),
-        superseded_by=fresh.id if fresh else None, expected=ProposalStatus.EXECUTING,
+        superseded_by=fresh.id if fresh else None, expected=status,
     ):  # fmt: skip
+        if fresh is not None:  # another process decided it (and offered its own): withdraw ours
+            await gateway.store.finish_proposal(
+                fresh.id, ProposalStatus.SUPERSEDED, decided_at=gateway.clock(),
+                expected=ProposalStatus.PENDING,
+            )  # fmt: skip
         return None
     outcome = Outcome(
         Status.ERROR, proposal.tool, message=message,
@@ -217,7 +321,25 @@ async def settle(
     )  # fmt: skip
 
 
-def overdue(proposal: Proposal, now: dt.datetime, timeout: dt.timedelta) -> bool:
-    """An ``executing`` proposal whose confirm cannot still be running."""
+def due(proposal: Proposal, confirm_timeout: dt.timedelta, window: InFlight) -> dt.datetime:
+    """When an ``executing`` or ``checking`` proposal may be decided: once its write can no
+    longer reach the ERP. Without a checkpoint nothing was sent (it is noted first), and only
+    the confirm itself may still be running."""
+    noted = settle_after(proposal)
+    if noted is not None:
+        return noted
     claimed = proposal.claimed_at or proposal.created_at
-    return proposal.status is ProposalStatus.EXECUTING and now - claimed >= timeout
+    if proposal.checkpoint:  # noted by an earlier version, without the time it was sent
+        return window.abandoned(claimed, confirm_timeout)
+    return claimed + confirm_timeout
+
+
+def overdue(
+    proposal: Proposal,
+    now: dt.datetime,
+    timeout: dt.timedelta,
+    window: InFlight | None = None,
+) -> bool:
+    """An ``executing`` or ``checking`` proposal whose write can no longer reach the ERP."""
+    window = window or InFlight(timeout, dt.timedelta(0), dt.timedelta(0))
+    return proposal.status in UNDECIDED and now >= due(proposal, timeout, window)

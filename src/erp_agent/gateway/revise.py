@@ -149,7 +149,9 @@ async def revise(
         )
     except ErpAgentError as exc:
         return await done(Outcome(Status.ERROR, name, message=str(exc)), Decision.FAILED)
-    fresh = await gateway.store_proposal(session, tool.name, change, proposal.conversation_id)
+    fresh = await gateway.store_proposal(
+        session, tool.name, change, proposal.conversation_id, proposal.warning
+    )
     if not await gateway.store.finish_proposal(
         proposal.id, ProposalStatus.SUPERSEDED, decided_at=gateway.clock(),
         superseded_by=fresh.id, expected=ProposalStatus.PENDING,

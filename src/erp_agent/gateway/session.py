@@ -9,6 +9,8 @@ from erp_agent.connectors.credentials import Credential
 # Sessions of an API key (MCP, the OpenAI-compatible API) have ids with this prefix. They cannot
 # show a confirm button, so their proposals are confirmed by the same user in the web app.
 CHANNEL_SESSION_PREFIX = "key_"
+# Sessions of the ERP plugin's relay (relay/hub.py): a turn the plugin started for its user.
+RELAY_SESSION_PREFIX = "relay_"
 
 
 @dataclass

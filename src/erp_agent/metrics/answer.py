@@ -4,7 +4,7 @@ totals, having, top N with an "all others" row, the comparison period, and the d
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -29,19 +29,24 @@ class Figures:
     totals: dict[Any, Decimal | None]
     total_records: dict[Any, int]
     computed: Computed
+    # The groups' cells (companion figures, the latest record's details); none for a ratio.
+    cells: dict[Key, Cell] = field(default_factory=dict)
+    total_cells: dict[Any, Cell] = field(default_factory=dict)
 
 
 def _figures(metric: Metric, computed: Computed) -> Figures:
-    func = metric.measure.func
+    measure = metric.measure
     per_currency: dict[Any, Cell] = {}
     for key, cell in computed.groups.items():
         per_currency.setdefault(key[-1], Cell()).add(cell)
     return Figures(
-        values={k: c.value(func) for k, c in computed.groups.items()},
+        values={k: c.value(measure) for k, c in computed.groups.items()},
         records={k: c.count for k, c in computed.groups.items()},
-        totals={cur: c.value(func) for cur, c in per_currency.items()},
+        totals={cur: c.value(measure) for cur, c in per_currency.items()},
         total_records={cur: c.count for cur, c in per_currency.items()},
         computed=computed,
+        cells=computed.groups,
+        total_cells=per_currency,
     )
 
 
@@ -68,6 +73,24 @@ def _ratio(num: Figures, den: Figures) -> Figures:
     )
 
 
+def _closing(metric: Metric, query: MetricQuery, figures: Figures) -> Figures:
+    """A balance by time grain totals to its balance at the last period's end, not to the sum
+    of every period's balance."""
+    if not (metric.cumulative and query.grain) or not figures.computed.period_starts:
+        return figures
+    at = len(query.dimensions)
+    starts = figures.computed.period_starts
+    last = max(starts, key=lambda label: starts[label])
+    per_currency: dict[Any, Cell] = {}
+    for key, cell in figures.cells.items():
+        if key[at] == last:
+            per_currency.setdefault(key[-1], Cell()).add(cell)
+    figures.totals = {cur: c.value(metric.measure) for cur, c in per_currency.items()}
+    figures.total_records = {cur: c.count for cur, c in per_currency.items()}
+    figures.total_cells = per_currency
+    return figures
+
+
 async def _compute(
     computer: MetricComputer, catalog: Catalog, query: MetricQuery, period: Period
 ) -> tuple[Figures, list[str]]:
@@ -75,7 +98,7 @@ async def _compute(
     metric = query.metric
     if metric.measure.func is not MeasureFunc.RATIO:
         computed = await computer.compute(query, metric, period)
-        return _figures(metric, computed), computed.filters
+        return _closing(metric, query, _figures(metric, computed)), computed.filters
     num_metric = catalog.metric(str(metric.measure.numerator))
     den_metric = catalog.metric(str(metric.measure.denominator))
     num = _figures(num_metric, await computer.compute(query, num_metric, period))
@@ -114,8 +137,13 @@ async def answer(computer: MetricComputer, catalog: Catalog, query: MetricQuery)
     previous: Figures | None = None
     shift: Shift | None = None
     prev_period: Period | None = None
-    if query.compare_to:
-        prev_period, shift = comparison(period, query.compare_to)
+    if query.compare_to or query.compare_period:
+        how = (
+            parse_period(query.compare_period, computer.fiscal_years)
+            if query.compare_period
+            else query.compare_to or ""
+        )
+        prev_period, shift = comparison(period, how)
         previous, _ = await _compute(computer, catalog, query, prev_period)
     keys = _ordered_keys(query, figures)
     keys = [k for k in keys if _keep(query, figures.values.get(k))]
@@ -130,9 +158,10 @@ async def answer(computer: MetricComputer, catalog: Catalog, query: MetricQuery)
         "rows": rows,
         "totals": [
             {
-                "currency": cur,
+                **_slot(metric, cur),
                 "value": _round(figures.totals[cur], metric),
                 "records": figures.total_records.get(cur, 0),
+                **_companions(metric, figures.total_cells.get(cur)),
                 **(
                     {"previous": _round(previous.totals.get(cur), metric)}
                     if previous is not None
@@ -140,11 +169,83 @@ async def answer(computer: MetricComputer, catalog: Catalog, query: MetricQuery)
                 ),
             }
             for cur in sorted(figures.totals, key=lambda c: (c is None, str(c)))
+            # The latest of several groups is no total of them.
+            if metric.measure.func is not MeasureFunc.LATEST
+            or sum(1 for k in figures.values if k[-1] == cur) == 1
         ],
         "groups": len(keys),
         "record_count": figures.computed.record_count,
         "definition": _definition(query, metric, period, prev_period, figures, words, rows),
+        "drill": _drill_spec(catalog, query, period, prev_period, shift, computer),
     }
+
+
+def _span(period: Period | None) -> dict[str, str | None] | None:
+    if period is None or not (period.start or period.end):
+        return None
+    return {
+        "from": period.start.isoformat() if period.start else None,
+        "to": period.end.isoformat() if period.end else None,
+    }
+
+
+def _drill_spec(
+    catalog: Catalog,
+    query: MetricQuery,
+    period: Period,
+    prev_period: Period | None,
+    shift: Shift | None,
+    computer: MetricComputer,
+) -> dict[str, Any]:
+    """What a drill-down of any figure of this result re-runs, as the user (``results.drill``,
+    ``metrics/drill.py``): the metric, its cut, the periods as computed and the day "today"
+    meant. Kept with the stored result; the model is not shown it (``results.model_view``)."""
+    metric = query.metric
+    parts = [metric]
+    if metric.measure.func is MeasureFunc.RATIO:
+        parts = [catalog.metric(str(metric.measure.numerator)),
+                 catalog.metric(str(metric.measure.denominator))]  # fmt: skip
+    return {
+        "metric": metric.name,
+        "dimensions": [d.name for d in query.dimensions],
+        "grain": query.grain,
+        "filters": [
+            {"dimension": f.dimension.name, "op": f.op, "value": f.value} for f in query.filters
+        ],
+        "period": _span(period),
+        "previous": _span(prev_period),
+        # How the earlier period's buckets map onto this one's (a comparison by time grain).
+        "shift": {"months": shift.months, "days": shift.days} if shift else None,
+        "as_of": computer.today.isoformat(),
+        "top": query.top,
+        "others": query.others,
+        "having": {"op": query.having.op, "value": query.having.value} if query.having else None,
+        # A figure the ERP's own report computes has the report's rows, not a list of records.
+        "listable": all(p.report is None for p in parts),
+    }
+
+
+def _slot(metric: Metric, value: Any) -> dict[str, Any]:
+    """The last part of a group key in words: its currency, or a quantity's unit."""
+    if metric.unit_field:
+        return {"currency": None, "uom": value}
+    return {"currency": value}
+
+
+def _companions(metric: Metric, cell: Cell | None) -> dict[str, Any]:
+    """The companion figures of a group (on hand, reorder level, shortfall...)."""
+    if cell is None:
+        return {}
+    return {k: _round(cell.sum_of(c.measure), metric) for k, c in metric.also.items()}
+
+
+def _details(metric: Metric, cell: Cell | None) -> dict[str, Any]:
+    """The latest record behind a latest(...) figure: its date, id and details."""
+    if metric.measure.func is not MeasureFunc.LATEST:
+        return {}
+    latest = cell.latest if cell else None
+    names = ["date", "document", *(d.split(".")[-1] for d in metric.details)]
+    return {n: (latest.details.get(n) if latest else None) for n in names}
 
 
 def _ordered_keys(query: MetricQuery, figures: Figures) -> list[Key]:
@@ -220,9 +321,13 @@ def _row(
 ) -> dict[str, Any]:
     row = _key_fields(query, key)
     if not metric.is_money:
-        row.pop("currency")
+        unit = row.pop("currency")
+        if metric.unit_field:
+            row["uom"] = unit
     value = figures.values.get(key)
     row[metric.name] = _round(value, metric)
+    row.update(_companions(metric, figures.cells.get(key)))
+    row.update(_details(metric, figures.cells.get(key)))
     row["records"] = figures.records.get(key, 0)
     if previous is not None and shift is not None:
         before = previous.values.get(_previous_key(query, key, previous, shift, computer))
@@ -276,6 +381,8 @@ def _others_rows(
             row[query.grain] = period_label if query.dimensions else OTHERS
         if metric.is_money:
             row["currency"] = currency
+        elif metric.unit_field:
+            row["uom"] = currency
         row[metric.name] = _round(value, metric)
         row["records"] = records
         row["others"] = True
@@ -298,9 +405,20 @@ def _columns(
     one = currencies[0] if len(currencies) == 1 else None
     if metric.is_money:
         cols.append({"key": "currency", "label": "Currency", "kind": "dimension", "currency": None})
-    suffix = f" ({one})" if one else f" ({metric.unit})" if metric.unit else ""
+    elif metric.unit_field:
+        cols.append({"key": "uom", "label": "Unit", "kind": "dimension", "currency": None})
+    if metric.unit_field:
+        suffix = f" ({one})" if one else ""
+    else:
+        suffix = f" ({one})" if one else f" ({metric.unit})" if metric.unit else ""
     measure = {"kind": "measure", "currency": one if metric.is_money else None}
     cols.append({"key": metric.name, "label": metric.label + suffix, **measure})
+    for key, companion in metric.also.items():
+        cols.append({"key": key, "label": companion.label + suffix, **measure})
+    if metric.measure.func is MeasureFunc.LATEST:
+        for key in ("date", "document", *(d.split(".")[-1] for d in metric.details)):
+            label = key.replace("_", " ").capitalize()
+            cols.append({"key": key, "label": label, "kind": "detail", "currency": None})
     if compared:
         cols += [
             {"key": "previous", "label": f"Previous{suffix}", **measure},
@@ -321,9 +439,11 @@ def _definition(
 ) -> dict[str, Any]:
     entity_measure = (
         f"{metric.measure.func.value.replace('_', ' ')} of {metric.measure.field}"
-        if metric.measure.field
+        if metric.measure.field and metric.measure.func not in (MeasureFunc.NET, MeasureFunc.LATEST)
         else str(metric.measure)
     )
+    if metric.report is not None:
+        entity_measure = f"sum of the report's {metric.measure.field} column"
     cut = [d.label for d in query.dimensions] + ([GRAIN_LABELS[query.grain]] if query.grain else [])
     text = f"{metric.label}: {metric.description.strip()} ({entity_measure}"
     text += f", by {', '.join(cut)})." if cut else ")."
@@ -333,8 +453,9 @@ def _definition(
     if query.having:
         filters.append(f"only groups whose {metric.label} {query.having.op} {query.having.value:g}")
     if query.top:
+        per = " per currency" if metric.is_money else " per unit" if metric.unit_field else ""
         filters.append(
-            f"top {query.top} per currency by {metric.label}"
+            f"top {query.top}{per} by {metric.label}"
             + (", the rest summed in an 'All others' row" if query.others else "")
         )
     period_text = period.text()

@@ -12,11 +12,9 @@ import asyncio
 import datetime as dt
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
-from erp_agent.catalog import Catalog, Entity, MeasureFunc, Metric, MetricFilter, Returns
+from erp_agent.catalog import Catalog, Dimension, Entity, MeasureFunc, Metric, MetricFilter, Returns
 from erp_agent.catalog.fields import FieldType
 from erp_agent.connectors.query import (
     AggregateRequest,
@@ -27,75 +25,34 @@ from erp_agent.connectors.query import (
     Measure,
     Op,
 )
+from erp_agent.metrics._cells import Cell, Computed, Key, dec
+from erp_agent.metrics._rows import compare as _compare
+from erp_agent.metrics._trees import subtree
 from erp_agent.metrics.periods import FiscalYear, Period, bucket, fiscal_years_aligned_to_months
 from erp_agent.metrics.request import DimensionFilter, MetricQuery
 from erp_agent.tools.base import ToolContext
 from erp_agent.tools.factories.documents import documents_text
 
+__all__ = ["Cell", "Computed", "Key", "MetricComputer", "resolve_today"]
+
 _OPS = {o.value: o for o in Op}
+ME = "me"  # a metric filter's value meaning the signed-in user (an approver)
 _ID_FILTER_LIMIT = 500  # above this many ids, read the linked records whole instead
 _COUNT = Measure(Func.COUNT)
 _CURRENCY_TTL = 300.0
 _CURRENCIES: dict[tuple[int, str], tuple[float, dict[Any, Any]]] = {}
-Key = tuple[Any, ...]
 
 
-@dataclass
-class Cell:
-    """The exact running figures of one group."""
-
-    total: Decimal = Decimal(0)
-    count: int = 0
-    low: Decimal | None = None
-    high: Decimal | None = None
-    distinct: set[Any] = field(default_factory=set)
-
-    def add(self, other: Cell) -> None:
-        self.total += other.total
-        self.count += other.count
-        if other.low is not None:
-            self.low = other.low if self.low is None else min(self.low, other.low)
-        if other.high is not None:
-            self.high = other.high if self.high is None else max(self.high, other.high)
-        self.distinct |= other.distinct
-
-    def value(self, func: MeasureFunc) -> Decimal | None:
-        if func is MeasureFunc.SUM:
-            return self.total
-        if func is MeasureFunc.COUNT:
-            return Decimal(self.count)
-        if func is MeasureFunc.AVG:
-            return self.total / self.count if self.count else None
-        if func is MeasureFunc.MIN:
-            return self.low
-        if func is MeasureFunc.MAX:
-            return self.high
-        return Decimal(len(self.distinct))
-
-
-@dataclass
-class Computed:
-    """A metric's groups: key = (dimension values..., [period label], currency)."""
-
-    groups: dict[Key, Cell]
-    period_starts: dict[str, dt.date]
-    record_count: int
-    sources: list[str]
-    filters: list[str]
-    notes: list[str] = field(default_factory=list)
-
-
-def _dec(value: Any) -> Decimal:
-    return Decimal(str(value)) if value is not None else Decimal(0)
-
-
-def resolve_today(value: Any, today: dt.date) -> Any:
-    """``today``/``today-30`` in a metric filter -> an ISO date; lists element-wise."""
+def resolve_today(value: Any, today: dt.date, user: str | None = None) -> Any:
+    """``today``/``today-30`` in a metric filter -> an ISO date, and ``me`` -> the signed-in
+    user; lists element-wise."""
     if isinstance(value, list):
-        return [resolve_today(v, today) for v in value]
+        return [resolve_today(v, today, user) for v in value]
     if isinstance(value, str):
         from erp_agent.catalog.metrics import TODAY
 
+        if value == ME and user is not None:
+            return user
         match = TODAY.match(value)
         if match:
             sign, days = match.groups()
@@ -104,8 +61,10 @@ def resolve_today(value: Any, today: dt.date) -> Any:
     return value
 
 
-def _describe_filter(entity: Entity, flt: MetricFilter, today: dt.date) -> str:
-    value = resolve_today(flt.value, today)
+def _describe_filter(
+    entity: Entity, flt: MetricFilter, today: dt.date, user: str | None = None
+) -> str:
+    value = resolve_today(flt.value, today, user)
     if flt.reference:
         value = flt.reference.replace(".", "'s ").replace("_", " ")
     label = flt.field.replace(".", "'s ").replace("_", " ")
@@ -130,6 +89,7 @@ class MetricComputer:
         self.fiscal_years: list[FiscalYear] = []
         self._maps: dict[tuple[str, str], dict[Any, Any]] = {}
         self._currencies: dict[Any, Any] | None = None
+        self.report_runs: dict[str, Any] = {}  # report runs of this call, by their parameters
 
     # ------------------------------------------------------------------ reads as the user
 
@@ -204,15 +164,17 @@ class MetricComputer:
     # ------------------------------------------------------------------ one metric
 
     def base_filters(
-        self, metric: Metric, entity: Entity, period: Period
+        self, metric: Metric, entity: Entity, period: Period, cumulative: bool | None = None
     ) -> tuple[list[Filter], list[MetricFilter], list[str]]:
         """The ERP filters that define the metric and its period, the row-level ones, and
-        every one of them in words."""
+        every one of them in words. A cumulative metric (a balance) counts every record dated
+        on or before the period's end, or the query's day."""
         filters: list[Filter] = []
         words: list[str] = []
-        if metric.documents == "submitted" and "docstatus" in entity.fields:
-            filters.append(Filter("docstatus", Op.EQ, 1))
-            words.append(documents_text(entity, 1, self.ctx.connector.document_state))
+        life = entity.lifecycle  # "booked documents only", in the entity's own lifecycle
+        if metric.documents == "submitted" and life is not None and life.field in entity.fields:
+            filters.append(Filter(life.field, Op.EQ, life.booked))
+            words.append(documents_text(entity, life.booked, self.ctx.connector.document_state))
         if metric.returns is Returns.EXCLUDED:
             filters.append(Filter("is_return", Op.EQ, 0))
         elif metric.returns is Returns.ONLY:
@@ -220,14 +182,18 @@ class MetricComputer:
         if metric.returns_text:
             words.append(str(metric.returns_text))
         row_level: list[MetricFilter] = []
+        user = self.ctx.session.user
         for flt in metric.filters:
-            words.append(_describe_filter(entity, flt, self.today))
+            words.append(_describe_filter(entity, flt, self.today, user))
             if flt.row_level:
                 row_level.append(flt)
             else:
                 filters.append(
-                    Filter(flt.field, _OPS[flt.op], resolve_today(flt.value, self.today))
+                    Filter(flt.field, _OPS[flt.op], resolve_today(flt.value, self.today, user))
                 )
+        balance = metric.cumulative if cumulative is None else cumulative
+        if metric.date_field and balance:
+            period = Period(None, period.end or self.today)
         if metric.date_field and (period.start or period.end):
             date_field = entity.field(metric.date_field)
             end = period.end.isoformat() if period.end else None
@@ -240,61 +206,112 @@ class MetricComputer:
                 filters.append(Filter(metric.date_field, Op.GE, start))
             else:
                 filters.append(Filter(metric.date_field, Op.LE, end))
-            words.append(f"{entity.label} {date_field.label.lower()} {period.text()}")
+            label = f"{entity.label} {date_field.label.lower()}"
+            if balance and period.end:
+                words.append(f"{label} on or before {period.end.isoformat()} (a balance)")
+            else:
+                words.append(f"{label} {period.text()}")
         return filters, row_level, words
 
     async def _dimension_filters(
         self, entity: Entity, metric: Metric, given: Sequence[DimensionFilter]
-    ) -> tuple[list[Filter] | None, list[str], list[str]]:
-        """ERP filters for the user's dimension filters (None: nothing can match)."""
+    ) -> tuple[list[Filter] | None, list[str], list[str], list[DimensionFilter]]:
+        """ERP filters for the user's dimension filters (None: nothing can match), and the
+        filters on ageing dimensions, applied here to each record's age."""
         filters: list[Filter] = []
         words: list[str] = []
         notes: list[str] = []
+        ages: list[DimensionFilter] = []
         for flt in given:
             path = str(flt.dimension.path_for(entity.name, entity.fields))
-            op = _OPS[flt.op]
+            op, value = _OPS[flt.op], flt.value
             words.append(flt.text())
-            if "." not in path:
-                filters.append(Filter(path, op, flt.value))
+            if flt.dimension.age_ranges:
+                ages.append(flt)
                 continue
-            ids = await self._matching_ids(entity, path, op, flt.value)
+            if op in (Op.EQ, Op.IN):
+                wanted = value if isinstance(value, list) else [value]
+                expanded, grew = await subtree(self, flt.dimension, wanted)
+                if grew:
+                    op, value = Op.IN, expanded
+                    words[-1] += f" (with the {flt.dimension.label.lower()}s under it)"
+            if "." not in path:
+                filters.append(Filter(path, op, value))
+                continue
+            ids = await self._matching_ids(entity, path, op, value)
             head = path.split(".")[0]
             notes.append(
                 f"{flt.dimension.label} filtered through each {entity.label}'s "
                 f"{entity.fields[head].label.lower()} ({len(ids)} matching, read as you)"
             )
             if not ids:
-                return None, words, notes
+                return None, words, notes, ages
             filters.append(Filter(head, Op.IN, ids))
-        return filters, words, notes
+        return filters, words, notes, ages
 
     async def compute(self, query: MetricQuery, metric: Metric, period: Period) -> Computed:
+        if metric.report is not None:
+            from erp_agent.metrics._report import compute_report
+
+            return await compute_report(self, query, metric, period)
+        if metric.measure.func is MeasureFunc.LATEST:
+            from erp_agent.metrics._latest import compute_latest
+
+            return await compute_latest(self, query, metric, period)
+        if metric.cumulative and query.grain:
+            from erp_agent.metrics._balance import running_balance
+
+            return await running_balance(self, query, metric, period)
+        return await self.read(query, metric, period)
+
+    async def read(
+        self,
+        query: MetricQuery,
+        metric: Metric,
+        period: Period,
+        *,
+        cumulative: bool | None = None,
+        grain: str | None = None,
+        narrow: Sequence[Filter] = (),
+    ) -> Computed:
+        """The metric's groups over ``period``, from one ERP aggregate (or the rows, when a
+        comparison or a figure needs values the ERP cannot filter or add up). ``narrow``: ERP
+        filters that only leave out records of other groups (a drill-down's own cell)."""
         entity = self.catalog.entity(metric.entity)
-        filters, row_level, words = self.base_filters(metric, entity, period)
-        extra, dim_words, notes = await self._dimension_filters(entity, metric, query.filters)
+        grain = query.grain if grain is None and cumulative is None else grain
+        filters, row_level, words = self.base_filters(metric, entity, period, cumulative)
+        extra, dim_words, notes, ages = await self._dimension_filters(entity, metric, query.filters)
         words += dim_words
         if extra is None:
             return Computed({}, {}, 0, ["nothing matched the filters"], words, notes)
-        filters += extra
-        paths = [str(d.path_for(entity.name, entity.fields)) for d in query.dimensions]
-        currency_path = self._currency_path(metric, entity)
-        heads = list(dict.fromkeys(p.split(".")[0] for p in [*paths, currency_path] if p))
+        filters += [*extra, *narrow]
+        cuts = [(d, str(d.path_for(entity.name, entity.fields))) for d in query.dimensions]
+        cuts += [(f.dimension, str(f.dimension.path_for(entity.name, entity.fields))) for f in ages]
+        slot = self._currency_path(metric, entity)
+        heads = list(dict.fromkeys(p.split(".")[0] for _, p in cuts))
+        if slot:
+            heads = list(dict.fromkeys([*heads, slot.split(".")[0]]))
         func = metric.measure.func
         distinct = metric.measure.field if func is MeasureFunc.COUNT_DISTINCT else None
         if distinct and distinct not in heads:
             heads.append(distinct)
-        grain_keys = self._grain_keys(query.grain, metric)
+        grain_keys = self._grain_keys(grain, metric)
         # The company -> currency map is read beside the figures, not after them.
         currencies = (
             asyncio.ensure_future(self.company_currencies())
             if metric.currency == "company" and self._currencies is None
             else None
         )
-        if row_level:
-            rows, method = await self._rows(entity, heads, grain_keys, metric, filters, row_level)
+        sums = _summed_fields(metric)
+        if row_level or any("." in f for f in sums):
+            from erp_agent.metrics._rows import read_rows
+
+            rows, method = await read_rows(
+                self, entity, heads, grain_keys, metric, filters, row_level, sums
+            )
         else:
             request = AggregateRequest(
-                measures=self._measures(metric),
+                measures=self._measures(metric, sums),
                 group_by=(*(GroupKey(h) for h in heads), *grain_keys),
                 filters=tuple(filters),
             )
@@ -304,11 +321,18 @@ class MetricComputer:
             rows, method = result.rows, f"{_SOURCE[result.method]}: {result.detail}"
         if currencies is not None:
             self._currencies = await currencies
-        return await self._regroup(
-            query, metric, entity, rows, paths, currency_path, grain_keys, method, words, notes
-        )
+        computed = await self._regroup(
+            query, metric, entity, rows, cuts, slot, grain_keys, method, words, notes,
+            grain=grain, sums=sums, ages=ages,
+        )  # fmt: skip
+        if ages:  # the ageing filters' own grouping is not the query's
+            computed.groups = _drop_trailing(computed.groups, len(query.dimensions), len(ages))
+        return computed
 
     def _currency_path(self, metric: Metric, entity: Entity) -> str | None:
+        """What the last slot of each group key holds: the currency, or the unit of measure."""
+        if metric.unit_field:
+            return metric.unit_field
         if metric.currency == "company":
             return self.catalog.dimension("company").path_for(entity.name, entity.fields)
         if metric.currency == "none":
@@ -329,74 +353,16 @@ class MetricComputer:
             return (GroupKey(date, DatePart.YEAR), GroupKey(date, DatePart.MONTH))
         return (GroupKey(date),)  # day, week, or fiscal years starting mid-month
 
-    def _measures(self, metric: Metric) -> tuple[Measure, ...]:
+    def _measures(self, metric: Metric, sums: list[str]) -> tuple[Measure, ...]:
         func, name = metric.measure.func, metric.measure.field
-        if func in (MeasureFunc.SUM, MeasureFunc.AVG):
-            return (Measure(Func.SUM, name), _COUNT)
+        extra = tuple(Measure(Func.SUM, f) for f in sums if f != name)
+        if func in (MeasureFunc.SUM, MeasureFunc.AVG, MeasureFunc.NET):
+            return (Measure(Func.SUM, name), *extra, _COUNT)
         if func is MeasureFunc.MIN:
-            return (Measure(Func.MIN, name), _COUNT)
+            return (Measure(Func.MIN, name), *extra, _COUNT)
         if func is MeasureFunc.MAX:
-            return (Measure(Func.MAX, name), _COUNT)
-        return (_COUNT,)
-
-    async def _rows(
-        self,
-        entity: Entity,
-        heads: list[str],
-        grain_keys: tuple[GroupKey, ...],
-        metric: Metric,
-        filters: list[Filter],
-        row_level: list[MetricFilter],
-    ) -> tuple[list[dict[str, Any]], str]:
-        """Every matching record (only the needed fields), row-level filters applied here."""
-        needed = set(heads)
-        if metric.measure.field:
-            needed.add(metric.measure.field)
-        if grain_keys:
-            needed.add(grain_keys[0].field)
-        for flt in row_level:
-            needed |= {p.split(".")[0] for p in (flt.field, flt.reference) if p}
-        page = await self.ctx.connector.list(
-            self.ctx.session.credential, entity.name, fields=sorted(needed),
-            filters=filters, limit=0,
-        )  # fmt: skip
-        records = page.records
-        for flt in row_level:
-            records = await self._apply_row_filter(entity, records, flt)
-        out = []
-        for record in records:
-            row: dict[str, Any] = {h: record.get(h) for h in heads}
-            for key in grain_keys:
-                row[key.alias] = _date_part(record.get(key.field), key.part)
-            if metric.measure.field:
-                value = record.get(metric.measure.field)
-                row[f"sum_{metric.measure.field}"] = value
-                row[f"min_{metric.measure.field}"] = value
-                row[f"max_{metric.measure.field}"] = value
-            row[_COUNT.alias] = 1
-            out.append(row)
-        detail = (
-            f"computed exactly here from all {len(page.records)} records read as you "
-            f"({len(records)} kept by the comparisons the ERP cannot make in a filter)"
-        )
-        return out, detail
-
-    async def _apply_row_filter(
-        self, entity: Entity, records: list[dict[str, Any]], flt: MetricFilter
-    ) -> list[dict[str, Any]]:
-        async def values(path: str) -> list[Any]:
-            if "." not in path:
-                return [r.get(path) for r in records]
-            head = path.split(".")[0]
-            mapping = await self._link_map(entity, path, (r.get(head) for r in records))
-            return [mapping.get(r.get(head)) for r in records]
-
-        left = await values(flt.field)
-        if flt.reference:
-            right = await values(flt.reference)
-        else:
-            right = [resolve_today(flt.value, self.today)] * len(records)
-        return [r for r, a, b in zip(records, left, right, strict=True) if _compare(a, flt.op, b)]
+            return (Measure(Func.MAX, name), *extra, _COUNT)
+        return (*extra, _COUNT)
 
     async def _regroup(
         self,
@@ -404,15 +370,19 @@ class MetricComputer:
         metric: Metric,
         entity: Entity,
         rows: list[dict[str, Any]],
-        paths: list[str],
-        currency_path: str | None,
+        cuts: list[tuple[Dimension, str]],
+        slot: str | None,
         grain_keys: tuple[GroupKey, ...],
         source: str,
         words: list[str],
         notes: list[str],
+        *,
+        grain: str | None,
+        sums: list[str],
+        ages: list[DimensionFilter],
     ) -> Computed:
         maps: dict[str, dict[Any, Any]] = {}
-        for path in [*paths, currency_path]:
+        for path in [*(p for _, p in cuts), slot]:
             if path and "." in path and path not in maps:
                 head = path.split(".")[0]
                 maps[path] = await self._link_map(entity, path, (r.get(head) for r in rows))
@@ -424,55 +394,79 @@ class MetricComputer:
         to_currency: dict[Any, Any] | None = None
         if metric.currency == "company":
             to_currency = self._currencies or await self.company_currencies()
+        if any(d.age_ranges for d, _ in cuts):
+            notes.append(f"ages counted in days on {self.today.isoformat()}")
 
-        def read(row: dict[str, Any], path: str) -> Any:
+        def read(row: dict[str, Any], dim: Dimension | None, path: str) -> Any:
             head = path.split(".")[0]
-            return maps[path].get(row.get(head)) if "." in path else row.get(head)
+            value = maps[path].get(row.get(head)) if "." in path else row.get(head)
+            if dim is not None and dim.age_ranges:
+                if value is None:
+                    return None
+                day = dt.date.fromisoformat(str(value)[:10])
+                return dim.age_label((self.today - day).days)
+            return value
 
         groups: dict[Key, Cell] = {}
         starts: dict[str, dt.date] = {}
         func, name = metric.measure.func, metric.measure.field
         total_records = 0
         for row in rows:
-            key: list[Any] = [read(row, p) for p in paths]
-            if query.grain:
+            key: list[Any] = [read(row, d, p) for d, p in cuts]
+            if ages and not all(
+                _compare(key[len(query.dimensions) + i], f.op, f.value) for i, f in enumerate(ages)
+            ):
+                continue
+            if grain:
                 day = _grain_day(row, grain_keys)
                 if day is None:
                     label: str | None = None
                 else:
-                    label, start = bucket(day, query.grain, self.fiscal_years)
+                    label, start = bucket(day, grain, self.fiscal_years)
                     starts[label] = start
                 key.append(label)
-            currency = read(row, currency_path) if currency_path else None
+            unit = read(row, None, slot) if slot else None
             if to_currency is not None:
-                currency = to_currency.get(currency)
-            key.append(currency)
+                unit = to_currency.get(unit)
+            key.append(unit)
             count = int(row.get(_COUNT.alias) or 0)
             total_records += count
             cell = Cell(count=count)
-            if func in (MeasureFunc.SUM, MeasureFunc.AVG):
-                cell.total = _dec(row.get(f"sum_{name}"))
+            if func in (MeasureFunc.SUM, MeasureFunc.AVG, MeasureFunc.NET):
+                cell.total = dec(row.get(f"sum_{name}"))
             elif func is MeasureFunc.MIN and row.get(f"min_{name}") is not None:
-                cell.low = _dec(row.get(f"min_{name}"))
+                cell.low = dec(row.get(f"min_{name}"))
             elif func is MeasureFunc.MAX and row.get(f"max_{name}") is not None:
-                cell.high = _dec(row.get(f"max_{name}"))
+                cell.high = dec(row.get(f"max_{name}"))
             elif func is MeasureFunc.COUNT_DISTINCT and row.get(str(name)) is not None:
                 cell.distinct = {row.get(str(name))}
+            cell.sums = {f: dec(row.get(f"sum_{f}")) for f in sums}
             groups.setdefault(tuple(key), Cell()).add(cell)
-        if query.grain == "fiscal_year" and not self.fiscal_years:
+        if grain == "fiscal_year" and not self.fiscal_years:
             notes.append("no fiscal years were readable: fiscal years taken as calendar years")
         return Computed(groups, starts, total_records, [source], words, notes)
 
 
+def _summed_fields(metric: Metric) -> list[str]:
+    """Every field a group's sums are kept for: the measure's, a net's second, companions'."""
+    names = [*metric.measure.fields] if metric.measure.func in (
+        MeasureFunc.SUM, MeasureFunc.AVG, MeasureFunc.NET
+    ) else []  # fmt: skip
+    for companion in metric.also.values():
+        names += companion.measure.fields
+    return list(dict.fromkeys(names))
+
+
+def _drop_trailing(groups: dict[Key, Cell], dims: int, extra: int) -> dict[Key, Cell]:
+    """Regroup without the ``extra`` key parts that follow the query's ``dims`` dimensions."""
+    out: dict[Key, Cell] = {}
+    for key, cell in groups.items():
+        short = (*key[:dims], *key[dims + extra :])
+        out.setdefault(short, Cell()).add(cell)
+    return out
+
+
 _SOURCE = {"pushdown": "ERP aggregate", "chunked": "chunked exact read"}
-
-
-def _date_part(value: Any, part: DatePart | None) -> Any:
-    if value is None or part is None:
-        return value
-    text = str(value)
-    year, month = int(text[:4]), int(text[5:7])
-    return {DatePart.YEAR: year, DatePart.MONTH: month, DatePart.QUARTER: (month + 2) // 3}[part]
 
 
 def _grain_day(row: dict[str, Any], keys: tuple[GroupKey, ...]) -> dt.date | None:
@@ -487,26 +481,3 @@ def _grain_day(row: dict[str, Any], keys: tuple[GroupKey, ...]) -> dt.date | Non
     if keys[1].part is DatePart.QUARTER:
         return dt.date(year, 3 * int(values[1]) - 2, 1)
     return dt.date(year, int(values[1]), 1)
-
-
-def _compare(left: Any, op: str, right: Any) -> bool:
-    if op == "is set":
-        return left not in (None, "")
-    if op == "is not set":
-        return left in (None, "")
-    if left is None or right is None:
-        return False
-    if op in ("in", "not in"):
-        return (left in right) == (op == "in")
-    if op == "between":
-        return bool(_num(right[0]) <= _num(left) <= _num(right[1]))
-    a, b = _num(left), _num(right)
-    return bool({
-        "=": a == b, "!=": a != b, ">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b,
-    }.get(op, False))  # fmt: skip
-
-
-def _num(value: Any) -> Any:
-    if isinstance(value, int | float | Decimal) and not isinstance(value, bool):
-        return Decimal(str(value))
-    return value

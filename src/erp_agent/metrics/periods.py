@@ -109,29 +109,74 @@ class Shift:
         return shift_months(day, self.months) + dt.timedelta(days=self.days)
 
 
-def comparison(period: Period, how: str) -> tuple[Period, Shift]:
-    """The period to compare with, and the shift that maps its dates onto ``period``."""
+def comparison(period: Period, how: str | Period) -> tuple[Period, Shift]:
+    """The period to compare with, and the shift that maps its dates onto ``period``.
+
+    ``previous_period`` means what people mean by "than last month": whole months against as
+    many whole months before; a month, quarter or year to date against the same days of the
+    one before (1–5 Dec against 1–5 Nov, never 26–30 Nov); any other span against the same
+    number of days just before it. ``same_period_last_year`` is the same dates a year earlier.
+    An explicit ``Period`` is itself the comparison ("Q3 against Q1")."""
     if not (period.start and period.end):
         raise ToolInputError(
             f"compare_to {how!r} needs a period with both from and to, e.g. "
             '{"from": "2026-04-01", "to": "2026-06-30"}'
         )
+    if isinstance(how, Period):
+        if not (how.start and how.end):
+            raise ToolInputError("compare_period needs both from and to")
+        return how, _shift_between(how.start, period.start)
     if how == "same_period_last_year":
-        start, end = shift_months(period.start, -12), shift_months(period.end, -12)
-        if period.end == month_end(period.end):
-            end = month_end(end)
-        return Period(start, end), Shift(months=12)
+        return _shifted(period, 12), Shift(months=12)
     if how != "previous_period":
         raise ToolInputError(f"compare_to must be one of {', '.join(COMPARISONS)}")
     months = _whole_months(period)
     if months:
         start = shift_months(period.start, -months)
         return Period(start, month_end(shift_months(start, months - 1))), Shift(months=months)
+    unit = _to_date_unit(period)
+    if unit is not None:
+        return _shifted(period, unit), Shift(months=unit)
     days = (period.end - period.start).days + 1
     return (
         Period(period.start - dt.timedelta(days=days), period.start - dt.timedelta(days=1)),
         Shift(days=days),
     )
+
+
+def _shifted(period: Period, months: int) -> Period:
+    """The same dates ``months`` earlier (a month's end stays its month's end)."""
+    assert period.start
+    assert period.end
+    start, end = shift_months(period.start, -months), shift_months(period.end, -months)
+    if period.end == month_end(period.end):
+        end = month_end(end)
+    return Period(start, end)
+
+
+def _to_date_unit(period: Period) -> int | None:
+    """Months in the calendar unit a period runs to date in (1 a month, 3 a quarter, 12 a
+    year), when it starts on that unit's first day and ends inside it; else None."""
+    start, end = period.start, period.end
+    if not (start and end) or start.day != 1:
+        return None
+    if (start.year, start.month) == (end.year, end.month):
+        return 1
+    if (
+        start.month % 3 == 1
+        and start.year == end.year
+        and (end.month - 1) // 3 == (start.month - 1) // 3
+    ):
+        return 3
+    if start.month == 1 and start.year == end.year:
+        return 12
+    return None
+
+
+def _shift_between(earlier: dt.date, later: dt.date) -> Shift:
+    if earlier.day == later.day == 1:
+        return Shift(months=(later.year - earlier.year) * 12 + later.month - earlier.month)
+    return Shift(days=(later - earlier).days)
 
 
 def bucket(day: dt.date, grain: str, fiscal_years: Sequence[FiscalYear]) -> tuple[str, dt.date]:
@@ -156,3 +201,33 @@ def bucket(day: dt.date, grain: str, fiscal_years: Sequence[FiscalYear]) -> tupl
 
 def fiscal_years_aligned_to_months(fiscal_years: Sequence[FiscalYear]) -> bool:
     return all(fy.start.day == 1 for fy in fiscal_years)
+
+
+def bucket_bounds(
+    label: str, grain: str, fiscal_years: Sequence[FiscalYear]
+) -> tuple[dt.date, dt.date] | None:
+    """The first and last day of the ``grain`` bucket labelled ``label`` (``bucket``'s
+    inverse); None for a label that names no bucket of that grain."""
+    try:
+        if grain == "day":
+            day = dt.date.fromisoformat(label)
+            return day, day
+        if grain == "week":
+            year, week = label.split("-W")
+            monday = dt.date.fromisocalendar(int(year), int(week), 1)
+            return monday, monday + dt.timedelta(days=6)
+        if grain == "month":
+            first = dt.date.fromisoformat(f"{label}-01")
+            return first, month_end(first)
+        if grain == "quarter":
+            year, quarter = label.split("-Q")
+            first = dt.date(int(year), 3 * int(quarter) - 2, 1)
+            return first, month_end(shift_months(first, 2))
+        if grain == "fiscal_year":
+            for fy in fiscal_years:
+                if fy.name == label:
+                    return fy.start, fy.end
+        year_start = dt.date(int(label), 1, 1)
+        return year_start, dt.date(int(label), 12, 31)
+    except ValueError:
+        return None

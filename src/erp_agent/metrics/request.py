@@ -42,6 +42,7 @@ class MetricQuery:
     filters: list[DimensionFilter] = field(default_factory=list)
     period: Mapping[str, Any] | None = None
     compare_to: str | None = None
+    compare_period: Mapping[str, Any] | None = None  # an explicit earlier period
     top: int | None = None
     others: bool = False
     order: str | None = None
@@ -81,9 +82,10 @@ def parse_query(catalog: Catalog, args: Mapping[str, Any]) -> MetricQuery:
     """``metrics.query`` arguments -> a checked ``MetricQuery``."""
     metric = _metric(catalog, args.get("metric"))
     query = MetricQuery(metric=metric)
+    dated = metric.date_field is not None or metric.report is not None
     for name in args.get("group_by") or ():
         if name in GRAINS:
-            if metric.date_field is None:
+            if not dated:
                 raise ToolInputError(
                     f"{metric.name} is a figure as of now, with no date to group by {name!r}; "
                     f"group it by {', '.join(metric.dimensions) or 'nothing'}"
@@ -101,7 +103,7 @@ def parse_query(catalog: Catalog, args: Mapping[str, Any]) -> MetricQuery:
     for raw in args.get("filters") or ():
         query.filters.append(_filter(catalog, metric, raw))
     period = args.get("period")
-    if period and metric.date_field is None:
+    if period and not dated:
         raise ToolInputError(
             f"{metric.name} is a figure as of now (it has no date); leave out period"
         )
@@ -110,6 +112,17 @@ def parse_query(catalog: Catalog, args: Mapping[str, Any]) -> MetricQuery:
     if compare is not None and compare not in COMPARISONS:
         raise _unknown("compare_to", compare, COMPARISONS)
     query.compare_to = compare
+    explicit = args.get("compare_period")
+    if explicit is not None:
+        if not dated:
+            raise ToolInputError(f"{metric.name} has no date to compare periods of")
+        if compare is not None:
+            raise ToolInputError("give compare_to or compare_period, not both")
+        if not isinstance(explicit, Mapping) or not explicit.get("from") or not explicit.get("to"):
+            raise ToolInputError(
+                'compare_period must be {"from": "YYYY-MM-DD", "to": "YYYY-MM-DD"}'
+            )
+        query.compare_period = explicit
     top = args.get("top")
     if top is not None:
         if not isinstance(top, int) or isinstance(top, bool) or not 1 <= top <= MAX_TOP:

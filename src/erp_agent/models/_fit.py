@@ -1,11 +1,16 @@
-"""Requests that fit a small context window (a self-hosted model with 8k tokens).
+"""Tools that fit a small context window (a self-hosted model with 8k tokens).
 
-Tool schemas are most of a first request (26 tools ≈ 11k tokens). Below ``COMPACT_BELOW``
-tokens of context (or whenever the model's ``compact_tools`` setting says so) every tool is
-sent compact (see ``_schemas.compact``, ≈ 5k tokens for the same tools) — always, so the bytes
-stay the same from request to request and a prefix cache holds. If the request still does not
-fit, tools are left off: first a few always-offered ones a small model rarely needs, then from
-the end of the list; ``tools.search`` can offer them again.
+Below ``COMPACT_BELOW`` tokens of context (or whenever the model's ``compact_tools`` setting
+says so) every tool is sent compact (see ``_schemas.compact``: descriptions cut to their first
+sentence, every enum kept) — always, so the bytes stay the same from request to request and a
+prefix cache holds.
+
+What is sent depends on the tools alone, never on the messages: a conversation's tools array
+only grows at its end (the engine appends), so the tools sent for it only grow at their end
+too, and a later round never drops a tool an earlier one sent. If the tools take more than
+their share of the window, the ones at the end that do not fit are left out (``tools.search``
+names them again); a conversation too long for the rest is trimmed by the engine, which keeps
+the newest turns.
 """
 
 from __future__ import annotations
@@ -18,17 +23,9 @@ from typing import Any
 from erp_agent.models._schemas import compact
 from erp_agent.models.base import Message
 
-# Rarely needed always-offered tools, in the order they are left off when a request is too long.
-FIRST_TO_LEAVE = (
-    "workflow.pending",
-    "workflow.describe",
-    "display.cards",
-    "records.search",
-    "metrics.catalog",
-    "display.choices",
-)
 COMPACT_BELOW = 32_768  # tokens of context under which tool schemas are sent compact
 ANSWER_RESERVE = 1024  # tokens left for the answer
+TOOLS_SHARE = 0.5  # of the window (less the answer's reserve), what the tools may take
 
 
 def request_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> int:
@@ -37,29 +34,25 @@ def request_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]])
     return math.ceil(len(text) / 4)
 
 
+def tool_tokens(tool: dict[str, Any]) -> int:
+    return math.ceil(len(json.dumps(tool)) / 4)
+
+
 def fit(
-    messages: Sequence[Message],
-    tools: Sequence[dict[str, Any]],
-    window: int,
-    compact_tools: bool | None = None,
+    tools: Sequence[dict[str, Any]], window: int, compact_tools: bool | None = None
 ) -> list[dict[str, Any]]:
     """``tools`` as sent to a model reading ``window`` tokens; ``compact_tools`` None chooses
-    compact schemas below ``COMPACT_BELOW``."""
+    compact schemas below ``COMPACT_BELOW``. The result for a list is a prefix-preserving
+    function of it: ``fit(a + b)`` begins with ``fit(a)``."""
     small = window < COMPACT_BELOW if compact_tools is None else compact_tools
-    if not tools or (not small and window >= COMPACT_BELOW):
-        return list(tools)
     fitted = [compact(t) for t in tools] if small else list(tools)
-    budget = window - min(ANSWER_RESERVE, window // 8)
-    while len(fitted) > 1 and request_tokens(messages, fitted) > budget:
-        fitted.pop(_next_to_leave(fitted))
-    return fitted
-
-
-def _next_to_leave(tools: list[dict[str, Any]]) -> int:
-    """The always-offered tools a small model can best do without go first (each is reachable
-    through tools.search), then the last of the list: the request's own tools stay longest."""
-    names = [str(t.get("function", {}).get("name", "")) for t in tools]
-    for name in FIRST_TO_LEAVE:
-        if name in names:
-            return names.index(name)
-    return len(tools) - 1
+    budget = int((window - min(ANSWER_RESERVE, window // 8)) * TOOLS_SHARE)
+    kept: list[dict[str, Any]] = []
+    used = 0
+    for tool in fitted:
+        size = tool_tokens(tool)
+        if used + size > budget and kept:
+            continue  # one that does not fit; a smaller one after it may
+        kept.append(tool)
+        used += size
+    return kept

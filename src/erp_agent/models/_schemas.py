@@ -56,31 +56,47 @@ def _close_objects(node: Any) -> None:
             _close_objects(item)
 
 
-# Compact schemas list an enum of at most this many values (statuses, operators, directions);
-# a longer one (metric, field, entity names) is left to the gateway, which validates every call
-# against the full schema and answers a wrong value with the whole list.
-MAX_COMPACT_ENUM = 12
-TRIMMED_ENUM = "one of {n} names; a wrong one is answered with the list"
 # Bounds the gateway checks anyway: a small model gains little from reading them.
-_COMPACT_DROPS = ("description", "title", "examples", "minLength", "maxLength", "uniqueItems")
+_COMPACT_DROPS = ("title", "examples", "minLength", "maxLength", "uniqueItems")
+# Words whose full stop ends no sentence ("(e.g. branch = Kisumu)").
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "incl.", "excl.", "approx.", "no.", "cf.")
+
+
+def first_sentence(text: str) -> str:
+    """``text`` up to the end of its first sentence: a full stop (or ! ?) followed by a space
+    or the end, outside brackets, not after an abbreviation ("e.g.") and not inside a name
+    ("metrics.query", "2.5")."""
+    depth = 0
+    for i, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        elif char in ".!?" and depth == 0:
+            after = text[i + 1 : i + 2]
+            if after and not after.isspace():
+                continue
+            if text[i - 2 : i + 1] == "..." or text[: i + 1].lower().endswith(_ABBREVIATIONS):
+                continue
+            return text[: i + 1]
+    return text.strip()
 
 
 def compact(tool: dict[str, Any]) -> dict[str, Any]:
-    """A tool definition for a small context window: the tool's description cut to its first
-    sentence, parameters without their descriptions, titles, examples and length bounds, and
-    long enums trimmed (names, types, short enums and required fields stay, so calls remain
-    valid; the gateway still checks each call against the full schema)."""
+    """A tool definition for a small context window: each description (the tool's and its
+    parameters') cut to its first sentence, without titles, examples and length bounds. Every
+    name, type, enum and required field stays, so a call is made right the first time; the
+    gateway still checks each call against the full schema."""
     out = copy.deepcopy(tool)
     function = out.get("function", out)
-    description = str(function.get("description", ""))
-    function["description"] = description.split(". ")[0].rstrip(".") + "." if description else ""
+    function["description"] = first_sentence(str(function.get("description", "")))
     _strip(function.get("parameters"))
     return out
 
 
 def _strip(schema: Any) -> None:
-    """Drop the prose of one JSON schema node, then of its sub-schemas (never a property that
-    happens to be called "description")."""
+    """Shorten the prose of one JSON schema node, then of its sub-schemas (never a property
+    that happens to be called "description")."""
     if isinstance(schema, list):
         for item in schema:
             _strip(item)
@@ -89,10 +105,8 @@ def _strip(schema: Any) -> None:
         return
     for key in _COMPACT_DROPS:
         schema.pop(key, None)
-    enum = schema.get("enum")
-    if isinstance(enum, list) and len(enum) > MAX_COMPACT_ENUM:
-        del schema["enum"]
-        schema["description"] = TRIMMED_ENUM.format(n=len(enum))
+    if isinstance(schema.get("description"), str):
+        schema["description"] = first_sentence(schema["description"])
     for key, value in schema.items():
         if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
             for sub in value.values():

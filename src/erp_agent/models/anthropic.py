@@ -50,7 +50,7 @@ class AnthropicModel(ChatModel):
             name=f"anthropic:{settings.model}",
             supports_prompt_cache=True,
             supports_temperature=False,
-            context_window=settings.context_window,
+            context_window=settings.window,
             strict_tool_schemas=settings.strict_tools,
         )
         self._client = anthropic.AsyncAnthropic(

@@ -104,6 +104,9 @@ class ModelProfile:
     supports_temperature: bool = True  # False: a temperature passed to complete() is ignored
     context_window: int = 128_000
     strict_tool_schemas: bool = False
+    # Reads every tool it is offered at no cost (a planner in process, not a paid context):
+    # routing's narrowing saves it nothing and only hides the tool a question needed.
+    reads_every_tool: bool = False
 
 
 class ChatModel(ABC):
@@ -135,6 +138,12 @@ class ChatModel(ABC):
         if completion.content:
             yield StreamDelta(text=completion.content)
         yield StreamDelta(done=completion)
+
+    async def prepare(self) -> ModelProfile:
+        """The profile, once the endpoint has said what it knows of itself (a provider may
+        read its context window from the endpoint's model list here, once). Cheap after the
+        first call; the engine awaits it before a turn's first request."""
+        return self.profile
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""

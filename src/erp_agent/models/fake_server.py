@@ -145,6 +145,7 @@ class FakeOpenAIServer:
         model: str = "fake-model",
         quirks: frozenset[str] | set[str] = frozenset(),
         responder: Responder | None = None,
+        listed_window: int | None = None,
     ) -> None:
         unknown = set(quirks) - set(QUIRKS)
         if unknown:
@@ -154,6 +155,10 @@ class FakeOpenAIServer:
         self.model = model
         self.quirks = frozenset(quirks)
         self.responder = responder  # answers when the script is empty (see ``serving``)
+        # What ``/v1/models`` says of the model's window (``context_length``, as OpenRouter
+        # and Together list it); None: the model is listed without one (as OpenAI does).
+        self.listed_window = listed_window
+        self.model_lists = 0  # GET /v1/models requests (kept apart from ``requests``)
         self.requests: list[FakeRequest] = []
         self._script: deque[FakeReply] = deque()
         self._lock = threading.Lock()  # the test thread scripts while the server thread answers
@@ -177,6 +182,7 @@ class FakeOpenAIServer:
         return Starlette(
             routes=[
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
                 Route(
                     "/openai/deployments/{deployment}/chat/completions",
                     self._chat,
@@ -193,6 +199,16 @@ class FakeOpenAIServer:
             yield f"{handle.url}/v1"
         finally:
             handle.stop()
+
+    async def _models(self, request: Request) -> Response:
+        self.model_lists += 1
+        problem = self._authorise(request)
+        if problem is not None:
+            return JSONResponse(problem, status_code=401)
+        entry: dict[str, Any] = {"id": self.model, "object": "model", "owned_by": "fake"}
+        if self.listed_window is not None:
+            entry["context_length"] = self.listed_window
+        return JSONResponse({"object": "list", "data": [entry]})
 
     async def _chat(self, request: Request) -> Response:
         try:

@@ -8,7 +8,7 @@ gate, the budget and the usage ledger see every attempt.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import httpx
@@ -54,13 +54,26 @@ class OpenAICompatibleModel(ChatModel):
         self.profile = ModelProfile(
             name=f"{settings.provider}:{settings.model}",
             supports_prompt_cache=True,  # OpenAI caches long prefixes; vLLM, llama.cpp reuse them
-            context_window=settings.context_window,
+            context_window=settings.window,
             strict_tool_schemas=settings.strict_tools,
         )
         self._client = _client(settings, http_client)
         # Learned from the server's refusals (see _quirks), then kept for this client.
         self.tool_role = settings.tool_role is not False
         self.stream_usage = settings.stream_usage
+        # A window not set is read once from the endpoint's model list (``prepare``).
+        self._window_known = settings.context_window is not None or not _lists_models(settings)
+
+    async def prepare(self) -> ModelProfile:
+        if not self._window_known:
+            self._window_known = True
+            found = await listed_window(self._client, self.settings.model)
+            if found is not None:
+                self.profile = replace(self.profile, context_window=found)
+        return self.profile
+
+    def _fit(self, tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return fit(tools, self.profile.context_window, self.settings.compact_tools)
 
     async def complete(
         self,
@@ -70,7 +83,8 @@ class OpenAICompatibleModel(ChatModel):
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> Completion:
-        tools = fit(messages, tools, self.settings.context_window, self.settings.compact_tools)
+        await self.prepare()
+        tools = self._fit(tools)
         names, wire_tools = self._tools(tools)
 
         async def once(request: Sequence[Message]) -> Completion:
@@ -87,7 +101,8 @@ class OpenAICompatibleModel(ChatModel):
         temperature: float | None = None,
         max_tokens: int | None = None,
     ) -> AsyncIterator[StreamDelta]:
-        tools = fit(messages, tools, self.settings.context_window, self.settings.compact_tools)
+        await self.prepare()
+        tools = self._fit(tools)
         names, wire_tools = self._tools(tools)
         assembler = _StreamAssembler(names, model=self.settings.model)
         # Text that may be a tool call written out is held back until the answer is complete.
@@ -219,6 +234,50 @@ def wire_messages(messages: Sequence[Message]) -> list[ChatCompletionMessagePara
             call["function"]["name"] = encode(call["function"]["name"])
         out.append(wire)
     return cast("list[ChatCompletionMessageParam]", out)
+
+
+# Where model lists say how many tokens a model reads: OpenRouter and Together
+# (context_length), vLLM (max_model_len), LM Studio (max_context_length), LiteLLM-style
+# gateways (context_window, max_input_tokens), OpenRouter's provider entry.
+_WINDOW_KEYS = ("context_length", "max_model_len", "max_context_length", "context_window",
+                "max_input_tokens")  # fmt: skip
+LIST_TIMEOUT = 5.0  # seconds for the model list; without an answer the default window holds
+
+
+def _lists_models(settings: ModelSettings) -> bool:
+    """Whether the endpoint may list its models' windows: any compatible server or gateway
+    (OpenAI's own API and Azure list none)."""
+    return settings.provider == "openai" and settings.base_url is not None
+
+
+async def listed_window(client: openai.AsyncOpenAI, model: str) -> int | None:
+    """The context window the endpoint's ``/models`` gives ``model``, or None (not listed,
+    no answer, not a model list)."""
+    try:
+        body = await client.with_options(timeout=LIST_TIMEOUT, max_retries=0).get(
+            "/models", cast_to=object
+        )
+    except (openai.OpenAIError, httpx2.HTTPError, httpx.HTTPError):
+        return None
+    entries = body.get("data") if isinstance(body, dict) else body
+    if not isinstance(entries, list):
+        return None
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("id") == model:
+            return _window_of(entry)
+    return None
+
+
+def _window_of(entry: dict[str, Any]) -> int | None:
+    places = [entry, entry.get("top_provider"), entry.get("meta"), entry.get("model_info")]
+    for place in places:
+        if not isinstance(place, dict):
+            continue
+        for key in _WINDOW_KEYS:
+            value = place.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return None
 
 
 def _broke_off(detail: str) -> ModelUnavailable:

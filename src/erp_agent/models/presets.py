@@ -27,16 +27,21 @@ PRESETS: dict[str, Preset] = {
     "openai": Preset("openai", None, "OPENAI_API_KEY"),
     "azure": Preset("azure", None, "AZURE_OPENAI_API_KEY"),
     "anthropic": Preset("anthropic", None, "ANTHROPIC_API_KEY"),
-    "openai-compatible": Preset("openai", None, local=True, needs_url=True),
+    # Any hosted endpoint or gateway (OpenRouter, Together, a company's proxy to GPT or Claude):
+    # hosted defaults, and its model list says the real context window.
+    "openai-compatible": Preset("openai", None, needs_url=True),
     "ollama": Preset("openai", "http://localhost:11434/v1", local=True),
     "vllm": Preset("openai", "http://localhost:8000/v1", local=True),
     "llamacpp": Preset("openai", "http://localhost:8080/v1", local=True),
     "lmstudio": Preset("openai", "http://localhost:1234/v1", local=True),
 }
 
-# What a self-hosted server gets unless the settings say otherwise: an 8k context (Ollama's and
-# many GGUF builds' default is at most this) and time for a CPU-bound model to answer.
-LOCAL_DEFAULTS: dict[str, Any] = {"context_window": 8192, "timeout": 300.0}
+# What a self-hosted server gets unless the settings say otherwise: time for a CPU-bound model
+# to answer, and (unless its model list says more) an 8k context, Ollama's and many GGUF
+# builds' default. A hosted endpoint that does not list its window is taken to read 128k.
+LOCAL_DEFAULTS: dict[str, Any] = {"timeout": 300.0}
+LOCAL_WINDOW = 8192
+HOSTED_WINDOW = 128_000
 LOCAL_TURN_SECONDS = 600.0  # a turn's deadline when the reasoning model is self-hosted
 
 

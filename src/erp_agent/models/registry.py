@@ -13,7 +13,7 @@ from typing import Any
 
 from erp_agent.config import ModelSettings, Settings
 from erp_agent.errors import ConfigError
-from erp_agent.models.base import ChatModel, Completion, Message, StreamDelta
+from erp_agent.models.base import ChatModel, Completion, Message, ModelProfile, StreamDelta
 from erp_agent.models.limits import Clock, RateGate, TokenRateGate
 from erp_agent.models.resilience import ResilientModel, RetryPolicy, UsageEvent
 from erp_agent.models.usage import BudgetCheck, InMemoryUsageLedger, UsageLedger
@@ -92,6 +92,16 @@ class ModelSlot(ChatModel):
                 yield delta
         finally:
             await self._give_back(lease)
+
+    async def prepare(self) -> ModelProfile:
+        lease = self._take()
+        try:
+            profile = await lease.model.prepare()
+        finally:
+            await self._give_back(lease)
+        if lease is self._lease:
+            self.profile = profile
+        return profile
 
     async def aclose(self) -> None:
         self._lease.retired = True

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from erp_agent.errors import ModelError, ModelRateLimited, ModelTimeout
-from erp_agent.models.base import ChatModel, Completion, Message, StreamDelta, Usage
+from erp_agent.models.base import ChatModel, Completion, Message, ModelProfile, StreamDelta, Usage
 from erp_agent.models.limits import (
     DEFAULT_COMPLETION_RESERVE,
     Clock,
@@ -90,6 +90,10 @@ class ResilientModel(ChatModel):
         self.on_usage = on_usage
         self.clock: Clock = clock or SystemClock()
         self._rand = rand
+
+    async def prepare(self) -> ModelProfile:
+        self.profile = await self.inner.prepare()
+        return self.profile
 
     def for_org(self, org: str) -> ResilientModel:
         """The same model, gate and ledger, with usage and budget counted for ``org``."""

@@ -16,7 +16,7 @@ import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import httpx
@@ -158,10 +158,16 @@ class ScriptedModel(ChatModel):
 class Recording(ChatModel):
     """Another model, with every request kept as sent (what a prefix cache would see)."""
 
-    def __init__(self, inner: ChatModel) -> None:
+    def __init__(self, inner: ChatModel, *, routed: bool = False) -> None:
+        """``routed``: sent the tools routing picks even when ``inner`` reads every tool (the
+        planner standing in for a paid model, to measure what such a model is sent)."""
         self.inner = inner
-        self.profile = inner.profile
+        self.routed = routed
+        self.profile = self._as_sent(inner.profile)
         self.requests: list[tuple[list[Message], list[dict[str, Any]]]] = []
+
+    def _as_sent(self, profile: ModelProfile) -> ModelProfile:
+        return replace(profile, reads_every_tool=False) if self.routed else profile
 
     async def complete(
         self,
@@ -173,6 +179,10 @@ class Recording(ChatModel):
     ) -> Completion:
         self.requests.append((list(messages), list(tools)))
         return await self.inner.complete(messages, tools)
+
+    async def prepare(self) -> ModelProfile:
+        self.profile = self._as_sent(await self.inner.prepare())
+        return self.profile
 
 
 class FakeClock:

@@ -7,6 +7,7 @@ from typing import Any
 from celery import Celery
 
 RUN_TURN = "erp_agent.run_turn"
+PING = "erp_agent.ping"  # `erp-agent doctor`: a worker takes work from the queue and answers
 QUEUE = "erp-agent-turns"
 
 celery = Celery("erp_agent")

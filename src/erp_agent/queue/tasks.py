@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from erp_agent.queue import scheduled
-from erp_agent.queue.celery_app import RUN_TURN, celery
+from erp_agent.queue import subscriptions as subscription_jobs
+from erp_agent.queue.celery_app import PING, RUN_TURN, celery
 from erp_agent.server.state import ServerState
 
 log = logging.getLogger(__name__)
@@ -25,13 +26,12 @@ class WorkerContext:
     @staticmethod
     async def _build(model: str | None) -> ServerState:
         from erp_agent.cli._model import configure, model_switch
-        from erp_agent.config import load_settings
         from erp_agent.runtime import Runtime
         from erp_agent.server import settings_store
         from erp_agent.server.app import build_state
         from erp_agent.server.knowledge import IndexedKnowledge
 
-        settings = configure(load_settings(), model)
+        settings = configure(None, model)
         runtime = await Runtime.create(settings)
         knowledge = IndexedKnowledge(
             runtime.knowledge, Path(settings.data_dir) / "knowledge", settings.site_dir
@@ -67,6 +67,20 @@ def run_turn(turn_id: str, session_id: str, message: str, conversation_id: str) 
     return outcome
 
 
+@celery.task(name=PING, bind=True)  # type: ignore[untyped-decorator]
+def ping(task: Any, reply_to: str, token: str) -> None:
+    """`erp-agent doctor` sent this through the turns' queue: the token goes back to the
+    doctor's own queue (by its exchange, declared by the doctor), and no runtime is built."""
+    with celery.producer_or_acquire() as producer:
+        producer.publish(
+            {"token": token, "worker": task.request.hostname},
+            exchange=reply_to,
+            routing_key=reply_to,
+            serializer="json",
+            declare=[],
+        )
+
+
 @celery.task(name=scheduled.SYNC_RECORDS)  # type: ignore[untyped-decorator]
 def sync_records() -> dict[str, Any]:
     async def go(state: ServerState) -> dict[str, Any]:
@@ -84,4 +98,14 @@ def reindex_knowledge() -> dict[str, Any]:
 
     report: dict[str, Any] = context().run(go)
     log.info("scheduled knowledge re-index: %s", report)
+    return report
+
+
+@celery.task(name=subscription_jobs.RUN_SUBSCRIPTIONS)  # type: ignore[untyped-decorator]
+def run_subscriptions() -> dict[str, Any]:
+    async def go(state: ServerState) -> dict[str, Any]:
+        return await subscription_jobs.run_subscriptions(state.runtime)
+
+    report: dict[str, Any] = context().run(go)
+    log.info("subscriptions: %s", report)
     return report

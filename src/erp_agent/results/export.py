@@ -9,6 +9,7 @@ title, the table and, when the result has one, its chart drawn with reportlab.gr
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import re
 from decimal import Decimal
@@ -22,6 +23,8 @@ from erp_agent.results.summary import is_number
 
 if TYPE_CHECKING:
     from reportlab.graphics.shapes import Drawing
+
+    from erp_agent.catalog import Catalog
 
 # openpyxl and reportlab are imported by the writer that needs them: together they take longer
 # to import than a whole terminal start may (see benchmarks/cli_start.py).
@@ -217,8 +220,56 @@ _WRITERS = {"csv": to_csv, "xlsx": to_xlsx, "pdf": to_pdf}
 
 
 def _file_name(record: ResultRecord, fmt: str) -> str:
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", record.title).strip("-") or "result"
+    """The title as a file name: what it holds, for whom, as of when — in words, as a reader
+    would name it ("Accounts Receivable – Gulf Traders – 2026-11-30.xlsx")."""
+    stem = " ".join(_UNSAFE.sub(" ", record.title).split()).strip(" .")[:150] or "Result"
     return f"{stem}.{fmt}"
+
+
+# Characters no file system or download takes in a name (and control characters).
+_UNSAFE = re.compile(r'[\\/:*?"<>|\x00-\x1f]')
+_PARTY = re.compile(r"^(customer|supplier|party|employee)\b\s*(?::|=|\bin\b)\s*(.+)$", re.I)
+_COMPANY = re.compile(r"^company\b\s*(?::|=|\bin\b)\s*(.+)$", re.I)
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_AS_OF = re.compile(r"^(?:as of|as of date|report date)\s*:\s*(\d{4}-\d{2}-\d{2})$", re.I)
+
+
+def export_title(data: Any, tool: str, catalog: Catalog | None, today: dt.date) -> str:
+    """What an export holds, for whom and as of when, from the stored result: "Accounts
+    Receivable – Gulf Traders – 2026-11-30", "Revenue by Customer – 2026-01-01 to 2026-11-30"."""
+    definition = data.get("definition") if isinstance(data, dict) else None
+    definition = definition if isinstance(definition, dict) else {}
+    filters = [str(f).rstrip(".") for f in definition.get("filters") or []]
+    whom = next((m.group(2) for f in filters if (m := _PARTY.match(f))), None)
+    whom = whom or next((m.group(1) for f in filters if (m := _COMPANY.match(f))), None)
+    dates = _DATE.findall(str(definition.get("period") or ""))
+    dates = dates or [m.group(1) for f in filters if (m := _AS_OF.match(f))]
+    when = " to ".join(dict.fromkeys(dates[:2])) if dates else today.isoformat()
+    return " – ".join(p for p in (_what(data, tool, catalog), whom, when) if p)
+
+
+def _what(data: Any, tool: str, catalog: Catalog | None) -> str:
+    kind, _, action = tool.partition(".")
+    if isinstance(data, dict) and isinstance(data.get("title"), str) and data["title"]:
+        return str(data["title"])
+    if catalog is not None and kind == "report" and action in catalog.reports:
+        return catalog.reports[action].label
+    if isinstance(data, dict) and data.get("metric"):
+        cut = [
+            str(c.get("label"))
+            for c in data.get("columns") or []
+            if isinstance(c, dict) and c.get("kind") in ("dimension", "period")
+            and c.get("key") != "currency"
+        ]  # fmt: skip
+        label = str(data.get("label") or data["metric"])
+        return f"{label} by {' and '.join(cut)}" if cut else label
+    if catalog is not None and kind in catalog.entities:
+        return catalog.entities[kind].plural
+    if isinstance(data, dict):
+        for key in ("report", "analysis", "entity"):
+            if isinstance(data.get(key), str) and data[key]:
+                return str(data[key]).replace("_", " ").capitalize()
+    return "Result"
 
 
 def export_result(record: ResultRecord, fmt: str, directory: Path) -> dict[str, Any]:

@@ -31,6 +31,10 @@ def for_model(result_id: str, data: Any, shape: Shape = Shape.ROWS) -> dict[str,
     Analyses are summaries already and go whole; a report's summary quotes the ERP's own total
     row rather than re-adding rows.
     """
+    if shape is Shape.METRIC and isinstance(data, dict) and "drill" in data:
+        # What a drill-down re-runs stays with the stored result: the model opens a figure's
+        # documents by reference (results.drill), never by re-stating the query.
+        data = {k: v for k, v in data.items() if k != "drill"}
     text = json.dumps(data, default=str)
     if len(text) <= INLINE_CHARS or shape is Shape.WHOLE:
         return {"result_id": result_id, "result": data}

@@ -14,6 +14,7 @@ from typing import Any
 
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.session import Session
+from erp_agent.metrics.drill import total_refs
 from erp_agent.results.model_view import for_model
 from erp_agent.results.store import ResultStore
 from erp_agent.tools.base import Shape, ToolRegistry
@@ -76,7 +77,11 @@ class ResultShaper:
             shown = None
             if block.get("type") in ("table", "chart"):
                 shown = str(block.get("result_id") or "") or None
-            return Shaped({"status": "ok", "result": SHOWN}, [*blocks, block], shown=shown)
+            # What the tool says about what it showed (a chart's series as drawn) goes back to
+            # the model, so it can check the chart is the one it meant.
+            told = {k: v for k, v in data.items() if k != "block"}
+            content = {"status": "ok", "result": SHOWN, **told}
+            return Shaped(content, [*blocks, block], shown=shown)
         shaped = Shaped({}, blocks, data=data)
         if shape is Shape.TOOL_SEARCH and isinstance(data, dict):
             shaped.offer = [
@@ -86,10 +91,20 @@ class ResultShaper:
             ]
         if shape is Shape.PASSAGES and isinstance(data, dict):
             shaped.citations = [p for p in data.get("passages", []) if isinstance(p, dict)]
+        entity = tool.entity if tool else None
+        if entity is None and isinstance(data, dict) and isinstance(data.get("entity"), str):
+            entity = data["entity"]  # records of the one entity the result names (a drill-down)
+        shaped.result_id = await self.results.put(session.user, outcome.tool, data, entity)
         if isinstance(data, dict) and isinstance(data.get("definition"), dict):
             shaped.definition = data["definition"]
-        shaped.result_id = await self.results.put(
-            session.user, outcome.tool, data, tool.entity if tool else None
-        )
+            totals = total_refs(shaped.result_id, data)
+            if totals:
+                # Every figure opens its documents: the totals' references travel with the
+                # definition (the API's and the CLI's --json), the rows' with their blocks.
+                shaped.definition = {
+                    **shaped.definition,
+                    "result_id": shaped.result_id,
+                    "drill": totals,
+                }
         shaped.content = {"status": "ok", **for_model(shaped.result_id, data, shape)}
         return shaped

@@ -5,13 +5,18 @@ Totals are Decimal sums of the values as given, so a total the model quotes is e
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
+
+from erp_agent.results.presentation import precision
 
 TOP_ROWS = 5
 SUMMARY_ROWS = 8  # a report's own opening, total and closing lines, shown beside the top rows
 _NUMERIC_TYPES = frozenset({"Currency", "Float", "Int", "Percent"})
+# An ageing bucket's label in the ERP's reports: "0-30", "121-Above".
+_BUCKET = re.compile(r"^\d+\s*-\s*(?:\d+|Above)$", re.IGNORECASE)
 
 
 def is_number(value: Any) -> bool:
@@ -107,21 +112,117 @@ def _labelled(row: Mapping[str, Any]) -> bool:
     )
 
 
+def _is_age(name: str, label: str) -> bool:
+    """A column of ages in days: adding its rows up means nothing (an average does)."""
+    words = label.lower()
+    return (
+        name == "age" or name.endswith("_age") or words.startswith("age") or "average age" in words
+    )
+
+
+def _currency_of(rows: Sequence[Mapping[str, Any]]) -> str | None:
+    found = {str(r["currency"]) for r in rows if r.get("currency")}
+    return found.pop() if len(found) == 1 else None
+
+
+def _named(label: str, currency: str | None) -> str:
+    return f"{label} ({currency})" if currency and f"({currency})" not in label else label
+
+
+def _data_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """A report's own rows, without its subtotal and total lines (bold, or a quoted label)."""
+    return [r for r in rows if r and not r.get("bold") and not _labelled(r)]
+
+
+def ageing(result: Any) -> dict[str, Any] | None:
+    """An ageing report's figures (Accounts Receivable / Payable): the amount in every bucket of
+    the ERP's report, their total, and the average age weighted by amount. Amounts are summed per
+    bucket, ages are never added up. None when the report has no ages and buckets."""
+    columns = _column_names(_get(result, "columns") or [])
+    ages = [n for n, label, _ in columns if _is_age(n, label)]
+    buckets = [
+        (n, label) for n, label, kind in columns if kind == "Currency" and _BUCKET.match(label)
+    ]
+    if not ages or not buckets:
+        return None
+    rows = _data_rows(list(_get(result, "rows") or []))
+    total_row = _get(result, "total_row")
+    erp_total: dict[str, Any] = {}
+    if isinstance(total_row, Sequence) and not isinstance(total_row, str):
+        erp_total = {n: v for (n, _, _), v in zip(columns, total_row, strict=False)}
+    amounts = []
+    for name, label in buckets:
+        value = erp_total.get(name)
+        if not is_number(value):  # no total row from the ERP: the bucket's rows, in Decimal
+            value = _plain(sum((Decimal(str(r[name])) for r in rows if is_number(r.get(name))),
+                               start=Decimal(0)))  # fmt: skip
+        amounts.append({"label": label, "amount": value})
+    weighted = Decimal(0)
+    weight = Decimal(0)
+    for row in rows:
+        age = row.get(ages[0])
+        owed = sum((Decimal(str(row[n])) for n, _ in buckets if is_number(row.get(n))),
+                   start=Decimal(0))  # fmt: skip
+        if is_number(age) and owed > 0:
+            weighted += Decimal(str(age)) * owed
+            weight += owed
+    return {
+        "currency": _currency_of(rows),
+        "buckets": amounts,
+        "total": _plain(sum((Decimal(str(b["amount"])) for b in amounts), start=Decimal(0))),
+        "weighted_average_age": float(round(weighted / weight, 1)) if weight else None,
+    }
+
+
+def _bucket_words(label: str) -> str:
+    """ "0-30" → "0-30 days", "121-Above" → "121+ days"."""
+    low, _, high = label.partition("-")
+    return f"{low.strip()}+ days" if high.strip().lower() == "above" else f"{label} days"
+
+
+def report_figures(result: Any) -> list[dict[str, Any]]:
+    """The figures shown under a report's table on every channel, each naming its currency:
+    for an ageing report, the amount in each bucket, the total and the weighted average age."""
+    found = ageing(result)
+    if found is None:
+        return []
+    currency = found["currency"]
+    places = precision(currency)
+    step = Decimal(1).scaleb(-places)
+
+    def amount(label: str, value: Any) -> dict[str, Any]:
+        # At the currency's precision, as a table's cells are.
+        shown = float(Decimal(str(value)).quantize(step, rounding=ROUND_HALF_UP))
+        return {"label": _named(label, currency), "value": shown, "decimals": places}
+
+    lines = [amount(_bucket_words(str(b["label"])), b["amount"]) for b in found["buckets"]]
+    lines.append(amount("Total outstanding", found["total"]))
+    if found["weighted_average_age"] is not None:
+        lines.append(
+            {"label": "Average age, weighted by amount (days)",
+             "value": found["weighted_average_age"]}
+        )  # fmt: skip
+    return lines
+
+
 def summarize_report(result: Any, *, top: int = TOP_ROWS) -> dict[str, Any]:
     """What the model sees of a report (a ``ReportResult`` or its dict): the columns, the ERP's
-    own totals (from its total row and its labelled summary lines), its report summary, and the
-    top rows by the main amount.
+    own totals (from its total row and its labelled summary lines), its report summary, the
+    ageing of an ageing report, and the top rows by the main amount.
 
-    Totals are the ERP's, never re-added here; the whole report stays stored for display.
+    Totals are the ERP's, never re-added here, each naming its currency; a column of ages has
+    no total (its rows' sum means nothing) and the whole report stays stored for display.
     """
     columns = _column_names(_get(result, "columns") or [])
     rows: list[Mapping[str, Any]] = list(_get(result, "rows") or [])
+    currency = _currency_of(rows)
+    aged = ageing(result)
     total_row = _get(result, "total_row")
     totals: dict[str, Any] = {}
     if isinstance(total_row, Sequence) and not isinstance(total_row, str):
         for (name, label, kind), value in zip(columns, total_row, strict=False):
-            if kind in _NUMERIC_TYPES and is_number(value):
-                totals[label or name] = value
+            if kind in _NUMERIC_TYPES and is_number(value) and not _is_age(name, label):
+                totals[_named(label or name, currency if kind == "Currency" else None)] = value
     amounts = [n for n, _, kind in columns if kind == "Currency"]
     numbers = amounts or [n for n, _, kind in columns if kind in _NUMERIC_TYPES]
     main = None
@@ -145,6 +246,8 @@ def summarize_report(result: Any, *, top: int = TOP_ROWS) -> dict[str, Any]:
         "top_by": main,
         "top_rows": top_rows(rows, main, top),
         "summary_rows": [dict(r) for r in rows if _labelled(r)][:SUMMARY_ROWS],
+        **({"currency": currency} if currency else {}),
+        **({"ageing": aged} if aged else {}),
         "message": _get(result, "message"),
         "has_chart": bool(_get(result, "chart")),
     }

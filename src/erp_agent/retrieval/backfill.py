@@ -118,7 +118,7 @@ class Backfill:
             total = min(total, limit)
         if total == 0:
             return 0
-        phase = self.progress.start("embedding", total, "cards waiting for their vector")
+        phase = self.progress.start("embedding", total, "cards embedded")
         stored, after = 0, None
         try:
             while phase.done < total or limit is None:
@@ -133,7 +133,14 @@ class Backfill:
                     self.tenant, list(zip(batch, vectors, strict=True))
                 )
                 after = batch[-1].key
+                if limit is None and phase.done + len(batch) >= (phase.total or 0):
+                    # Cards synced while this ran are embedded in the same run: the total
+                    # grows with them, so the bar never reads "7,447 of 3,154".
+                    pending = self.index.pending_count(self.tenant)
+                    phase.total = phase.done + len(batch) + pending
                 self.progress.advance(phase, len(batch))
+            if limit is None:  # nothing left: every card counted is embedded
+                phase.total = phase.done
         finally:
             self.progress.finish(phase)
         return stored

@@ -11,25 +11,28 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
-from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from erp_agent.errors import ConfigError, StoreError
-from erp_agent.retrieval import _sql
-from erp_agent.retrieval.documents import Batch, Document, Scope
+from erp_agent.retrieval import _pg_search, _sql
+from erp_agent.retrieval._pg_connections import alive, configure
+from erp_agent.retrieval._pg_search import AND_CANDIDATES, OR_CANDIDATES, PRUNE_ABOVE, RARE
+from erp_agent.retrieval.documents import Batch, Document, Hit, Scope
 from erp_agent.retrieval.embeddings import MINILM_DIM, Vectors
+from erp_agent.retrieval.hybrid import LEG_K, RRF_K
 from erp_agent.retrieval.index import Index, Pending, Ranked, with_fallback
 from erp_agent.retrieval.text import identifier_parts, identifier_tokens, query_terms
 
-PRUNE_ABOVE = 20_000  # rows; below this the OR fallback keeps even ubiquitous terms
+T = TypeVar("T")
 EF_SEARCH = 100  # recall ~0.99 at ~2 ms on 100k MiniLM vectors (measured)
 
 _SCHEMA = """
@@ -65,11 +68,6 @@ CREATE TABLE IF NOT EXISTS {state} (
 _UPSERT_COLUMNS = (*_sql.COLUMNS, "ident", "ids", "checksum", "embedding")
 # What a document's vector is computed from (see Document.embedding_text), in SQL.
 _EMBED_TEXT = "CASE {t}.kind WHEN 'record' THEN {t}.body ELSE {t}.title || E'\\n' || {t}.body END"
-# Rows a keyword leg ranks at most, so its cost stays bounded at any size: every AND match holds
-# all the terms (any of them is a fair candidate), and the OR fill-up only follows rare terms.
-AND_CANDIDATES = 5_000
-OR_CANDIDATES = 2_000
-RARE = 0.02  # in a large table, the OR fill-up uses only terms in at most 2 % of the rows
 PENDING_TTL = 2.0  # seconds a pending count is reused (searches ask for it every time)
 POOL_SIZE = 10  # connections per process, unless the settings say otherwise
 POOL_TIMEOUT = 30.0  # seconds a call waits for a free connection before it fails
@@ -111,6 +109,15 @@ class PostgresIndex(Index):
                 db.execute(schema.encode())
         except psycopg.OperationalError as exc:
             raise StoreError(f"cannot connect to the PostgreSQL index: {exc}") from exc
+        except psycopg.errors.InsufficientPrivilege as exc:
+            # pgvector is not a trusted extension: only a superuser may create it, once per
+            # database; after that this role uses it (docs/deployment.md).
+            raise StoreError(
+                "the PostgreSQL index needs the pgvector extension, which only a superuser may "
+                "create: run `CREATE EXTENSION vector;` once as a superuser in this database "
+                "(e.g. `sudo -u postgres psql -d <database> -c 'CREATE EXTENSION vector'`), "
+                f"then start again. PostgreSQL said: {str(exc).strip()}"
+            ) from exc
         self._pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
             dsn,
             connection_class=psycopg.Connection[DictRow],
@@ -118,8 +125,8 @@ class PostgresIndex(Index):
             min_size=1,
             max_size=pool_size,
             timeout=POOL_TIMEOUT,
-            configure=register_vector,
-            check=ConnectionPool.check_connection,
+            configure=partial(configure, ef_search=EF_SEARCH),
+            check=alive,
             name=f"erp-agent index {prefix}",
             open=False,
         )
@@ -133,6 +140,33 @@ class PostgresIndex(Index):
                 yield db
         except PoolTimeout as exc:
             raise StoreError(f"no connection to the PostgreSQL index: {exc}") from exc
+
+    def _run(self, work: Callable[[psycopg.Connection[DictRow]], T]) -> T:
+        """``work`` on a pooled connection. One PostgreSQL closed just after the pool's check
+        took it (the check reads only what had arrived) fails the work: then every idle
+        connection is checked, the dead replaced, and the work runs once more (every read is
+        safe to repeat, and so is every write here: upserts, deletes, state)."""
+        for attempt in range(2):
+            with self._connection() as db:
+                try:
+                    return work(db)
+                except psycopg.OperationalError:
+                    if attempt or not db.broken:
+                        raise
+            self._pool.check()
+        raise AssertionError("unreachable")
+
+    def _read(self, query: Any, params: Any, *, ef: int = 0) -> list[DictRow]:
+        """One read statement's rows (``ef``: the HNSW walk's width when above the default)."""
+
+        def read(db: psycopg.Connection[DictRow]) -> list[DictRow]:
+            if ef <= EF_SEARCH:  # iterative_scan and ef_search: set by _configure
+                return db.execute(query, params).fetchall()
+            with db.transaction():
+                db.execute(f"SET LOCAL hnsw.ef_search = {int(ef)}")
+                return db.execute(query, params).fetchall()
+
+        return self._run(read)
 
     def drop(self) -> None:
         """Remove this index's tables (tests and rebuilds)."""
@@ -172,7 +206,12 @@ class PostgresIndex(Index):
             old_text,
             new_text,
         )
-        with self._connection() as db, db.transaction(), db.cursor() as cur:
+
+        def write(db: psycopg.Connection[DictRow]) -> None:
+            with db.transaction(), db.cursor() as cur:
+                apply(cur)
+
+        def apply(cur: psycopg.Cursor[DictRow]) -> None:
             if batch.replace_parents:
                 cur.execute(
                     sql.SQL("DELETE FROM {} WHERE tenant = %s AND parent = ANY(%s)").format(
@@ -198,6 +237,8 @@ class PostgresIndex(Index):
                     ).format(self._state),
                     [(tenant, name, value) for name, value in batch.state.items()],
                 )
+
+        self._run(write)
         self._pending.pop(tenant, None)
 
     # ---------------------------------------------------------------- embeddings later
@@ -207,8 +248,7 @@ class PostgresIndex(Index):
             "SELECT d.key, {} AS text FROM {} d WHERE d.tenant = %s AND d.embedding IS NULL "
             "AND d.key > %s ORDER BY d.key LIMIT %s"
         ).format(sql.SQL(_EMBED_TEXT.format(t="d")), self._docs)
-        with self._connection() as db:
-            rows = db.execute(query, (tenant, after or "", limit)).fetchall()
+        rows = self._read(query, (tenant, after or "", limit))
         return [Pending(r["key"], r["text"]) for r in rows]
 
     def store_vectors(self, tenant: str, rows: Sequence[tuple[Pending, Vectors]]) -> int:
@@ -228,9 +268,13 @@ class PostgresIndex(Index):
             [np.asarray(v, dtype=np.float32) for _, v in rows],
             tenant,
         )
-        with self._connection() as db, db.transaction(), db.cursor() as cur:
-            cur.execute(query, params)
-            stored = cur.rowcount
+
+        def write(db: psycopg.Connection[DictRow]) -> int:
+            with db.transaction(), db.cursor() as cur:
+                cur.execute(query, params)
+                return cur.rowcount
+
+        stored = self._run(write)
         self._pending.pop(tenant, None)
         return max(0, stored)
 
@@ -240,8 +284,7 @@ class PostgresIndex(Index):
         query = sql.SQL(
             "SELECT key FROM {} WHERE tenant = %s AND key = ANY(%s) AND embedding IS NULL"
         ).format(self._docs)
-        with self._connection() as db:
-            rows = db.execute(query, (tenant, list(keys))).fetchall()
+        rows = self._read(query, (tenant, list(keys)))
         return {r["key"] for r in rows}
 
     def pending_count(self, tenant: str) -> int:
@@ -251,9 +294,8 @@ class PostgresIndex(Index):
         query = sql.SQL(
             "SELECT count(*) AS n FROM {} WHERE tenant = %s AND embedding IS NULL"
         ).format(self._docs)
-        with self._connection() as db:
-            row = db.execute(query, (tenant,)).fetchone()
-        count = int(row["n"]) if row else 0
+        rows = self._read(query, (tenant,))
+        count = int(rows[0]["n"]) if rows else 0
         self._pending[tenant] = (time.monotonic(), count)
         return count
 
@@ -261,9 +303,8 @@ class PostgresIndex(Index):
 
     def state(self, tenant: str, name: str) -> str | None:
         query = sql.SQL("SELECT value FROM {} WHERE tenant = %s AND name = %s").format(self._state)
-        with self._connection() as db:
-            row = db.execute(query, (tenant, name)).fetchone()
-        return None if row is None else str(row["value"])
+        rows = self._read(query, (tenant, name))
+        return str(rows[0]["value"]) if rows else None
 
     def fetch(self, tenant: str, keys: Sequence[str]) -> list[Document]:
         if not keys:
@@ -272,8 +313,7 @@ class PostgresIndex(Index):
         query = sql.SQL("SELECT {} FROM {} WHERE tenant = %s AND key = ANY(%s)").format(
             columns, self._docs
         )
-        with self._connection() as db:
-            rows = db.execute(query, (tenant, list(keys))).fetchall()
+        rows = self._read(query, (tenant, list(keys)))
         found = {r["key"]: _sql.to_document(r) for r in rows}
         return [found[k] for k in keys if k in found]
 
@@ -283,15 +323,13 @@ class PostgresIndex(Index):
         if parent is not None:
             query += sql.SQL(" AND parent = %s")
             params.append(parent)
-        with self._connection() as db:
-            return sorted(r["key"] for r in db.execute(query, params))
+        return sorted(r["key"] for r in self._read(query, params))
 
     def exact(self, identifiers: Sequence[str], scope: Scope) -> list[str]:
         where, params = _where(scope)
         query = sql.SQL("SELECT d.key FROM {} d WHERE ").format(self._docs) + where
         query += sql.SQL(" AND d.ident = ANY(%s) ORDER BY d.key")
-        with self._connection() as db:
-            rows = db.execute(query, [*params, list(identifiers)]).fetchall()
+        rows = self._read(query, [*params, list(identifiers)])
         return [r["key"] for r in rows]
 
     def keyword(self, query: str, scope: Scope, k: int) -> Ranked:
@@ -316,11 +354,10 @@ class PostgresIndex(Index):
         one keyword search asks up to three times."""
         if self._rows is not None and time.monotonic() - self._rows[0] < PENDING_TTL:
             return self._rows[1]
-        with self._connection() as db:
-            row = db.execute(
-                "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (f"{self.prefix}_docs",)
-            ).fetchone()
-        total = float(row["reltuples"]) if row else 0.0
+        rows = self._read(
+            "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (f"{self.prefix}_docs",)
+        )
+        total = float(rows[0]["reltuples"]) if rows else 0.0
         self._rows = (time.monotonic(), total)
         return total
 
@@ -334,14 +371,13 @@ class PostgresIndex(Index):
         ).format(self._docs)
         out: dict[str, float] = {}
         now = time.monotonic()
-        with self._connection() as db:
-            for term in terms:
-                cached = self._frequent.get(term)
-                if cached is None or now - cached[0] > 60:
-                    plan = db.execute(explain, (term,)).fetchone()
-                    rows = float(next(iter(plan.values()))[0]["Plan"]["Plan Rows"]) if plan else 0
-                    cached = self._frequent[term] = (now, rows)
-                out[term] = cached[1]
+        for term in terms:
+            cached = self._frequent.get(term)
+            if cached is None or now - cached[0] > 60:
+                plan = next(iter(self._read(explain, (term,))), None)
+                rows = float(next(iter(plan.values()))[0]["Plan"]["Plan Rows"]) if plan else 0
+                cached = self._frequent[term] = (now, rows)
+            out[term] = cached[1]
         return out
 
     def _selective(self, terms: list[str]) -> list[str]:
@@ -384,11 +420,10 @@ class PostgresIndex(Index):
             "SELECT m.key, ts_rank(m.tsv, m.q) AS score FROM ({}) m "
             "ORDER BY score DESC, m.key LIMIT %s"
         ).format(matching)
-        with self._connection() as db:
-            try:
-                rows = db.execute(query, [*values, *params, k]).fetchall()
-            except psycopg.Error as exc:
-                raise StoreError(f"keyword search failed: {exc}") from exc
+        try:
+            rows = self._read(query, [*values, *params, k])
+        except psycopg.Error as exc:
+            raise StoreError(f"keyword search failed: {exc}") from exc
         return [(r["key"], float(r["score"])) for r in rows]
 
     def dense(self, vector: Vectors, scope: Scope, k: int) -> Ranked:
@@ -401,19 +436,58 @@ class PostgresIndex(Index):
             + sql.SQL(" AND d.embedding IS NOT NULL ORDER BY d.embedding <=> %s LIMIT %s")
         )
         vec = np.asarray(vector, dtype=np.float32)
-        with self._connection() as db, db.transaction():
-            db.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            db.execute(f"SET LOCAL hnsw.ef_search = {max(EF_SEARCH, k)}")
-            rows = db.execute(query, [vec, *params, vec, k]).fetchall()
+        rows = self._read(query, [vec, *params, vec, k], ef=k)
         # relaxed_order may return rows slightly out of order: sort them exactly.
         ranked = [(str(r["key"]), float(r["score"])) for r in rows]
         return sorted(ranked, key=lambda item: (-item[1], item[0]))
 
+    def search(
+        self,
+        query: str,
+        vector: Vectors | None,
+        scope: Scope,
+        *,
+        limit: int = 10,
+        leg_k: int = LEG_K,
+        rrf_k: int = RRF_K,
+    ) -> list[Hit]:
+        """``Index.search`` in one statement, one round trip (see ``_pg_search``)."""
+        statement, params = self._hybrid(query, vector, scope, limit, leg_k, rrf_k)
+        try:
+            rows = self._read(statement, params, ef=leg_k)
+        except psycopg.Error as exc:
+            raise StoreError(f"search failed: {exc}") from exc
+        return [
+            Hit(_sql.to_document(r), float(r["score"]), r["dense_rank"], r["keyword_rank"])
+            for r in rows
+        ]
+
+    def _hybrid(
+        self, query: str, vector: Vectors | None, scope: Scope, limit: int, leg_k: int, rrf_k: int
+    ) -> tuple[sql.Composed, dict[str, Any]]:
+        return _pg_search.hybrid(
+            self._docs,
+            f"{self.prefix}_docs",
+            scope,
+            vector=None if vector is None else np.asarray(vector, dtype=np.float32),
+            terms=query_terms(query) if query.strip() else [],
+            ids=identifier_tokens(query) if query.strip() else [],
+            parts=identifier_parts(query),
+            leg_k=leg_k,
+            rrf_k=rrf_k,
+            limit=limit,
+        )
+
+    def explain(self, query: str, vector: Vectors | None, scope: Scope, limit: int = 10) -> str:
+        """EXPLAIN ANALYZE of the search statement (benchmarks: which indexes it used)."""
+        statement, params = self._hybrid(query, vector, scope, limit, LEG_K, RRF_K)
+        rows = self._read(sql.SQL("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ") + statement, params)
+        return "\n".join(str(next(iter(r.values()))) for r in rows)
+
     def count(self, tenant: str) -> int:
         query = sql.SQL("SELECT count(*) AS n FROM {} WHERE tenant = %s").format(self._docs)
-        with self._connection() as db:
-            row = db.execute(query, (tenant,)).fetchone()
-        return int(row["n"]) if row else 0
+        rows = self._read(query, (tenant,))
+        return int(rows[0]["n"]) if rows else 0
 
     def close(self) -> None:
         """Close the pool and its connections (a call still holding one finishes first)."""

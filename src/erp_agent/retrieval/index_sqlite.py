@@ -1,7 +1,8 @@
 """The embedded index: one SQLite file holding documents, an FTS5 keyword index and float32
-vectors as BLOBs, searched exactly with numpy in RAM (no extension to load; see
-docs on retrieval: stdlib sqlite3 cannot always load sqlite-vec, and numpy is faster at this
-size).
+vectors as BLOBs, searched in RAM: exactly with numpy, and above ``_dense.EXACT_ROWS`` vectors
+through an HNSW graph (faiss) walked with the scope as a filter (see ``_dense`` and ``_ann``).
+No SQLite extension is loaded: stdlib sqlite3 cannot always load sqlite-vec, whose vec0 is a
+brute-force scan slower than numpy's.
 
 A document may be written without a vector: it is searchable by keyword at once and its vector
 is added later (``pending`` / ``store_vectors``), so a large first sync is usable in seconds.
@@ -29,6 +30,8 @@ from erp_agent.retrieval.text import identifier_parts, identifier_tokens, query_
 
 if TYPE_CHECKING:
     from erp_agent.retrieval._dense import DenseMatrix
+
+COMPACT_ABOVE = 1_000  # dead rows (and a quarter of all) before the in-RAM vectors reload
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -61,6 +64,7 @@ CREATE TABLE IF NOT EXISTS index_state (
 # bm25 column weights: an id match outweighs a title match, which outweighs the body.
 _BM25 = "bm25(docs_fts, 3.0, 1.0, 10.0, 0.0)"
 PRUNE_ABOVE = 20_000  # documents; below this the OR fallback keeps even ubiquitous terms
+RARE = 0.02  # in a large index, the OR fill-up uses only terms in at most 2 % of the documents
 _SCOPE_FIELDS = ("tenant", "kind", "company", "branch", "entity", "module")
 # What a document's vector is computed from (see Document.embedding_text), in SQL.
 _EMBED_TEXT = "CASE d.kind WHEN 'record' THEN d.body ELSE d.title || char(10) || d.body END"
@@ -79,8 +83,12 @@ class SQLiteIndex(Index):
     turns do not queue behind one another (WAL lets them read while a write commits). One
     writer process."""
 
-    def __init__(self, path: str | Path, *, dim: int = MINILM_DIM) -> None:
+    def __init__(
+        self, path: str | Path, *, dim: int = MINILM_DIM, exact_rows: int | None = None
+    ) -> None:
         self.dim = dim
+        # More vectors than this: an HNSW graph beside the matrix (None: _dense.EXACT_ROWS).
+        self._exact_rows = exact_rows
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -386,19 +394,22 @@ class SQLiteIndex(Index):
         if len(hits) < k and len(quoted) > 1 and not (ids and hits):
             # Fewer than k documents hold every term: fill up with those holding any of them.
             words = [t for t in terms if t not in identifier_parts(query)]
-            loose = self._selective([f'"{t}"' for t in words])
+            loose = self._selective([f'"{t}"' for t in words], share=RARE)
             # An id that matched nothing may be the start of one ("ACC-SINV-2026-001").
             loose += [f'ids : "{i}"*' for i in ids]
             if loose:
                 hits = with_fallback(hits, self._match(" OR ".join(loose), scope, k), k)
         return hits
 
-    def _selective(self, quoted: list[str]) -> list[str]:
-        """In a large index, the terms found in at most half the documents. A term in most
-        documents adds ~nothing to bm25 (its IDF is ~0) yet makes FTS5 rank every document
-        holding it: OR-ing "invoice" over 100k invoice cards costs more than the whole rest of
-        the search. Small indexes keep every term (cheap, and the fill-up is still useful).
-        Counts are cached until the next write."""
+    def _selective(self, quoted: list[str], *, share: float = 0.5) -> list[str]:
+        """In a large index, the terms found in at most ``share`` of the documents. A term in
+        most documents adds ~nothing to bm25 (its IDF is ~0) yet makes FTS5 rank every
+        document holding it: OR-ing "invoice" over 100k invoice cards costs more than the whole
+        rest of the search. The AND keeps at least one term; the OR fill-up follows only rare
+        terms (``RARE``, as in PostgreSQL): an OR over words in a fifth of the cards ranks
+        tens of thousands of them (30+ ms at 100k), and the dense leg covers such a query.
+        Small indexes keep every term (cheap, and the fill-up is still useful). Counts are
+        cached until the next write."""
         with self._lock:
             version = self._version()
             total = self._cached(version, "", "SELECT max(id) FROM docs", ()) or 0
@@ -410,9 +421,9 @@ class SQLiteIndex(Index):
                 if self._cached(
                     version, term, "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH ?", (term,)
                 )
-                <= total / 2
+                <= total * share
             ]
-        return kept or quoted
+        return kept or (quoted if share >= 0.5 else [])
 
     def _cached(
         self, version: tuple[int, int], name: str, sql: str, params: tuple[Any, ...]
@@ -458,21 +469,35 @@ class SQLiteIndex(Index):
 
     def _refresh(self) -> DenseMatrix:
         """The in-RAM matrix, brought up to date with the file (call with the lock held)."""
-        from erp_agent.retrieval._dense import DenseMatrix
-
         version = self._version()
         if self._dense is not None and self._dense_at == version:
             return self._dense
         if self._dense is None:
-            self._dense = DenseMatrix(self.dim)
+            self._dense = self._new_dense()
         self._dense.append(self._db)
         total = int(self._db.execute("SELECT count(*) FROM doc_vectors").fetchone()[0])
-        if total != self._dense.rows:
-            # Rows were removed or replaced: start over (rare; deletions and rewrites).
-            self._dense = DenseMatrix(self.dim)
+        dead = self._dense.drop_removed(self._db, total)
+        if dead > max(COMPACT_ABOVE, self._dense.rows // 4):
+            # Many rows replaced or deleted: start over rather than carry them (and, above
+            # EXACT_ROWS, rebuild the graph in the background; searches are exact meanwhile).
+            self._dense.close()
+            self._dense = self._new_dense()
             self._dense.append(self._db)
         self._dense_at = version
         return self._dense
+
+    def _new_dense(self) -> DenseMatrix:
+        from erp_agent.retrieval._dense import EXACT_ROWS, DenseMatrix
+
+        return DenseMatrix(self.dim, EXACT_ROWS if self._exact_rows is None else self._exact_rows)
+
+    def dense_ready(self, timeout: float | None = None) -> bool:
+        """Load the vectors and wait until the graph (if the index has one) holds them all;
+        False on timeout. The server never needs this (searches are exact meanwhile);
+        benchmarks and tests do."""
+        with self._lock:
+            dense = self._refresh()
+        return dense.graph is None or dense.graph.wait(timeout)
 
     def _where(self, scope: Scope, alias: str) -> tuple[str, list[Any]]:
         params: list[Any] = []
@@ -500,6 +525,8 @@ class SQLiteIndex(Index):
 
     def close(self) -> None:
         with self._lock, self._readers_lock:
+            if self._dense is not None:
+                self._dense.close()
             for reader in self._readers:
                 reader.close()
             self._readers.clear()

@@ -32,6 +32,9 @@ from erp_agent.retrieval.index import Index
 log = logging.getLogger(__name__)
 
 BATCH = 2000  # records per ERP page and per index transaction
+# Entities synced at once: while the ERP answers one entity's read, another's cards are written.
+# A sync where nothing changed is then a few concurrent round trips per entity, not their sum.
+CONCURRENCY = 4
 
 OnBatch = Callable[[str, int], None]  # (entity, records handled in this batch)
 
@@ -118,10 +121,22 @@ class RecordSync:
         report = SyncReport()
         names = list(entities or syncable(self.catalog))
         phase = self.status.start("sync", len(names), "entities")
+        gate = asyncio.Semaphore(CONCURRENCY)
+
+        async def one(entity: str) -> EntityReport:
+            async with gate:
+                done = await self.sync_entity(entity, full=full, progress=progress)
+            self.status.advance(phase, 1, entity)
+            return done
+
+        tasks = [asyncio.ensure_future(one(entity)) for entity in names]
         try:
-            for entity in names:
-                report.entities.append(await self.sync_entity(entity, full=full, progress=progress))
-                self.status.advance(phase, 1, entity)
+            report.entities.extend(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:  # one entity failed: stop the others (their watermarks hold)
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         finally:
             self.status.finish(phase)
         if embed:
@@ -183,6 +198,7 @@ class RecordSync:
             seen.update(c.key for c in cards)
             batch = Batch(self.tenant, upserts=cards, deletes=gone)
             batch.state[_policy_name(entity)] = policy
+            marked = at_mark
             if changes.watermark is not None:
                 batch.state[name] = changes.watermark
                 ids = {
@@ -192,8 +208,17 @@ class RecordSync:
                 }
                 at_mark = (at_mark | ids) if changes.watermark == mark else ids
                 batch.state[_at_mark_name(entity)] = json.dumps(sorted(at_mark))
-            # One transaction: the cards, the deletions and the watermark that covers them.
-            await asyncio.to_thread(self.index.commit, batch)
+            unchanged = (
+                not cards
+                and not gone
+                and not full
+                and changes.watermark == mark
+                and at_mark == marked
+                and self.index.state(self.tenant, _policy_name(entity)) == policy
+            )
+            if not unchanged:  # (nothing new: no write at all)
+                # One transaction: the cards, the deletions and the watermark that covers them.
+                await asyncio.to_thread(self.index.commit, batch)
             if self.on_changed is not None and (fresh or changes.deleted):
                 await self.on_changed(self.tenant, [entity])
             report.upserted += len(cards)

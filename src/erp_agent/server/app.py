@@ -15,26 +15,34 @@ from fastapi.staticfiles import StaticFiles
 from starlette.routing import Route
 
 from erp_agent import logs
-from erp_agent.channels.http import mcp_over_http
+from erp_agent.channels.http import OAUTH_DISCOVERY, mcp_over_http, no_oauth
 from erp_agent.channels.keys import KeyRing
 from erp_agent.connectors.base import Connector
 from erp_agent.errors import ConfigError
 from erp_agent.queue.submit import TurnQueue
+from erp_agent.queue.subscriptions import keep_ticking
 from erp_agent.relay.hub import RelayHub
 from erp_agent.runtime import Runtime
-from erp_agent.server import recovery, retention, settings_store
+from erp_agent.server import failures, recovery, retention, settings_store
+from erp_agent.server.cached import invalidate_on_writes
+from erp_agent.server.input_check import CleanInput
 from erp_agent.server.metrics import Metrics
-from erp_agent.server.middleware import CleanJSONBodies, MetricsMiddleware, SecurityHeaders
+from erp_agent.server.middleware import MetricsMiddleware, SecurityHeaders
 from erp_agent.server.models import ModelProvider
 from erp_agent.server.proxy import ProxyHeaders
 from erp_agent.server.routes import (
     admin,
+    admin_costs,
+    admin_plans,
+    admin_subscriptions,
     api_keys,
     auth,
     chat,
     conversations,
     documents,
+    drill,
     feedback,
+    inbox,
     openai,
     ops,
     privacy,
@@ -47,7 +55,7 @@ from erp_agent.server.routes._deps import csrf_guard
 from erp_agent.server.security import Vault
 from erp_agent.server.state import KnowledgeAdmin, ServerState
 from erp_agent.server.throttle import SignInThrottle
-from erp_agent.shared.response_cache import ResponseCache
+from erp_agent.shared.response_cache import CacheScopes, ResponseCache
 from erp_agent.shared.sign_ins import RedisSignInCounts
 from erp_agent.shared.turn_events import TurnEvents
 
@@ -77,6 +85,19 @@ def configured_key(runtime: Runtime, given: str | None) -> str | None:
         )
     log.warning(NO_KEY_WARNING)
     return None
+
+
+def require_public_url(runtime: Runtime) -> None:
+    """Production mode makes links and the sign-on redirect from ERP_AGENT_PUBLIC_URL only:
+    from request headers a client (or a proxy passing its headers on) could choose them."""
+    server = getattr(runtime.settings, "server", None)
+    if server is not None and server.mode == "production" and not runtime.settings.public_url:
+        raise ConfigError(
+            "ERP_AGENT_MODE=production needs ERP_AGENT_PUBLIC_URL, the web app's address as "
+            "users reach it (e.g. https://agent.example.com/agent): confirm links and the "
+            "single sign-on redirect are made from it, never from a request's Host or "
+            "X-Forwarded-Host header."
+        )
 
 
 def erp_pinger(connector: Connector) -> Callable[[], Awaitable[None]]:
@@ -125,6 +146,13 @@ def build_state(
         queue=TurnQueue.from_settings(runtime.settings),
         cache=response_cache(runtime),
     )
+    if runtime.subscriptions is not None:  # one vault seals every credential the server keeps
+        runtime.subscriptions.sealer = vault
+    if state.cache is not None:
+        state.cache_scopes = CacheScopes(runtime.connector)
+        runtime.async_listeners.append(
+            invalidate_on_writes(state.cache, runtime.registry, runtime.catalog)
+        )
     return state
 
 
@@ -141,6 +169,7 @@ def create_app(
     state = build_state(
         runtime, model_provider, knowledge=knowledge, session_key=session_key, erp_ping=erp_ping
     )
+    require_public_url(runtime)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -151,11 +180,13 @@ def create_app(
         runtime.listeners.append(turn_log)
         recovering = asyncio.create_task(recovery.keep_recovering(state))
         purging = asyncio.create_task(retention.keep_purging(state))
+        ticking = asyncio.create_task(keep_ticking(runtime))  # subscriptions, without a queue
         embedding = _background_embedding(runtime)
         async with mcp_sessions.run():
             yield
         recovering.cancel()
         purging.cancel()
+        ticking.cancel()
         runtime.listeners.remove(state.metrics.on_event)
         runtime.listeners.remove(turn_log)
         if embedding is not None:
@@ -174,6 +205,8 @@ def create_app(
     app.state.openai_threads = openai.Threads()
     mcp_app, mcp_sessions = mcp_over_http(runtime, state.keys)
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))
+    for discovery in OAUTH_DISCOVERY:  # no OAuth for MCP: a plain 401 and these say so
+        app.router.routes.append(Route(discovery + "{rest:path}", endpoint=no_oauth))
     app.include_router(openai.router)
     app.include_router(api_keys.router)
     app.include_router(relay.router)
@@ -183,18 +216,22 @@ def create_app(
         return exc.response()
 
     for module in (
-        auth, chat, turns, conversations, documents, proposals, results, feedback, admin, ops,
-        privacy,
+        auth, chat, turns, conversations, documents, proposals, results, drill, feedback, admin,
+        ops, privacy,
     ):  # fmt: skip
         app.include_router(module.router)
-    app.add_middleware(CleanJSONBodies)
+    for module in (inbox, admin_plans, admin_costs, admin_subscriptions):
+        app.include_router(module.router)
+    failures.install(app)  # what no route answered: in words, in the client's protocol
+    app.add_middleware(CleanInput)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(MetricsMiddleware, metrics=state.metrics)
     server = runtime.settings.server
     # Outermost: every layer below sees the scheme and client the trusted proxy saw.
     app.add_middleware(
-        ProxyHeaders, trusted_proxies=server.trusted_proxies, hsts_seconds=server.hsts_seconds
-    )
+        ProxyHeaders, trusted_proxies=server.trusted_proxies, hsts_seconds=server.hsts_seconds,
+        forwarded_host=server.forwarded_host, root_path=server.root_path,
+    )  # fmt: skip
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.get("/", include_in_schema=False)

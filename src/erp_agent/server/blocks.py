@@ -14,6 +14,7 @@ def for_web(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             # checking the owner, so the browser never learns where files live.
             path = PurePath(str(block["path"]))
             block = {k: v for k, v in block.items() if k != "path"}
-            block["url"] = f"/api/results/{path.stem}/export?format={path.suffix.lstrip('.')}"
+            # Relative to the web app (no leading /): it resolves under any root path.
+            block["url"] = f"api/results/{path.stem}/export?format={path.suffix.lstrip('.')}"
         out.append(block)
     return out

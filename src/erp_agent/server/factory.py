@@ -26,13 +26,12 @@ class WorkerApp:
 
     async def _start(self) -> None:
         from erp_agent.cli._model import configure, model_switch
-        from erp_agent.config import load_settings
         from erp_agent.runtime import Runtime
         from erp_agent.server import create_app
         from erp_agent.server.knowledge import IndexedKnowledge
 
         model = os.environ.get(MODEL_VARIABLE) or None
-        settings = configure(load_settings(), model, os.environ.get(BASE_URL_VARIABLE) or None)
+        settings = configure(None, model, os.environ.get(BASE_URL_VARIABLE) or None)
         runtime = await Runtime.create(settings)
         self._stack.push_async_callback(runtime.aclose)
         switch = model_switch(runtime, model)

@@ -11,6 +11,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from erp_agent.errors import ConfigError
 from erp_agent.retrieval.chunking import parse
 from erp_agent.retrieval.knowledge import IndexReport, KnowledgeBase, packaged_root
@@ -32,6 +34,14 @@ class IndexedKnowledge:
             doc = parse(doc_id, text)
         except ConfigError as exc:
             raise ValueError(str(exc)) from exc
+        except yaml.YAMLError as exc:  # the front matter between the --- lines
+            where = getattr(exc, "problem_mark", None)
+            line = f" (line {where.line + 2})" if where is not None else ""
+            raise ValueError(
+                f"The front matter of {name} is not valid YAML{line}: "
+                f"{getattr(exc, 'problem', None) or 'it cannot be read'}. Fix it, or remove the "
+                "lines between the --- markers, and upload it again."
+            ) from exc
         self.upload_dir.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         chunks = await asyncio.to_thread(self.kb.index_document, doc)

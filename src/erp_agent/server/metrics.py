@@ -1,13 +1,26 @@
 """Prometheus metrics, one registry per app (tests build many apps in one process); a
-subscriber of the turns' event stream."""
+subscriber of the turns' event stream.
+
+Several web workers (`erp-agent serve --workers N`) count in Prometheus' multiprocess mode: the
+serve command points ``PROMETHEUS_MULTIPROC_DIR`` at a folder of its own before the workers
+start, each worker's counters live in files there, and ``/metrics`` on any worker adds up every
+worker's (dead ones' too, so counters never go back), so a scrape through the load balancer
+sees the deployment's totals whichever worker answers it."""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+import os
+import shutil
+from pathlib import Path
+from typing import Any
 
-from erp_agent.engine.events import Event, ModelCalled, ProposalDecided, ProposalMade, TurnFinished
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
+
+from erp_agent.events import Event, ModelCalled, ProposalDecided, ProposalMade, TurnFinished
 from erp_agent.store.models import Decision
 
+SHARED_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 _PROPOSAL_DECISIONS = frozenset({Decision.CONFIRMED, Decision.REJECTED, Decision.ERP_REFUSED})
 
 
@@ -69,4 +82,19 @@ class Metrics:
             self.proposals.labels(str(event.decision)).inc()
 
     def render(self) -> bytes:
+        if os.environ.get(SHARED_VARIABLE):  # every worker's counts, from the shared folder
+            shared = CollectorRegistry()
+            collector: Any = MultiProcessCollector  # registers itself; untyped upstream
+            collector(shared)
+            return generate_latest(shared)
         return generate_latest(self.registry)
+
+
+def share_between_workers(folder: Path) -> None:
+    """Before N workers start: count in ``folder`` (emptied first: a previous run's counts
+    would be added to this one's). The workers inherit the variable and must import
+    prometheus_client after it is set (uvicorn starts them as new interpreters)."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    os.environ[SHARED_VARIABLE] = str(folder)

@@ -10,12 +10,13 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from erp_agent.config import ModelSettings
 from erp_agent.errors import ConfigError, ModelError
 from erp_agent.gateway.session import Session
 from erp_agent.models.base import ChatModel, Message
+from erp_agent.models.presets import split
 
 if TYPE_CHECKING:
     from erp_agent.models.registry import ModelRegistry
@@ -31,8 +32,16 @@ class ModelProvider(Protocol):
     def __call__(self, session: Session) -> ChatModel: ...
 
 
+# The model settings an administrator may set beside the endpoint (checked as the model's
+# own settings are, with one line naming a bad one).
+TUNING = ("context_window", "timeout", "max_retries", "compact_tools", "max_output_tokens")
+
+
 class ModelChoice(BaseModel):
-    """What an administrator sets. ``api_key`` is write-only: omitted, the current key stays."""
+    """What an administrator sets. ``api_key`` is write-only: omitted, the current key stays.
+    ``model`` may carry a preset (``openai-compatible:gpt-5.5``). Settings left out take their
+    defaults for the endpoint (a context window from its model list, or 128k hosted / 8k
+    self-hosted)."""
 
     model_config = ConfigDict(extra="forbid", protected_namespaces=())
 
@@ -40,6 +49,14 @@ class ModelChoice(BaseModel):
     model: str = ""
     base_url: str | None = None
     api_key: SecretStr | None = None
+    context_window: int | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    compact_tools: bool | None = None
+    max_output_tokens: int | None = None
+
+    def tuning(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in TUNING if getattr(self, k) is not None}
 
 
 class ModelSwitch:
@@ -87,11 +104,16 @@ class ModelSwitch:
                 "key_set": False,
             }
         settings = self._settings()
+        profile = self.registry.slot(TASK).profile
         return {
             "provider": settings.provider,
             "model": settings.model,
+            "preset": settings.preset,
             "base_url": settings.base_url,
             "key_set": settings.api_key is not None or bool(settings.api_key_env),
+            **{k: getattr(settings, k) for k in TUNING},
+            # What is in force: the window set, else the endpoint's list's, else the default.
+            "window_in_use": profile.context_window,
         }
 
     async def use_configured(self) -> None:
@@ -120,12 +142,20 @@ class ModelSwitch:
         )
         if key is None and previous is not None and same_endpoint:
             key = previous.api_key  # a key is never sent to another endpoint than its own
-        settings = ModelSettings(
-            provider=choice.provider,  # validated by ModelChoice's pattern
-            model=choice.model,
-            base_url=choice.base_url or None,
-            api_key=key,
-        )
+        table: dict[str, Any] = {
+            "model": choice.model,
+            "base_url": choice.base_url or None,
+            "api_key": key,
+            **choice.tuning(),
+        }
+        if not split(choice.model):  # a preset names the protocol itself
+            table["provider"] = choice.provider  # validated by ModelChoice's pattern
+        try:
+            settings = ModelSettings.model_validate(table)
+        except ValidationError as exc:
+            raise ConfigError(_one_line(exc)) from None
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         model = self.registry.build(settings)
         if probe:
             await _try(model, settings)
@@ -144,6 +174,17 @@ class ModelSwitch:
             await self._registry.aclose()
         if self._local_model is not None:
             await self._local_model.aclose()
+
+
+def _one_line(exc: ValidationError) -> str:
+    """The first problem of the model's settings, naming the setting."""
+    first = exc.errors()[0] if exc.errors() else None
+    if first is None:
+        return str(exc)
+    where = ".".join(str(p) for p in first.get("loc", ())) or "model"
+    value = first.get("input")
+    got = f" (got {value!r})" if isinstance(value, (str, int, float)) else ""
+    return f"{where}: {str(first.get('msg', exc)).removeprefix('Value error, ')}{got}."
 
 
 async def _try(model: ChatModel, settings: ModelSettings) -> None:

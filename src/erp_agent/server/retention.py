@@ -118,4 +118,6 @@ async def delete_user(state: ServerState, user: str) -> dict[str, int]:
     counts["exports"] += await asyncio.to_thread(
         _purge_unindexed, folder, dt.datetime.max.replace(tzinfo=dt.UTC)
     )
+    if state.runtime.subscriptions is not None:  # subscriptions, inbox, standing credential
+        counts.update(await state.runtime.subscriptions.store.forget_user(user))
     return counts

@@ -14,7 +14,7 @@ from erp_agent.server.metrics import Metrics
 from erp_agent.server.models import ModelProvider
 from erp_agent.server.security import Vault
 from erp_agent.server.throttle import SignInThrottle
-from erp_agent.shared.response_cache import ResponseCache
+from erp_agent.shared.response_cache import CacheScopes, ResponseCache
 from erp_agent.shared.turn_events import TurnEvents
 from erp_agent.store.base import Store
 
@@ -52,6 +52,7 @@ class ServerState:
     turn_events: TurnEvents = field(default_factory=lambda: TurnEvents(None))
     queue: TurnQueue | None = None  # background turns on the queue (None: in this process)
     cache: ResponseCache | None = None  # answers served again (ERP_AGENT_RESPONSE_CACHE_SECONDS)
+    cache_scopes: CacheScopes | None = None  # whose answers may be served to whom
     # Turns keep running when a client disconnects; holding the task keeps it alive.
     running: set[asyncio.Task[Any]] = field(default_factory=set)
 

@@ -9,10 +9,10 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from erp_agent.channels.faults import user_message
 from erp_agent.engine import interrupted
-from erp_agent.engine.events import Event, EventBus, TextDelta
 from erp_agent.engine.response import TurnResponse
-from erp_agent.errors import ErpAgentError, ErpAuthenticationError, ErpSessionExpired
+from erp_agent.events import Event, EventBus, TextDelta
 from erp_agent.gateway.session import Session
 from erp_agent.server import cached
 from erp_agent.server.background import Relay, web_payload
@@ -27,11 +27,8 @@ def sse(event: str, data: Any) -> str:
 
 
 def error_text(exc: BaseException) -> str:
-    if isinstance(exc, (ErpSessionExpired, ErpAuthenticationError)):
-        return "Your ERP session has ended. Sign in again."
-    if isinstance(exc, ErpAgentError):
-        return str(exc)
-    return "Something went wrong on the server; nothing was written. Please try again."
+    """What the user is told: in words, never the store's address (``channels.faults``)."""
+    return user_message(exc)
 
 
 async def run_and_record(

@@ -1,4 +1,5 @@
-"""The Store interface. Implementations: ``sqlite`` (embedded default), PostgreSQL later."""
+"""The Store interface. Implementations: ``SQLStore`` (SQLite embedded by default, or
+PostgreSQL) and ``MemoryStore`` (tests and throwaway runs)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,10 @@ class Store(ABC):
     @abstractmethod
     async def set_checkpoint(self, proposal_id: str, checkpoint: dict[str, Any]) -> None:
         """Note what the confirm read just before writing (for crash reconciliation)."""
+
+    @abstractmethod
+    async def set_warning(self, proposal_id: str, warning: dict[str, Any]) -> None:
+        """Put a content warning on a proposal (one prepared again keeps its predecessor's)."""
 
     @abstractmethod
     async def finish_proposal(
@@ -222,9 +227,22 @@ class Store(ABC):
         org: str | None = None,
         outcome: str | None = None,
         since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        rated: bool = False,
+        rating: str | None = None,
         limit: int = 100,
     ) -> list[Interaction]:
-        """Newest first."""
+        """Newest first. ``outcome`` is the log's outcome (``models.RESULTS``: "proposal" for an
+        answer that proposed a write, else the true outcome); ``since``/``until`` bound the
+        turn's time (until exclusive); ``rated`` keeps turns with feedback, ``rating`` those
+        with that thumb ("up" or "down")."""
+
+    @abstractmethod
+    async def rate_interaction(
+        self, turn_id: str, rating: str, comment: str, at: dt.datetime
+    ) -> bool:
+        """Keep the user's feedback on a logged turn (replacing earlier feedback); False when
+        the turn is not in the log."""
 
     @abstractmethod
     async def usage_by_day(self, since: dt.datetime) -> list[dict[str, Any]]:

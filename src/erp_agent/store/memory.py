@@ -66,6 +66,12 @@ class MemoryStore(Store):
             raise StoreError(f"There is no proposal {proposal_id}.")
         found.checkpoint = copy.deepcopy(checkpoint)
 
+    async def set_warning(self, proposal_id: str, warning: dict[str, Any]) -> None:
+        found = self._proposals.get(proposal_id)
+        if found is None:
+            raise StoreError(f"There is no proposal {proposal_id}.")
+        found.warning = copy.deepcopy(warning)
+
     async def finish_proposal(
         self,
         proposal_id: str,
@@ -303,6 +309,9 @@ class MemoryStore(Store):
         org: str | None = None,
         outcome: str | None = None,
         since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        rated: bool = False,
+        rating: str | None = None,
         limit: int = 100,
     ) -> list[Interaction]:
         found = [
@@ -310,10 +319,22 @@ class MemoryStore(Store):
             for i in self._interactions.values()
             if (not user or i.user == user)
             and (not org or i.org == org)
-            and (not outcome or i.outcome == outcome)
+            and (not outcome or i.result == outcome)
             and (since is None or i.at >= since)
+            and (until is None or i.at < until)
+            and (not rated or i.rating is not None)
+            and (not rating or i.rating == rating)
         ]
         return sorted(found, key=lambda i: i.at, reverse=True)[:limit]
+
+    async def rate_interaction(
+        self, turn_id: str, rating: str, comment: str, at: dt.datetime
+    ) -> bool:
+        row = self._interactions.get(turn_id)
+        if row is None:
+            return False
+        row.rating, row.comment, row.rated_at = rating, comment, at
+        return True
 
     async def usage_by_day(self, since: dt.datetime) -> list[dict[str, Any]]:
         days: dict[tuple[str, str], dict[str, Any]] = {}

@@ -15,8 +15,13 @@ def utcnow() -> dt.datetime:
 class ProposalStatus(StrEnum):
     PENDING = "pending"
     EXECUTING = "executing"  # claimed by a confirm; no second confirm can claim it
+    # The write got no answer: it may still reach the ERP. Shown as "unknown — checking"; it
+    # is decided from the ERP once the request can no longer arrive (gateway/reconcile.py).
+    CHECKING = "checking"
     EXECUTED = "executed"
-    FAILED = "failed"  # the ERP refused at execution; the refusal is kept verbatim
+    # The ERP refused at execution (the refusal kept verbatim), or a write that got no answer
+    # was found not written (or cannot be told: ``error["written"]`` is None).
+    FAILED = "failed"
     REJECTED = "rejected"
     EXPIRED = "expired"
     # The record changed after the proposal was made: nothing was written, and a fresh
@@ -68,6 +73,12 @@ class Proposal:
     # gateway/reconcile.py): e.g. the user's newest document of the doctype before a create.
     checkpoint: dict[str, Any] | None = None
     superseded_by: str | None = None  # the proposal that replaced this one (stale or edited)
+    # Set when the write did not come from the user's request but from content the agent read
+    # (``gateway/origin.py``): {"source", "reason", "message"}; every confirm surface shows it.
+    warning: dict[str, Any] | None = None
+    # What the ERP computed a submit or cancel will post, or what blocks it, for the version
+    # ``base_modified`` names (``gateway/projection.py``); None where the ERP cannot say.
+    projection: dict[str, Any] | None = None
 
 
 class Decision(StrEnum):
@@ -159,6 +170,30 @@ class Interaction:
     tools: list[str] = field(default_factory=list)
     latency_ms: float = 0.0
     at: dt.datetime = field(default_factory=utcnow)
+    # What the answer showed (answered, proposal, stopped, error, interrupted): a turn that
+    # proposed a write is "answered" in truth and "proposal" here.
+    shown: str = ""
+    # The user's feedback on the answer, once given (thumbs "up"/"down", a comment, when).
+    rating: str | None = None
+    comment: str | None = None
+    rated_at: dt.datetime | None = None
+    # Prompt tokens written to the provider's cache (priced apart), and what the turn cost in
+    # millionths of the price table's currency; None when the model has no price.
+    cache_write_tokens: int = 0
+    cost_micros: int | None = None
+
+    @property
+    def result(self) -> str:
+        """What the log filters and shows: a proposal, else the true outcome."""
+        return result_of(self.outcome, self.shown)
+
+
+# The log's outcomes, each turn in exactly one: a proposal is an answer that proposed a write.
+RESULTS = ("answered", "proposal", "refused", "failed", "interrupted")
+
+
+def result_of(outcome: str, shown: str) -> str:
+    return "proposal" if shown == "proposal" and outcome == "answered" else outcome
 
 
 @dataclass

@@ -41,6 +41,8 @@ def proposal_values(proposal: Proposal) -> Values:
         "claimed_at": proposal.claimed_at,
         "checkpoint": proposal.checkpoint,
         "superseded_by": proposal.superseded_by,
+        "warning": proposal.warning,
+        "projection": proposal.projection,
     }
 
 
@@ -67,6 +69,8 @@ def proposal_from_row(row: RowMapping) -> Proposal:
         claimed_at=row["claimed_at"],
         checkpoint=row["checkpoint"],
         superseded_by=row["superseded_by"],
+        warning=row["warning"],
+        projection=row["projection"],
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import URL
 
-from erp_agent.errors import StoreError
+from erp_agent.errors import StoreError, StoreUnavailable
 
 # Driver messages (SQLite's own words) → what the operator should do about them.
 _HINTS: tuple[tuple[str, str], ...] = (
@@ -37,8 +37,20 @@ _HINTS: tuple[tuple[str, str], ...] = (
 )
 
 
+# The database could not be reached, or dropped the connection, or no connection was free in
+# time: nothing about the request was wrong, and a later try may succeed (a channel says 503).
+_UNREACHABLE = (
+    sa_exc.OperationalError,
+    sa_exc.InterfaceError,
+    sa_exc.DisconnectionError,
+    sa_exc.TimeoutError,
+    OSError,
+)
+
+
 def store_error(action: str, error: BaseException, url: URL) -> StoreError:
-    """A ``StoreError`` for ``action`` ("save turn t1") that failed with ``error`` on ``url``."""
+    """A ``StoreError`` for ``action`` ("save turn t1") that failed with ``error`` on ``url``;
+    a ``StoreUnavailable`` when the database could not be reached."""
     where = url.render_as_string(hide_password=True)
     if isinstance(error, sa_exc.DBAPIError):
         reason = str(error.orig)
@@ -50,7 +62,8 @@ def store_error(action: str, error: BaseException, url: URL) -> StoreError:
     reason = reason.rstrip(". ")
     message = f"Could not {action} in the store {where}: {reason}"
     lowered = reason.lower()
+    kind = StoreUnavailable if isinstance(error, _UNREACHABLE) else StoreError
     for needle, hint in _HINTS:
         if needle in lowered:
-            return StoreError(f"{message} ({hint}).")
-    return StoreError(message)
+            return kind(f"{message} ({hint}).")
+    return kind(message)

@@ -119,6 +119,9 @@ class ServerTables:
         org: str | None = None,
         outcome: str | None = None,
         since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        rated: bool = False,
+        rating: str | None = None,
         limit: int = 100,
     ) -> list[Interaction]:
         query = select(interactions).order_by(interactions.c.at.desc()).limit(limit)
@@ -126,12 +129,36 @@ class ServerTables:
             query = query.where(interactions.c.user == user)
         if org:
             query = query.where(interactions.c.org == org)
-        if outcome:
+        if outcome == "proposal":
+            query = query.where(interactions.c.shown == "proposal")
+            query = query.where(interactions.c.outcome == "answered")
+        elif outcome == "answered":
+            query = query.where(interactions.c.outcome == "answered")
+            query = query.where(interactions.c.shown != "proposal")
+        elif outcome:
             query = query.where(interactions.c.outcome == outcome)
         if since:
             query = query.where(interactions.c.at >= since)
+        if until:
+            query = query.where(interactions.c.at < until)
+        if rated:
+            query = query.where(interactions.c.rating.is_not(None))
+        if rating:
+            query = query.where(interactions.c.rating == rating)
         async with self._transaction("read the interaction log", write=False) as connection:
             return [_interaction(r) for r in (await connection.execute(query)).mappings()]
+
+    async def rate_interaction(
+        self: _Transactional, turn_id: str, rating: str, comment: str, at: dt.datetime
+    ) -> bool:
+        statement = (
+            update(interactions)
+            .where(interactions.c.turn_id == turn_id)
+            .values(rating=rating, comment=comment, rated_at=at)
+        )
+        async with self._transaction(f"rate turn {turn_id}", write=True) as connection:
+            done = await connection.execute(statement)
+        return bool(done.rowcount)
 
     async def usage_by_day(self: _Transactional, since: dt.datetime) -> list[dict[str, Any]]:
         day: ColumnElement[Any]

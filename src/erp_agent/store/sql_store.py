@@ -1,4 +1,4 @@
-"""``SQLStore``: the Store on SQLAlchemy Core with an async engine (SQLite now, PostgreSQL later).
+"""``SQLStore``: the Store on SQLAlchemy Core with an async engine (SQLite or PostgreSQL).
 
 The queries are dialect-neutral; what differs per database lives in the engine set-up. Every
 method is one transaction, and every database failure leaves as a ``StoreError``.
@@ -35,6 +35,7 @@ from erp_agent.store.models import (
     Turn,
     utcnow,
 )
+from erp_agent.store.postgres_setup import configure_postgres, json_without_nul
 from erp_agent.store.sql_errors import store_error
 from erp_agent.store.sql_retention import Retention
 from erp_agent.store.sql_server_tables import ServerTables
@@ -58,6 +59,7 @@ from erp_agent.store.upsert import upsert
 
 # Per process: N workers hold up to N × 10 connections (PostgreSQL's default limit is 100).
 SERVER_POOL = {"pool_size": 5, "max_overflow": 5, "pool_timeout": 30}
+PG_CONNECT = {"connect_timeout": 10}  # seconds (libpq's), for a host that drops packets
 
 MIGRATION_LOCK = "SELECT pg_advisory_xact_lock(hashtext('erp_agent.store.migrate'))"
 
@@ -101,11 +103,15 @@ class SQLStore(ServerTables, Retention, Store):
     def __init__(self, url: str, *, lock_timeout: float = 5.0) -> None:
         parsed = _parse_url(url)
         is_sqlite = parsed.get_backend_name() == "sqlite"
+        is_postgres = parsed.get_backend_name() == "postgresql"
         try:
             self._engine: AsyncEngine = create_async_engine(
                 parsed,
-                json_serializer=_json_dumps,
-                connect_args={"timeout": lock_timeout} if is_sqlite else {},
+                json_serializer=_json_dumps if is_sqlite else json_without_nul(_json_dumps),
+                # A database that does not answer is reported (503), not waited for forever.
+                connect_args=(
+                    {"timeout": lock_timeout} if is_sqlite else PG_CONNECT if is_postgres else {}
+                ),
                 # A server database: connections checked before use, so a restart of the
                 # database costs a reconnect rather than a failed turn.
                 **({} if is_sqlite else {"pool_pre_ping": True, **SERVER_POOL}),
@@ -123,6 +129,8 @@ class SQLStore(ServerTables, Retention, Store):
         if is_sqlite:
             configure_sqlite(self._engine.sync_engine)
             self._directory = sqlite_directory(parsed)
+        elif is_postgres:
+            configure_postgres(self._engine.sync_engine)
 
     @property
     def engine(self) -> AsyncEngine:
@@ -212,6 +220,13 @@ class SQLStore(ServerTables, Retention, Store):
     async def set_checkpoint(self, proposal_id: str, checkpoint: dict[str, Any]) -> None:
         note = update(proposals).where(proposals.c.id == proposal_id).values(checkpoint=checkpoint)
         action = f"note the checkpoint of proposal {proposal_id}"
+        async with self._transaction(action, write=True) as connection:
+            if (await connection.execute(note)).rowcount != 1:
+                raise StoreError(f"There is no proposal {proposal_id}.")
+
+    async def set_warning(self, proposal_id: str, warning: dict[str, Any]) -> None:
+        note = update(proposals).where(proposals.c.id == proposal_id).values(warning=warning)
+        action = f"note the content warning of proposal {proposal_id}"
         async with self._transaction(action, write=True) as connection:
             if (await connection.execute(note)).rowcount != 1:
                 raise StoreError(f"There is no proposal {proposal_id}.")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
+    Boolean,
     Column,
     Double,
     ForeignKey,
@@ -90,6 +92,8 @@ proposals = Table(
     Column("claimed_at", UTCDateTime, nullable=True),
     Column("checkpoint", JSON(none_as_null=True), nullable=True),
     Column("superseded_by", String, nullable=True),
+    Column("warning", JSON(none_as_null=True), nullable=True),
+    Column("projection", JSON(none_as_null=True), nullable=True),
 )
 
 audit_events = Table(
@@ -228,6 +232,14 @@ interactions = Table(
     Column("completion_tokens", Integer, nullable=False),
     Column("tools", JSON, nullable=False),
     Column("latency_ms", Double, nullable=False),
+    Column("shown", String, nullable=False, server_default=""),
+    Column("rating", String, nullable=True),
+    Column("comment", Text, nullable=True),
+    Column("rated_at", UTCDateTime, nullable=True, index=True),
+    # What the turn cost: cache writes (priced apart), and tokens × the model's price in
+    # millionths of the price table's currency (NULL: the model has no price).
+    Column("cache_write_tokens", Integer, nullable=False, server_default="0"),
+    Column("cost_micros", BigInteger, nullable=True),
     Index(None, "org", "at"),
 )
 
@@ -244,4 +256,102 @@ api_keys = Table(
     Column("created_by", String, nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
     Column("revoked_at", UTCDateTime, nullable=True),
+)
+
+# Plans: what an organisation may use (modules, tool globs, channels, monthly tokens, how many
+# subscriptions), enforced by the gateway after the ERP's permissions (gateway/plans.py).
+plans = Table(
+    "plans",
+    metadata,
+    Column("name", String, primary_key=True),
+    Column("label", Text, nullable=False),
+    Column("definition", JSON, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# Which plan each organisation is on (an organisation with no row has the default plan).
+org_plans = Table(
+    "org_plans",
+    metadata,
+    Column("org", String, primary_key=True),
+    Column("plan", String, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# Questions that come back: the reading (tool calls) run on a schedule, as the user, delivered
+# to the user's channels; alerts deliver only when their condition becomes true.
+subscriptions = Table(
+    "subscriptions",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("user", String, nullable=False, index=True),
+    Column("org", String, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("question", Text, nullable=False),
+    Column("reading", JSON, nullable=False),
+    Column("schedule", String, nullable=False),
+    Column("timezone", String, nullable=False),
+    Column("condition", JSON(none_as_null=True), nullable=True),
+    Column("channels", JSON, nullable=False),
+    Column("status", String, nullable=False),
+    Column("status_message", Text, nullable=False),
+    Column("conversation_id", String, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("next_run_at", UTCDateTime, nullable=True),
+    Column("last_run_at", UTCDateTime, nullable=True),
+    Column("last_outcome", String, nullable=False),
+    Column("last_value", JSON(none_as_null=True), nullable=True),
+    Column("condition_met", Boolean, nullable=False),
+    Column("failures", Integer, nullable=False),
+    Index(None, "status", "next_run_at"),
+)
+
+# The credential a user's subscriptions run as while they are not signed in: an ERP API key
+# pair, sealed with the session key (docs/security-model.md, "Subscriptions run as the user").
+standing_credentials = Table(
+    "standing_credentials",
+    metadata,
+    Column("user", String, primary_key=True),
+    Column("credential", Text, nullable=False),
+    Column("source", String, nullable=False),
+    Column("created_by", String, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
+# Each email or ERP notification of a subscription run: tried again with backoff until sent,
+# or given up (and reported in the inbox) after the configured number of attempts.
+deliveries = Table(
+    "deliveries",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("subscription_id", String, nullable=False, index=True),
+    Column("user", String, nullable=False, index=True),
+    Column("channel", String, nullable=False),
+    Column("message", JSON, nullable=False),
+    Column("status", String, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("next_attempt_at", UTCDateTime, nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("reference", String, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("sent_at", UTCDateTime, nullable=True),
+    Index(None, "status", "next_attempt_at"),
+)
+
+# The web app's inbox: deliveries of subscriptions, and notices about them (paused, no access,
+# a delivery that could not be made).
+inbox = Table(
+    "inbox",
+    metadata,
+    Column("id", String, primary_key=True),
+    Column("user", String, nullable=False),
+    Column("subscription_id", String, nullable=True),
+    Column("kind", String, nullable=False),
+    Column("title", Text, nullable=False),
+    Column("body", Text, nullable=False),
+    Column("data", JSON, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("read_at", UTCDateTime, nullable=True),
+    Index(None, "user", "created_at"),
 )

@@ -56,6 +56,9 @@ class ToolContext:
     catalog: Catalog
     results: ResultAccess | None = None
     today: dt.date | None = None  # the business date when pinned (demos, evals)
+    # A confirm's write marker (set by the gateway just before a create is sent): the create
+    # carries it, so a create whose answer is lost can be found (gateway/reconcile.py).
+    marker: str | None = None
 
 
 @dataclass
@@ -79,6 +82,19 @@ class Change:
 ReadHandler = Callable[[ToolContext, Args], Awaitable[Any]]
 PrepareHandler = Callable[[ToolContext, Args], Awaitable[Change]]
 ExecuteHandler = Callable[[ToolContext, Args], Awaitable[Any]]
+# The restrictions of a user's reads (their ERP's User Permissions): each restricted kind of
+# record ("Company", "Branch") with the values they are limited to.
+Restrictions = Mapping[str, tuple[str, ...]]
+# The parameters as one user is shown them (the metrics they may read, their companies): a
+# function of the tool's parameters, the session and its restrictions only, so a conversation's
+# tools stay the same bytes from request to request. The gateway still checks calls against
+# ``parameters``.
+Specialise = Callable[[dict[str, Any], "Session", Restrictions], dict[str, Any]]
+# Keywords only the gateway's check needs (it validates every call against the full schema);
+# a model reads the rest: names, types, enums, required fields, bounds of numbers, prose.
+_CHECK_ONLY = frozenset(
+    ["minLength", "maxLength", "pattern", "uniqueItems", "minItems", "title", "examples"]
+)
 
 
 @dataclass(frozen=True)
@@ -112,6 +128,7 @@ class Tool:
     entity: str | None = None
     action: str = ""
     shape: Shape = Shape.ROWS
+    specialise: Specialise | None = None
 
     def __post_init__(self) -> None:
         if "." not in self.name:
@@ -131,16 +148,44 @@ class Tool:
         them, every round of every turn)."""
         return hashlib.sha256(json.dumps(self.schema()).encode()).hexdigest()
 
-    def schema(self) -> dict[str, Any]:
-        """The definition sent to a model (OpenAI function-tool shape)."""
+    @functools.cached_property
+    def _view(self) -> dict[str, Any]:
+        view: dict[str, Any] = model_view(self.parameters)
+        return view
+
+    def schema(
+        self, session: Session | None = None, restrictions: Restrictions | None = None
+    ) -> dict[str, Any]:
+        """The definition sent to a model (OpenAI function-tool shape): the description with
+        the tool's rules (sent only with the tool), the parameters as ``session``'s user sees
+        them, without what only the gateway's check reads."""
+        parameters = self._view
+        if session is not None and self.specialise is not None:
+            parameters = model_view(self.specialise(self.parameters, session, restrictions or {}))
+        description = " ".join(p for p in (self.description, self.prompt_rules) if p)
         return {
             "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
+            "function": {"name": self.name, "description": description, "parameters": parameters},
         }
+
+
+def model_view(schema: Any) -> Any:
+    """A JSON schema without the keywords only a validator needs (a copy)."""
+    if isinstance(schema, list):
+        return [model_view(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _CHECK_ONLY or (key == "additionalProperties" and value is False):
+            continue
+        if key in ("properties", "$defs"):
+            out[key] = {name: model_view(sub) for name, sub in value.items()}
+        elif key in ("items", "anyOf", "oneOf", "allOf", "additionalProperties", "not"):
+            out[key] = model_view(value)
+        else:
+            out[key] = value
+    return out
 
 
 class ToolRegistry:

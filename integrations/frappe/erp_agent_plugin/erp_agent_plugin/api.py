@@ -16,7 +16,11 @@ def _relay() -> HttpRelay:
     settings = frappe.get_single("ERP Agent Settings")
     if not settings.relay_url or not settings.get_password("organisation_key"):
         frappe.throw("ERP Agent is not set up: an administrator fills in ERP Agent Settings.")
-    return HttpRelay(settings.relay_url, settings.get_password("organisation_key"))
+    return HttpRelay(
+        settings.relay_url,
+        settings.get_password("organisation_key"),
+        settings.organisation or "default",
+    )
 
 
 def can_use() -> bool:

@@ -26,6 +26,7 @@ from erp_agent.errors import (
     ErpBadResponse,
     ErpRefusal,
     ErpSessionExpired,
+    ErpTimeout,
     ErpUnavailable,
 )
 
@@ -42,6 +43,11 @@ def _encode(params: Mapping[str, Any]) -> dict[str, str]:
             continue
         out[key] = json.dumps(value) if isinstance(value, (list, dict)) else str(value)
     return out
+
+
+def _is_name(value: object) -> bool:
+    """A role or user name as the ERP stores it: short plain text, no control characters."""
+    return isinstance(value, str) and 0 < len(value) <= 140 and value.isprintable()
 
 
 def _json_body(response: httpx.Response) -> Any:
@@ -124,17 +130,20 @@ class FrappeClient:
         headers = self._auth(cred) if cred else {}
         attempts = 1 if write else self.read_retries + 1
         last_error = ""
+        timed_out = False
         for attempt in range(attempts):
             try:
                 response = await self._http.request(
                     method, path, params=_encode(params or {}), json=json_body, headers=headers
                 )
             except httpx.TimeoutException:
+                timed_out = True
                 last_error = (
                     f"The ERP at {self.base_url} did not answer within {self._http.timeout.read:g} s "
                     "(ERP_AGENT_ERP_TIMEOUT)"
                 )
             except httpx.TransportError as exc:
+                timed_out = False
                 last_error = f"Cannot reach the ERP at {self.base_url} ({type(exc).__name__})"
             else:
                 if response.status_code not in _RETRY_STATUSES or write:
@@ -146,7 +155,7 @@ class FrappeClient:
                 await asyncio.sleep(self.backoff * (2**attempt) * (0.5 + random.random()))
         if write:
             last_error += "; the write was not retried — check in the ERP whether it happened"
-        raise ErpUnavailable(last_error)
+        raise ErpTimeout(last_error) if timed_out else ErpUnavailable(last_error)
 
     async def _handle(self, response: httpx.Response, cred: Credential | None) -> Any:
         body = _json_body(response)
@@ -196,7 +205,9 @@ class FrappeClient:
             body = await self.request("POST", f"/api/method/{path}", cred, json_body=args)
         else:
             body = await self.request("GET", f"/api/method/{path}", cred, params=args)
-        return body.get("message") if isinstance(body, dict) else body
+        if not isinstance(body, dict):  # Frappe answers every method with a JSON object
+            raise ErpBadResponse(200, f"{self.base_url}/api/method/{path}")
+        return body.get("message")
 
     # ------------------------------------------------------------ auth and identity
 
@@ -209,7 +220,7 @@ class FrappeClient:
                 "/api/method/login", json={"usr": user, "pwd": password}
             )
         except httpx.TimeoutException as exc:
-            raise ErpUnavailable(
+            raise ErpTimeout(
                 f"Cannot reach the ERP at {self.base_url}: it did not answer the sign-in "
                 f"within {self._http.timeout.read:g} s (ERP_AGENT_ERP_TIMEOUT)"
             ) from exc
@@ -218,6 +229,8 @@ class FrappeClient:
                 f"Cannot reach the ERP at {self.base_url} ({type(exc).__name__})"
             ) from exc
         body = _json_body(response)
+        if not isinstance(body, dict):  # Frappe's login answers a JSON object, whatever happens
+            raise ErpBadResponse(response.status_code, str(response.request.url))
         if response.status_code != 200:
             refusal = refusal_from_response(response.status_code, body)
             if refusal.exc_type == "SecurityException":  # Frappe's lockout, sent as a 500
@@ -254,13 +267,30 @@ class FrappeClient:
         await self.request("POST", "/api/method/logout", cred, write=True)
 
     async def whoami(self, cred: Credential) -> str:
-        return str(await self.method(cred, "frappe.auth.get_logged_user"))
+        path = "frappe.auth.get_logged_user"
+        user = await self.method(cred, path)
+        if not isinstance(user, str):
+            raise ErpBadResponse(200, f"{self.base_url}/api/method/{path}")
+        return user
 
     async def roles(self, cred: Credential, user: str | None = None) -> list[str]:
-        roles = await self.method(
-            cred, "frappe.core.doctype.user.user.get_roles", uid=user or cred.user
-        )
-        return [str(r) for r in roles or []]
+        """The user's role names. Anything but a list of names is not the ERP's answer: a
+        session made from it would carry nonsense roles for its whole lifetime."""
+        path = "frappe.core.doctype.user.user.get_roles"
+        roles = await self.method(cred, path, uid=user or cred.user)
+        if not isinstance(roles, list) or not all(_is_name(r) for r in roles):
+            raise ErpBadResponse(200, f"{self.base_url}/api/method/{path}")
+        return list(roles)
+
+    async def user_named(self, cred: Credential, name: str) -> str | None:
+        """The id of the User whose id, email or username is ``name`` (Frappe signs in with
+        any of them), asked with ``cred``; None when there is no such user, or several."""
+        found = await self.get_list(
+            cred, "User", fields=["name"], page_length=2,
+            or_filters=[["name", "=", name], ["email", "=", name], ["username", "=", name]],
+        )  # fmt: skip
+        names = {str(r.get("name")) for r in found if isinstance(r, dict) and r.get("name")}
+        return names.pop() if len(names) == 1 else None
 
     async def version(self, cred: Credential) -> int:
         """The Frappe major version (15, 16, …), asked once and remembered."""
@@ -397,10 +427,11 @@ class FrappeClient:
     async def has_permission(
         self, cred: Credential, doctype: str, ptype: str, name: str | None = None
     ) -> bool:
-        result = await self.method(
-            cred, "frappe.client.has_permission", doctype=doctype, perm_type=ptype, docname=name
-        )
-        return bool((result or {}).get("has_permission"))
+        path = "frappe.client.has_permission"
+        result = await self.method(cred, path, doctype=doctype, perm_type=ptype, docname=name)
+        if not isinstance(result, dict) or "has_permission" not in result:
+            raise ErpBadResponse(200, f"{self.base_url}/api/method/{path}")
+        return bool(result["has_permission"])
 
     async def report_access(self, cred: Credential, report: str) -> bool:
         """Whether the user may run ``report``: Frappe's get_script runs the same checks as run."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import html
 import json
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,13 +29,20 @@ from erp_agent.connectors.base import (
     WorkflowInfo,
 )
 from erp_agent.connectors.credentials import Credential
-from erp_agent.connectors.frappe import aggregates, filling
+from erp_agent.connectors.frappe import aggregates, filling, projection
 from erp_agent.connectors.frappe.client import FrappeClient
 from erp_agent.connectors.frappe.errors import stale_refusal
+from erp_agent.connectors.frappe.scope import OwnerRules, data_scope
 from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter, Op
+from erp_agent.connectors.scope import DataScope
 from erp_agent.errors import CatalogError, ErpError, ErpRefusal
 
 CANCELLED = "Cancelled"  # the status Frappe gives a cancelled document
+# The Custom Field (Data, read only, hidden, no copy, unique) in which a create carries the
+# agent's write marker, so a create whose answer was lost can be found (docs/connectors.md).
+# Added through Customize Form, Frappe names it with the custom_ prefix.
+MARKER_FIELDS = ("erp_agent_write_id", "custom_erp_agent_write_id")
+MARKER_RECHECK = 300.0  # seconds before a doctype without the field is asked about again
 _SESSION_DEFAULTS = "frappe.core.doctype.session_default_settings.session_default_settings.get_session_default_values"
 _PTYPES = {
     "read": "read",
@@ -69,6 +78,9 @@ class ERPNextConnector(Connector):
         self.client = FrappeClient(self.base_url, timeout=timeout, transport=transport)
         self.service = service
         self.allow_pushdown = allow_pushdown
+        # doctype -> (its write-marker field or None, when to ask again if None)
+        self._markers: dict[str, tuple[str | None, float]] = {}
+        self._owner_rules = OwnerRules(self.client)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -158,11 +170,46 @@ class ERPNextConnector(Connector):
             return None
         return Credential.token(user, str(api_key), str(secret))
 
+    async def notify(
+        self, cred: Credential, subject: str, message: str, link: str | None = None
+    ) -> str | None:
+        # A ToDo allocated to the user, created as the user: every ERPNext user may create
+        # ToDos for themselves, and the desk lists them (and counts them in the navbar).
+        lines = "".join(f"<p>{html.escape(line)}</p>" for line in message.splitlines() if line)
+        body = f"<p><strong>{html.escape(subject)}</strong></p>{lines}"
+        if link:
+            body += f'<p><a href="{html.escape(link, quote=True)}">Ask it again</a></p>'
+        row = await self.client.insert(
+            cred, "ToDo",
+            {"description": body, "allocated_to": cred.user, "assigned_by": cred.user,
+             "status": "Open", "priority": "Medium"},
+        )  # fmt: skip
+        return str(row.get("name") or "") or None
+
     async def roles(self, cred: Credential) -> list[str]:
         return await self.client.roles(self.service or cred, cred.user)
 
     async def whoami(self, cred: Credential) -> str:
         return await self.client.whoami(cred)
+
+    async def canonical_user(self, name: str) -> str | None:
+        # Only the service credential may ask before the user has signed in.
+        if self.service is None:
+            return None
+        try:
+            return await self.client.user_named(self.service, name)
+        except ErpError:
+            return None
+
+    async def data_scope(self, cred: Credential) -> DataScope | None:
+        return await data_scope(self.client, cred)
+
+    async def owner_only(
+        self, cred: Credential, roles: frozenset[str], entities: Sequence[str]
+    ) -> frozenset[str] | None:
+        maps = self.catalog.maps(self.name).entities
+        doctypes = {e: self.map(e).doctype for e in entities if e in maps}
+        return await self._owner_rules.owner_only(cred, roles, doctypes)
 
     async def user_default(self, cred: Credential, key: str) -> str | None:
         """A User Default as the desk pre-fills it (Frappe's session defaults), read as the
@@ -237,10 +284,54 @@ class ERPNextConnector(Connector):
 
     # ------------------------------------------------------------ writes
 
-    async def create(self, cred: Credential, entity: str, values: Mapping[str, Any]) -> Record:
+    async def create(
+        self,
+        cred: Credential,
+        entity: str,
+        values: Mapping[str, Any],
+        *,
+        marker: str | None = None,
+    ) -> Record:
         emap = self.map(entity)
-        return emap.to_canonical(
-            await self.client.insert(cred, emap.doctype, emap.to_native(values))
+        native = emap.to_native(values)
+        field = await self._marker_field(cred, emap.doctype) if marker else None
+        if field is not None:
+            native[field] = marker
+        return emap.to_canonical(await self.client.insert(cred, emap.doctype, native))
+
+    async def marks_creates(self, cred: Credential, entity: str) -> bool:
+        return await self._marker_field(cred, self.map(entity).doctype) is not None
+
+    async def find_marked(
+        self, cred: Credential, entity: str, marker: str
+    ) -> builtins.list[Record]:
+        emap = self.map(entity)
+        field = await self._marker_field(cred, emap.doctype) or MARKER_FIELDS[0]
+        # A field that is gone makes the ERP refuse the filter: an error, never "none found".
+        rows = await self.client.get_list(
+            cred, emap.doctype, fields=sorted({"name", *self._scalar_natives(emap, None)}),
+            filters=[[field, "=", marker]], order_by="creation asc", page_length=5,
+        )  # fmt: skip
+        return emap.rows_to_canonical(rows)
+
+    async def _marker_field(self, cred: Credential, doctype: str) -> str | None:
+        """The doctype's write-marker field, from its meta (asked once per process; a doctype
+        without one is asked again after MARKER_RECHECK seconds, so a field added is found)."""
+        known = self._markers.get(doctype)
+        if known is not None and (known[0] is not None or time.monotonic() < known[1]):
+            return known[0]
+        docs = await self.client.getdoctype(self.service or cred, doctype)
+        meta = next((d for d in docs if d.get("name") == doctype), {})
+        names = {str(f.get("fieldname")) for f in meta.get("fields") or []}
+        field = next((f for f in MARKER_FIELDS if f in names), None)
+        self._markers[doctype] = (field, time.monotonic() + MARKER_RECHECK)
+        return field
+
+    async def project(
+        self, cred: Credential, entity: str, record_id: str, action: str
+    ) -> base.Projection | None:
+        return await projection.project(
+            self.client, cred, self.map(entity).doctype, record_id, action
         )
 
     async def fill_document(

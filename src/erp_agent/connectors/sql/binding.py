@@ -81,7 +81,8 @@ def bind(mapping: Mapping, tables: dict[str, sa.Table], catalog: Catalog) -> dic
             continue
         known = catalog.entities[name].fields
         table = tables[spec.table]
-        for named in (spec.id, spec.modified, spec.created, spec.deleted, *spec.scope.values()):
+        for named in (spec.id, spec.modified, spec.created, spec.deleted, spec.marker,
+                      *spec.scope.values()):  # fmt: skip
             need(table, named, where)
         children: dict[str, Any] = {}
         for cname, child in spec.tables.items():

@@ -22,6 +22,7 @@ from erp_agent.catalog.maps import ConnectorMaps, EntityMap, FieldMap
 from erp_agent.connectors.base import (
     READ_OPERATIONS,
     Capability,
+    CapabilityMissing,
     ChangeSet,
     Connector,
     ConnectorProfile,
@@ -33,6 +34,7 @@ from erp_agent.connectors.base import (
 )
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.query import AggregateRequest, AggregateResult, Filter, Op
+from erp_agent.connectors.scope import DataScope
 from erp_agent.connectors.sql import reports, sync
 from erp_agent.connectors.sql.binding import bind, reflect, safe_url
 from erp_agent.connectors.sql.mapping import Mapping as SQLMapping
@@ -191,6 +193,11 @@ class SQLConnector(Connector):
 
     async def roles(self, cred: Credential) -> builtins.list[str]:
         return list((await self.principal(cred)).roles)
+
+    async def data_scope(self, cred: Credential) -> DataScope | None:
+        # Every read is bound to the principal's tenant and branches, and to nothing else.
+        principal = await self.principal(cred)
+        return DataScope.of({"tenant": [principal.tenant], "branches": principal.branches})
 
     # ------------------------------------------------------------ access checks
 
@@ -367,9 +374,18 @@ class SQLConnector(Connector):
             raise _refusal(f"No permission to {op} {self._label(entity)}", "PermissionError", 403)
         return b, principal
 
-    async def create(self, cred: Credential, entity: str, values: Mapping[str, Any]) -> Record:
+    async def create(
+        self,
+        cred: Credential,
+        entity: str,
+        values: Mapping[str, Any],
+        *,
+        marker: str | None = None,
+    ) -> Record:
         b, principal = await self._writable(cred, entity, "create")
         row = write_values(b, values)
+        if marker is not None and b.spec.marker:
+            row[b.spec.marker] = marker
         scope = b.spec.scope
         row[scope["tenant"]] = principal.tenant
         if "branch" in scope:
@@ -447,6 +463,28 @@ class SQLConnector(Connector):
         docstatus = status.canonical(row["docstatus"]) if status is not None else 0
         return RecordVersion(str(plain(row["modified"])), int(docstatus or 0))
 
+    async def marks_creates(self, cred: Credential, entity: str) -> bool:
+        return self._bound(entity).spec.marker is not None
+
+    async def find_marked(
+        self, cred: Credential, entity: str, marker: str
+    ) -> builtins.list[Record]:
+        b, principal = await self._readable(cred, entity)
+        if not b.spec.marker:
+            raise CapabilityMissing(self.name, Capability.WRITES)
+        # Deleted rows too: a create that was made and then deleted was still made.
+        stmt = sa.select(b.id_column()).where(
+            *b.scope(principal, live=False), b.table.c[b.spec.marker] == marker
+        )
+        ids = await self._run(lambda conn: [str(i) for i in conn.execute(stmt).scalars()])
+        found: builtins.list[Record] = []
+        for record_id in ids:
+            try:
+                found.append(await self.get(cred, entity, record_id))
+            except ErpRefusal:
+                found.append({"id": record_id})
+        return found
+
     async def created_by(
         self,
         cred: Credential,
@@ -459,7 +497,8 @@ class SQLConnector(Connector):
     ) -> builtins.list[Record]:
         b = self._bound(entity)
         if "created_by" not in b.spec.fields or not b.spec.created:
-            return []
+            # Nothing says who created a row and when: "none found" would be a guess.
+            raise CapabilityMissing(self.name, Capability.WRITES)
         filters = [Filter("created_by", Op.EQ, owner)]
         if after is not None:
             filters.append(Filter("created", Op.GT, after))

@@ -95,6 +95,9 @@ class EntitySpec(_Model):
     scope: dict[Literal["tenant", "branch"], str] = PydanticField(default_factory=dict)
     modified: str | None = None  # the updated_at column: delta sync watermark, write version
     created: str | None = None
+    # A text column kept for the agent's write marker (unique if the database allows): a
+    # create whose answer was lost is then found by it, or known not to have happened.
+    marker: str | None = None
     deleted: str | None = None  # a deleted_at column (soft delete) …
     tombstones: Tombstones | None = None  # … or a tombstones table
     tables: dict[str, ChildTable] = PydanticField(default_factory=dict)

@@ -11,6 +11,7 @@ from fastapi import Depends, HTTPException, Request
 from erp_agent.errors import ErpAgentError, SignInRefused
 from erp_agent.gateway.session import Session
 from erp_agent.server import oauth, settings_store
+from erp_agent.server.proxy import route_path
 from erp_agent.server.security import (
     CSRF_COOKIE,
     CSRF_HEADER,
@@ -25,7 +26,8 @@ from erp_agent.store.models import WebSession
 
 ADMIN_ROLE = "System Manager"
 # Routes authenticated by an API key in a header only, never by the session cookie: a browser
-# cannot send that header across sites, so there is nothing for CSRF to forge.
+# cannot send that header across sites, so there is nothing for CSRF to forge. Compared with
+# the path below the root path (ERP_AGENT_ROOT_PATH or X-Forwarded-Prefix).
 BEARER_ONLY = ("/v1/", "/api/relay/")
 
 
@@ -96,7 +98,7 @@ async def _load(request: Request, state: ServerState) -> Signed | None:
 
 async def csrf_guard(request: Request, state: State) -> None:
     """Unsafe methods must repeat the CSRF cookie in a header (double submit)."""
-    if request.method not in UNSAFE_METHODS or request.url.path.startswith(BEARER_ONLY):
+    if request.method not in UNSAFE_METHODS or route_path(request.scope).startswith(BEARER_ONLY):
         return
     signed = await _load(request, state)
     if not csrf_ok(

@@ -1,22 +1,31 @@
 """The admin console API (System Manager only): model provider, role policy, read-only switch,
-token budgets and usage, the interaction log, the search index's progress, knowledge documents."""
+token budgets and usage, the organisations of hosted mode, the interaction log, the search
+index's progress, knowledge documents."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, Field
 
-from erp_agent.errors import ConfigError
+from erp_agent.errors import ChannelError, ConfigError
 from erp_agent.gateway.policy import load_policy, parse_policy
 from erp_agent.server import settings_store
 from erp_agent.server.models import ModelChoice, ModelSwitch
 from erp_agent.server.routes._deps import Admin, Signed, State
-from erp_agent.store.models import Decision
+from erp_agent.store.models import Decision, Interaction
+
+# The log's outcomes (store.models.RESULTS): each turn has exactly one.
+Outcome = Literal["answered", "proposal", "refused", "failed", "interrupted"]
+OutcomeFilter = Annotated[
+    Outcome | None,
+    Query(description="answered, proposal (an answer that proposed a write), refused, failed "
+          "or interrupted"),
+]  # fmt: skip
 
 router = APIRouter(prefix="/api/admin", tags=["admin"])
 
@@ -178,6 +187,30 @@ async def put_budget(body: Budget, _: Admin, state: State) -> dict[str, Any]:
     return await _budgets(state)
 
 
+# ------------------------------------------------------------------ organisations (hosted mode)
+
+
+class NewOrganisation(BaseModel):
+    org: str = Field(min_length=1, max_length=100, description="The organisation's name.")
+    label: str = Field(default="", max_length=200)
+
+
+@router.get("/organisations", summary="The organisations relay keys may be issued for")
+async def list_organisations(_: Admin, state: State) -> dict[str, Any]:
+    found = await state.keys.organisations()
+    return {"organisations": [{"org": name, **entry} for name, entry in sorted(found.items())]}
+
+
+@router.post("/organisations", summary="Register an organisation (then issue its relay key)")
+async def register_organisation(
+    body: NewOrganisation, admin: Admin, state: State
+) -> dict[str, Any]:
+    try:
+        return await state.keys.register_org(body.org, body.label, admin.session.user)
+    except ChannelError as exc:
+        raise HTTPException(409 if "already" in str(exc) else 422, str(exc)) from exc
+
+
 @router.get("/usage", summary="Tokens and turns per organisation per day (interaction log)")
 async def usage(_: Admin, state: State, days: int = Query(30, ge=1, le=366)) -> dict[str, Any]:
     since = dt.datetime.now(dt.UTC) - dt.timedelta(days=days)
@@ -197,6 +230,19 @@ def _may_read_questions(admin: Signed, state: State) -> tuple[bool, str]:
     )
 
 
+def _row(row: Interaction, allowed: bool, hidden: str) -> dict[str, Any]:
+    """A log row as the console shows it: ``outcome`` is the log's outcome (what the filter
+    matches: a proposal, else the true outcome); the question and the comment only to the
+    roles that may read questions."""
+    out = {**row.__dict__, "outcome": row.result, "true_outcome": row.outcome}
+    out["at"] = row.at.isoformat()
+    out["rated_at"] = row.rated_at.isoformat() if row.rated_at else None
+    if not allowed:
+        out["message"] = hidden
+        out["comment"] = hidden if row.comment else row.comment
+    return out
+
+
 @router.get("/log", summary="Turns, newest first, with filters")
 async def turn_log(
     admin: Admin,
@@ -204,7 +250,7 @@ async def turn_log(
     user: str | None = None,
     org: str | None = None,
     tool: str | None = None,
-    outcome: str | None = None,
+    outcome: OutcomeFilter = None,
     since: dt.datetime | None = None,
     limit: int = Query(100, ge=1, le=1000),
 ) -> list[dict[str, Any]]:
@@ -214,10 +260,41 @@ async def turn_log(
     if tool:  # tools is a JSON list: filtered here, so the query stays dialect-neutral
         rows = [r for r in rows if tool in r.tools][:limit]
     allowed, hidden = _may_read_questions(admin, state)
-    return [
-        {**r.__dict__, "at": r.at.isoformat(), **({} if allowed else {"message": hidden})}
-        for r in rows
-    ]
+    return [_row(r, allowed, hidden) for r in rows]
+
+
+def _day(day: dt.date) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
+
+
+@router.get("/feedback", summary="Answers users rated, newest first, with filters")
+async def feedback_log(
+    admin: Admin,
+    state: State,
+    user: str | None = None,
+    rating: Literal["up", "down"] | None = None,
+    outcome: OutcomeFilter = None,
+    since: Annotated[dt.date | None, Query(description="From this day (UTC), inclusive.")] = None,
+    until: Annotated[dt.date | None, Query(description="To this day (UTC), inclusive.")] = None,
+    limit: int = Query(200, ge=1, le=1000),
+) -> dict[str, Any]:
+    rows = await state.store.interactions(
+        user=user,
+        outcome=outcome,
+        rated=True,
+        rating=rating,
+        since=_day(since) if since else None,
+        until=_day(until + dt.timedelta(days=1)) if until else None,
+        limit=limit,
+    )
+    allowed, hidden = _may_read_questions(admin, state)
+    return {
+        "summary": {
+            "up": sum(r.rating == "up" for r in rows),
+            "down": sum(r.rating == "down" for r in rows),
+        },
+        "rows": [_row(r, allowed, hidden) for r in rows],
+    }
 
 
 @router.get("/log/{turn_id}", summary="One turn: its log, response, feedback and gateway events")
@@ -232,10 +309,12 @@ async def turn_detail(turn_id: str, admin: Admin, state: State) -> dict[str, Any
     row = next((r for r in logged if r.turn_id == turn.id), None)
     events = await store.events(turn_id=turn.id, limit=1000)
     allowed, hidden = _may_read_questions(admin, state)
-    if not allowed:  # the answer and its log quote the question: none of it is shown
+    feedback = turn.state.get("feedback")
+    if not allowed:  # the answer, its log and a comment quote the question: none is shown
+        rated = {"rating": feedback["rating"], "at": feedback.get("at")} if feedback else None
         return {"id": turn.id, "conversation_id": turn.conversation_id, "user": user,
                 "message": hidden, "status": turn.status,
-                "outcome": row.outcome if row else None,
+                "outcome": row.result if row else None, "feedback": rated,
                 "events": [_event(e) for e in reversed(events)]}  # fmt: skip
     return {
         "id": turn.id,
@@ -243,10 +322,10 @@ async def turn_detail(turn_id: str, admin: Admin, state: State) -> dict[str, Any
         "user": user,
         "message": turn.user_message,
         "status": turn.status,
-        "outcome": row.outcome if row else None,
+        "outcome": row.result if row else None,
         "log": turn.state.get("log"),
         "response": turn.state.get("response"),
-        "feedback": turn.state.get("feedback"),
+        "feedback": feedback,
         "events": [_event(e) for e in reversed(events)],
     }
 
@@ -293,9 +372,11 @@ async def index_status(_: Admin, state: State) -> dict[str, Any]:
         asyncio.to_thread(retriever.index.count, tenant),
         asyncio.to_thread(retriever.keyword_only, tenant),
     )
+    waiting = min(waiting, cards)  # two reads a moment apart: never more waiting than there are
     return {
         "available": True,
         "documents": cards,
+        "embedded": cards - waiting,
         "keyword_only": waiting,
         "jobs": state.runtime.index_progress.as_dict(),
     }
@@ -323,8 +404,8 @@ async def upload_knowledge(body: KnowledgeUpload, _: Admin, state: State) -> dic
         raise _no_indexer()
     try:
         return await state.knowledge.upload(body.name, body.text)
-    except ValueError as exc:
-        raise HTTPException(422, str(exc)) from exc
+    except ValueError as exc:  # malformed front matter: the document must change
+        raise HTTPException(400, str(exc)) from exc
 
 
 @router.post("/knowledge/reindex", summary="Re-index every knowledge document")

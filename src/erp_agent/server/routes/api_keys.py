@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
-from erp_agent.errors import ChannelError, ErpAgentError
+from erp_agent.errors import ChannelError, ErpAuthenticationError, ErpRefusal
 from erp_agent.server.routes._deps import Admin, State
 from erp_agent.store.models import ApiKey
 
@@ -45,14 +45,17 @@ async def issue_user_key(body: NewUserKey, admin: Admin, state: State) -> dict[s
         )
     except ChannelError as exc:
         raise HTTPException(409, str(exc)) from exc
-    except ErpAgentError as exc:  # the ERP's words: no such user, not permitted, …
+    except (ErpRefusal, ErpAuthenticationError) as exc:  # the ERP's words: no such user, …
         raise HTTPException(422, f"The ERP did not issue keys for {body.user}: {exc}") from exc
     return {**_view(issued.record), "key": issued.key}
 
 
 @router.post("/org", summary="Issue an organisation key for the ERP plugin's relay (shown once)")
 async def issue_org_key(body: NewOrgKey, admin: Admin, state: State) -> dict[str, Any]:
-    issued = await state.keys.issue_org_key(body.org, body.label, admin.session.user)
+    try:  # only for an organisation registered here (POST /api/admin/organisations)
+        issued = await state.keys.issue_org_key(body.org, body.label, admin.session.user)
+    except ChannelError as exc:
+        raise HTTPException(404, str(exc)) from exc
     return {**_view(issued.record), "key": issued.key}
 
 

@@ -17,6 +17,7 @@ from erp_agent.errors import (
     ErpAuthenticationError,
     ErpBadResponse,
     ErpRefusal,
+    ErpTimeout,
     ErpUnavailable,
     SignInRefused,
     SignInThrottled,
@@ -24,6 +25,7 @@ from erp_agent.errors import (
 from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import session_for
 from erp_agent.server import oauth
+from erp_agent.server.proxy import DIRECT_HOST
 from erp_agent.server.recovery import settle_proposals
 from erp_agent.server.routes._deps import ADMIN_ROLE, State, User, refuse_unless_allowed
 from erp_agent.server.security import (
@@ -36,6 +38,7 @@ from erp_agent.server.security import (
 from erp_agent.server.state import ServerState
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
+CALLBACK_PATH = "/api/auth/sso/callback"
 
 
 class SignIn(BaseModel):
@@ -148,25 +151,30 @@ async def sign_in(
     if not state.runtime.settings.server.password_sign_in:
         raise HTTPException(403, "Password sign-in is turned off here; use single sign-on.")
     address = request.client.host if request.client else None
+    # Counted per person: the typed name and the ERP user it names (asked before the password).
+    accounts = await state.throttle.accounts(body.user, state.runtime.connector)
     try:
-        await state.throttle.check(body.user, address)  # before the password reaches the ERP
+        await state.throttle.check(accounts, address)  # before the password reaches the ERP
     except SignInThrottled as exc:
         raise HTTPException(429, str(exc), {"Retry-After": str(exc.retry_after)}) from exc
     try:
         session = await state.runtime.sign_in(body.user, body.password)
     except ErpAuthenticationError as exc:
-        await state.throttle.failed(body.user, address)
+        await state.throttle.failed(accounts, address)
         raise HTTPException(401, str(exc)) from exc
     except ErpRefusal as exc:
-        await state.throttle.failed(body.user, address)
+        await state.throttle.failed(accounts, address)
         # The ERP's own lockout (Frappe's SecurityException) is "slow down", not "wrong password".
         status = 429 if exc.refusal.exc_type == "SecurityException" else 401
         raise HTTPException(status, f"The ERP refused the sign-in: {exc.refusal.message}") from exc
     except ErpBadResponse as exc:
         raise HTTPException(502, str(exc)) from exc
-    except ErpUnavailable as exc:  # down, timing out or failing: never reported as a password
+    except ErpTimeout as exc:
+        raise HTTPException(504, str(exc)) from exc
+    except ErpUnavailable as exc:  # down or failing: never reported as a password
         raise HTTPException(503, str(exc)) from exc
-    await state.throttle.succeeded(body.user)
+    await state.throttle.succeeded((*accounts, session.user))
+    state.throttle.learn(body.user, session.user)
     return await _establish(state, request, response, session)
 
 
@@ -192,14 +200,26 @@ async def sign_in_key(
         raise HTTPException(exc.status, str(exc)) from exc
     except ErpBadResponse as exc:
         raise HTTPException(502, str(exc)) from exc
+    except ErpTimeout as exc:
+        raise HTTPException(504, str(exc)) from exc
     except ErpUnavailable as exc:
         raise HTTPException(503, str(exc)) from exc
     await state.throttle.succeeded(account)
     return await _establish(state, request, response, session)
 
 
-def _callback_url(request: Request) -> str:
-    return str(request.url_for("sso_callback"))
+def _callback_url(request: Request, state: ServerState) -> str:
+    """The redirect URI the ERP sends the browser back to: the configured one, else the one
+    under ERP_AGENT_PUBLIC_URL (production requires it), else — in development — this route on
+    the host the request was sent to, never one a forwarded header names."""
+    settings = state.runtime.settings
+    if settings.oauth.redirect_url:
+        return settings.oauth.redirect_url
+    if settings.public_url:
+        return settings.public_url.rstrip("/") + CALLBACK_PATH
+    url = request.url_for("sso_callback")
+    direct = request.scope.get(DIRECT_HOST)
+    return str(url.replace(netloc=direct) if direct else url)
 
 
 @router.get("/sso/start", summary="Sign in through the ERP (OAuth2 / OpenID Connect)")
@@ -207,7 +227,7 @@ async def sso_start(request: Request, state: State) -> RedirectResponse:
     settings = state.runtime.settings
     if not oauth.enabled(settings):
         raise HTTPException(404, "Single sign-on is not configured (ERP_AGENT_OAUTH_CLIENT_ID).")
-    url, pending = oauth.start(settings, state.vault, _callback_url(request))
+    url, pending = oauth.start(settings, state.vault, _callback_url(request, state))
     response = RedirectResponse(url, status_code=302)
     response.set_cookie(
         oauth.PENDING_COOKIE,

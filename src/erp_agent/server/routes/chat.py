@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 
@@ -46,7 +46,7 @@ async def check_budget(state: ServerState, org: str) -> None:
     },
     summary="Ask; stream progress, deltas, then the structured response (SSE)",
 )
-async def chat(body: ChatRequest, user: User, state: State) -> Response:
+async def chat(body: ChatRequest, user: User, state: State, request: Request) -> Response:
     """Events: `progress` (typed engine events), `delta` (streamed text), `response` (the
     structured response: blocks, tools_called, usage, model), `error` (a message to show)."""
     await check_budget(state, user.session.org)
@@ -57,7 +57,8 @@ async def chat(body: ChatRequest, user: User, state: State) -> Response:
                 "turn_id": turn.id,
                 "conversation_id": turn.conversation_id,
                 "status": turn.status,
-                "events": f"/api/turns/{turn.id}/events",
+                # Under the root path the app is served at (ERP_AGENT_ROOT_PATH), as clients GET it.
+                "events": f"{request.scope.get('root_path') or ''}/api/turns/{turn.id}/events",
             },
             status_code=202,
         )

@@ -4,7 +4,8 @@ The browser sends the file as the request body (its own content type, no multipa
 route only carries bytes: reading the file, looking the party and items up and preparing the
 proposal all go through the gateway in the user's session (``erp_agent.documents.draft``).
 The outcome is stored as a turn of the conversation, so it is in the history like any answer
-and the proposal card can be confirmed from there.
+and the proposal card can be confirmed from there. A file that cannot be read (not a document,
+damaged, over a limit) is refused with 422 and the reason in words, and nothing is stored.
 """
 
 from __future__ import annotations
@@ -138,5 +139,7 @@ async def scan(
     if not data:
         raise HTTPException(400, "The upload was empty: choose a PDF or an image to scan.")
     result = await scan_to_draft(state.runtime.gateway, user.session, data, filename, kind)
+    if result.unreadable:
+        raise HTTPException(422, result.message)
     response = await _record(state, user.session, conversation_id, filename, result)
     return {**response, "scan": result.as_dict()}

@@ -1,4 +1,5 @@
-"""Feedback on one answer: thumbs up or down and a comment, stored with the turn."""
+"""Feedback on one answer: thumbs up or down and a comment, stored with the turn and on its row
+of the interaction log, where the admin console's feedback view finds it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any, Literal
 from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
+from erp_agent.masking import mask_secrets
 from erp_agent.server.routes._deps import State, User
 
 router = APIRouter(prefix="/api/turns", tags=["feedback"])
@@ -25,10 +27,10 @@ async def feedback(turn_id: str, body: Feedback, user: User, state: State) -> di
     conversation = await store.get_conversation(turn.conversation_id) if turn else None
     if turn is None or conversation is None or conversation.user != user.session.user:
         raise HTTPException(404, "No such answer of yours.")
-    turn.state["feedback"] = {
-        "rating": body.rating,
-        "comment": body.comment,
-        "at": dt.datetime.now(dt.UTC).isoformat(),
-    }
+    at = dt.datetime.now(dt.UTC)
+    turn.state["feedback"] = {"rating": body.rating, "comment": body.comment, "at": at.isoformat()}
     await store.save_turn(turn)
+    # The log row holds it for the admin console (masked like the question beside it); a turn
+    # not logged yet keeps its feedback on the turn alone.
+    await store.rate_interaction(turn_id, body.rating, mask_secrets(body.comment), at)
     return {"turn_id": turn_id, "feedback": turn.state["feedback"]}

@@ -25,12 +25,14 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
+from erp_agent.channels.faults import logged
 from erp_agent.channels.markdown import blocks_markdown
-from erp_agent.engine.events import Event, EventBus, TextDelta
 from erp_agent.engine.response import TurnResponse
-from erp_agent.errors import ChannelError
+from erp_agent.errors import ChannelError, ErpAgentError
+from erp_agent.events import Event, EventBus, TextDelta
 from erp_agent.gateway.session import Session
 from erp_agent.server.blocks import for_web
+from erp_agent.server.failures import RETRY_AFTER_SECONDS
 from erp_agent.server.routes._deps import State
 from erp_agent.server.routes.chat import check_budget
 from erp_agent.server.state import ServerState
@@ -55,7 +57,13 @@ class ApiError(Exception):
         body = {
             "error": {"message": self.message, "type": self.kind, "param": None, "code": self.code}
         }
-        headers = {"WWW-Authenticate": "Bearer"} if self.status == 401 else None
+        headers = (
+            {"WWW-Authenticate": "Bearer"}
+            if self.status == 401
+            else {"Retry-After": RETRY_AFTER_SECONDS}
+            if self.status == 503
+            else None
+        )
         return JSONResponse(body, status_code=self.status, headers=headers)
 
 
@@ -81,6 +89,16 @@ async def key_session(request: Request, state: State) -> Session:
         return await state.keys.session(key)
     except ChannelError as exc:
         raise ApiError(401, str(exc), "invalid_request_error", "invalid_api_key") from exc
+    except ErpAgentError as exc:  # the ERP or the store failing while the key is resolved
+        raise api_fault(exc, "resolving an API key") from exc
+
+
+def api_fault(exc: BaseException, where: str) -> ApiError:
+    """``exc`` as the OpenAI API says an error: the ERP's or the store's state in words, with
+    the status that fits (502 not the ERP's API, 503 unreachable, 504 too slow)."""
+    found = logged(exc, where)
+    kind = "invalid_request_error" if found.status < 500 else "server_error"
+    return ApiError(found.status, found.message, kind, found.kind)
 
 
 KeySession = Annotated[Session, Depends(key_session)]
@@ -132,7 +150,7 @@ async def chat_completions(
     try:
         response = await run_and_record(state, session, message, conversation, EventBus())
     except Exception as exc:
-        raise ApiError(500, error_text(exc), "server_error") from exc
+        raise api_fault(exc, "a chat completion") from exc
     text = _answer(response, web_url)
     threads.remember(session.id, [*body.messages, ChatMessage(role="assistant", content=text)], response.conversation_id)  # fmt: skip
     return JSONResponse(

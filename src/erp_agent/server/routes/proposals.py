@@ -18,10 +18,18 @@ router = APIRouter(prefix="/api/proposals", tags=["proposals"])
 
 class Confirm(BaseModel):
     payload_hash: str = Field(min_length=8, description="The hash shown with the proposal.")
+    acknowledge_warning: bool = Field(
+        default=False,
+        description="The user acknowledged the proposal's warning (`unrequested`: suggested by "
+        "content, not by their request); a flagged proposal is not confirmed without it.",
+    )
 
 
 def _view(state: ServerState, outcome: Outcome) -> dict[str, Any]:
     out = outcome.for_model()
+    if outcome.proposal:
+        # A proposal that replaces this one is confirmed here, bound to its hash.
+        out["proposal"] = outcome.proposal
     out["message"] = outcome.message
     out["ok"] = outcome.status is Status.OK
     tool = state.runtime.registry.get(outcome.tool)
@@ -53,7 +61,10 @@ async def list_proposals(
     return {"proposals": [_stored(p) for p in found]}
 
 
-@router.get("/{proposal_id}", summary="One of your proposals: its state, result or error")
+@router.get(
+    "/{proposal_id}",
+    summary="One of your proposals: its state, result or error, and its content warning",
+)
 async def get_proposal(proposal_id: str, user: User, state: State) -> dict[str, Any]:
     proposal = await state.runtime.store.get_proposal(proposal_id)
     if proposal is None or proposal.user != user.session.user:
@@ -63,7 +74,9 @@ async def get_proposal(proposal_id: str, user: User, state: State) -> dict[str, 
 
 @router.post("/{proposal_id}/confirm", summary="Execute the proposal exactly as shown")
 async def confirm(proposal_id: str, body: Confirm, user: User, state: State) -> dict[str, Any]:
-    outcome = await state.runtime.gateway.confirm(user.session, proposal_id, body.payload_hash)
+    outcome = await state.runtime.gateway.confirm(
+        user.session, proposal_id, body.payload_hash, acknowledged=body.acknowledge_warning
+    )
     return _view(state, outcome)
 
 

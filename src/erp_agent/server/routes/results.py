@@ -10,10 +10,11 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse, Response
 
-from erp_agent.engine import presentation
 from erp_agent.engine.render import table_page
 from erp_agent.errors import ToolInputError
 from erp_agent.gateway.outcome import Status
+from erp_agent.metrics.drill import drillable, row_refs
+from erp_agent.results.layout import default_columns
 from erp_agent.results.model_view import rows_of
 from erp_agent.results.store import ResultRecord, page_of
 from erp_agent.server.routes._deps import Signed, State, User
@@ -31,9 +32,11 @@ async def _owned(state: ServerState, result_id: str, user: str) -> ResultRecord:
     return record
 
 
-def _columns(record: ResultRecord, wanted: str | None) -> list[str]:
+def _columns(state: ServerState, record: ResultRecord, wanted: str | None) -> list[str]:
     if not wanted:
-        return presentation.default_columns(record.data, rows_of(record.data) or [])
+        rows = rows_of(record.data) or []
+        catalog = state.runtime.catalog
+        return default_columns(record.data, rows, catalog, record.entity, record.tool)
     chosen = [c for c in wanted.split(",") if c]
     unknown = [c for c in chosen if c not in record.columns]
     if unknown:
@@ -53,7 +56,7 @@ async def page(
     descending: bool = False,
 ) -> dict[str, Any]:
     record = await _owned(state, result_id, user.session.user)
-    chosen = _columns(record, columns)
+    chosen = _columns(state, record, columns)
     try:
         part = page_of(
             record.table, start=start, limit=limit, sort_by=sort_by, descending=descending
@@ -68,6 +71,7 @@ async def page(
         "result_id": result_id,
         **shown,
         "links": [linker(entity, r) if entity and r.get("id") else None for r in rows],
+        **({"drills": row_refs(result_id, record.data, rows)} if drillable(record.data) else {}),
         "total_rows": part["total_rows"],
         "page": {"start": start, "limit": part["limit"]},
         "sort_by": sort_by,
@@ -89,7 +93,8 @@ async def export(
         return exported
     if format != "csv":
         raise HTTPException(501, "Only CSV export is available on this server.")
-    return _csv(record, _columns(record, columns), result_id)
+    # A file holds every column; the table's first ones are only what fits on a screen.
+    return _csv(record, _columns(state, record, columns) if columns else record.columns, result_id)
 
 
 async def _through_export_tool(

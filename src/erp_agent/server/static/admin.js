@@ -1,5 +1,5 @@
-// The admin console: model provider, tenant switch, policy, budgets and usage, log, search
-// index progress, knowledge, API keys.
+// The admin console: model provider, tenant switch, policy, budgets and usage, log, feedback,
+// one turn in full, search index progress, knowledge, API keys.
 import { api } from './api.js';
 import { el } from './render.js';
 
@@ -110,27 +110,24 @@ $('#budget-form').addEventListener('submit', async (event) => {
   await loadBudgets();
 });
 
+const RATING = { up: 'helpful', down: 'not helpful' };
+const query = (filters) => new URLSearchParams(Object.entries(filters).filter(([, v]) => v));
+const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
+
 async function loadLog(filters = {}) {
-  const params = new URLSearchParams(Object.entries(filters).filter(([, v]) => v));
-  const rows = await api('GET', `api/admin/log?${params}`);
+  const rows = await api('GET', `api/admin/log?${query(filters)}`);
   $('#log').replaceChildren(
-    el('tr', {}, ['When', 'User', 'Question', 'Tools', 'Outcome', 'Tokens', 'ms'].map((h) => el('th', {}, h))),
-    ...rows.map((r) => el('tr', { class: 'clickable', onclick: () => showTurn(r.turn_id) },
-      el('td', {}, new Date(r.at).toLocaleString()),
+    el('tr', {}, ['When', 'User', 'Question', 'Tools', 'Outcome', 'Feedback', 'Tokens', 'ms'].map((h) => el('th', {}, h))),
+    ...rows.map((r) => el('tr', { class: 'clickable', 'data-turn': r.turn_id, onclick: () => showTurn(r.turn_id) },
+      el('td', {}, when(r.at)),
       el('td', {}, r.user),
       el('td', {}, r.message),
       el('td', {}, r.tools.join(', ')),
       el('td', {}, r.outcome),
+      el('td', {}, RATING[r.rating] || ''),
       el('td', {}, (r.prompt_tokens + r.completion_tokens).toLocaleString()),
       el('td', {}, Math.round(r.latency_ms)))),
   );
-}
-
-async function showTurn(turnId) {
-  const detail = await api('GET', `api/admin/log/${encodeURIComponent(turnId)}`);
-  const box = $('#log-detail');
-  box.hidden = false;
-  box.textContent = JSON.stringify({ log: detail.log, feedback: detail.feedback, events: detail.events }, null, 2);
 }
 
 $('#log-form').addEventListener('submit', (event) => {
@@ -139,6 +136,63 @@ $('#log-form').addEventListener('submit', (event) => {
   loadLog({ user: f.user.value, tool: f.tool.value, outcome: f.outcome.value });
 });
 
+// Feedback: every rated answer with its comment and the turn it belongs to (a click opens it).
+async function loadFeedback(filters = {}) {
+  const { summary, rows } = await api('GET', `api/admin/feedback?${query(filters)}`);
+  const count = summary.up + summary.down;
+  say('#feedback-summary', count
+    ? `${count} rated: ${summary.up} helpful, ${summary.down} not helpful`
+    : 'No feedback matches these filters.');
+  $('#feedback').replaceChildren(
+    el('tr', {}, ['Rated', 'User', 'Rating', 'Comment', 'Question', 'Outcome'].map((h) => el('th', {}, h))),
+    ...rows.map((r) => el('tr', { class: 'clickable', 'data-turn': r.turn_id, onclick: () => showTurn(r.turn_id) },
+      el('td', {}, when(r.rated_at || r.at)),
+      el('td', {}, r.user),
+      el('td', { class: `rating-${r.rating}` }, RATING[r.rating]),
+      el('td', {}, r.comment || ''),
+      el('td', {}, r.message),
+      el('td', {}, r.outcome))),
+  );
+}
+
+$('#feedback-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const f = event.target.elements;
+  loadFeedback({ user: f.user.value, rating: f.rating.value, outcome: f.outcome.value, since: f.since.value, until: f.until.value })
+    .catch((error) => say('#feedback-summary', error.message, false));
+});
+
+// One turn in full: who asked what, what the answer said, its outcome and feedback, the
+// gateway's decisions, and the raw log.
+function answerParts(response) {
+  const blocks = (response && response.blocks) || [];
+  if (!blocks.length) return [el('p', {}, 'No answer stored.')];
+  return blocks.map((b) => el('p', { class: 'answer-text' },
+    b.type === 'text' ? (b.markdown ?? b.text) : `[${b.type}${b.title ? `: ${b.title}` : ''}]`));
+}
+
+async function showTurn(turnId) {
+  const detail = await api('GET', `api/admin/log/${encodeURIComponent(turnId)}`);
+  const feedback = detail.feedback
+    ? `${RATING[detail.feedback.rating]}${detail.feedback.comment ? ` — “${detail.feedback.comment}”` : ''}`
+    : 'none';
+  const facts = [['User', detail.user], ['Outcome', detail.outcome || 'not logged'], ['Status', detail.status], ['Feedback', feedback]];
+  $('#turn-id').textContent = detail.id;
+  $('#turn-facts').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v || '')]));
+  $('#turn-question').textContent = detail.message;
+  $('#turn-answer').replaceChildren(...('response' in detail
+    ? answerParts(detail.response) : [el('p', {}, 'Hidden, as the question is.')]));
+  $('#turn-events').replaceChildren(
+    el('tr', {}, ['When', 'Tool', 'Decision', 'Reason', 'ms'].map((h) => el('th', {}, h))),
+    ...detail.events.map((e) => el('tr', {},
+      el('td', {}, when(e.at)), el('td', {}, e.tool), el('td', {}, e.decision),
+      el('td', {}, e.reason || ''), el('td', {}, Math.round(e.latency_ms || 0)))),
+  );
+  $('#log-detail').textContent = JSON.stringify(detail.log ?? null, null, 2);
+  $('#turn-panel').hidden = false;
+  $('#turn-panel').scrollIntoView({ block: 'start' });
+}
+
 const seconds = (s) => (s >= 90 ? `${Math.round(s / 60)} min` : `${Math.round(s)} s`);
 
 // The record sync and the background embedding: progress bar, rate and time left, polled
@@ -146,7 +200,7 @@ const seconds = (s) => (s >= 90 ? `${Math.round(s / 60)} min` : `${Math.round(s)
 async function loadIndex() {
   let status;
   try {
-    status = await api('GET', '/api/admin/index');
+    status = await api('GET', 'api/admin/index');
   } catch (error) {
     say('#index-summary', error.message, false);
     return;
@@ -155,10 +209,11 @@ async function loadIndex() {
     say('#index-summary', 'No search index on this server.');
     return;
   }
+  // documents = embedded + keyword-only: the three figures add up.
   const waiting = status.keyword_only
-    ? ` · keyword-only for ${status.keyword_only.toLocaleString()} cards still being embedded`
-    : ' · every card embedded';
-  say('#index-summary', `${status.documents.toLocaleString()} documents${waiting}`);
+    ? `${status.embedded.toLocaleString()} embedded, ${status.keyword_only.toLocaleString()} found by keyword only until embedded`
+    : 'every card embedded';
+  say('#index-summary', `${status.documents.toLocaleString()} cards in the index: ${waiting}`);
   const jobs = $('#index-jobs');
   jobs.replaceChildren();
   let running = false;
@@ -197,7 +252,7 @@ $('#reindex').addEventListener('click', async () => {
 });
 
 async function loadKeys() {
-  const { keys } = await api('GET', '/api/admin/api-keys');
+  const { keys } = await api('GET', 'api/admin/api-keys');
   $('#keys tbody').replaceChildren(...keys.map((k) => el('tr', {},
     el('td', {}, k.id), el('td', {}, k.kind), el('td', {}, k.user || k.org), el('td', {}, k.label),
     el('td', {}, k.created_at), el('td', {}, k.revoked_at || ''),
@@ -206,7 +261,7 @@ async function loadKeys() {
 
 async function revokeKey(id) {
   try {
-    await api('DELETE', `/api/admin/api-keys/${encodeURIComponent(id)}`);
+    await api('DELETE', `api/admin/api-keys/${encodeURIComponent(id)}`);
     say('#key-status', `Revoked ${id}.`);
     await loadKeys();
   } catch (error) {
@@ -224,7 +279,7 @@ $('#key-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   const form = event.target;
   try {
-    await showKey(await api('POST', '/api/admin/api-keys', { user: form.elements.user.value, label: form.elements.label.value }));
+    await showKey(await api('POST', 'api/admin/api-keys', { user: form.elements.user.value, label: form.elements.label.value }));
   } catch (error) {
     say('#key-status', error.message, false);
   }
@@ -232,7 +287,7 @@ $('#key-form').addEventListener('submit', async (event) => {
 
 $('#org-key').addEventListener('click', async () => {
   try {
-    await showKey(await api('POST', '/api/admin/api-keys/org', { label: $('#key-form').elements.label.value }));
+    await showKey(await api('POST', 'api/admin/api-keys/org', { label: $('#key-form').elements.label.value }));
   } catch (error) {
     say('#key-status', error.message, false);
   }
@@ -249,5 +304,5 @@ $('#org-key').addEventListener('click', async () => {
     return;
   }
   $('#admin').hidden = false;
-  await Promise.all([loadModel(), loadTenant(), loadPolicy(), loadBudgets(), loadLog(), loadIndex(), loadKeys()]);
+  await Promise.all([loadModel(), loadTenant(), loadPolicy(), loadBudgets(), loadLog(), loadFeedback(), loadIndex(), loadKeys()]);
 })();

@@ -1,6 +1,15 @@
 // The API client: CSRF double submit on unsafe methods, and the SSE chat stream over fetch
 // (EventSource cannot POST).
 
+// The app's root, wherever it is served (ERP_AGENT_ROOT_PATH, a proxy's prefix): this module is
+// <root>/static/api.js, so its parent folder is the root, whatever page imported it.
+const ROOT = new URL('..', import.meta.url);
+
+// An API path ('api/chat' or '/api/chat': both mean the app's own) as a URL under the root.
+export function appUrl(path) {
+  return new URL(String(path).replace(/^\/+/, ''), ROOT).href;
+}
+
 function cookie(name) {
   const hit = document.cookie.split('; ').find((c) => c.startsWith(name + '='));
   return hit ? decodeURIComponent(hit.slice(name.length + 1)) : '';
@@ -21,7 +30,7 @@ export async function api(method, path, body) {
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
   }
-  const response = await fetch(path, {
+  const response = await fetch(appUrl(path), {
     method,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -44,7 +53,7 @@ export async function ensureCsrf() {
 
 // POST /api/chat and call on(event, data) for each Server-Sent Event as it arrives.
 export async function streamChat(body, on) {
-  const response = await fetch('api/chat', {
+  const response = await fetch(appUrl('api/chat'), {
     method: 'POST',
     headers: {
       'Content-Type': 'application/json',
@@ -83,7 +92,7 @@ export async function streamChat(body, on) {
 export async function uploadScan(file, conversationId) {
   const query = new URLSearchParams({ filename: file.name || 'upload' });
   if (conversationId) query.set('conversation_id', conversationId);
-  const response = await fetch(`api/documents/scan?${query}`, {
+  const response = await fetch(appUrl(`api/documents/scan?${query}`), {
     method: 'POST',
     headers: {
       Accept: 'application/json',

@@ -1,6 +1,6 @@
 // The chat page: sign-in, conversations, a streamed turn with live progress, proposals, feedback.
 import { api, ensureCsrf, streamChat, uploadScan } from './api.js';
-import { el, proposalDetails, renderBlocks } from './render.js';
+import { el, openDrill, proposalDetails, renderBlocks, statusWords } from './render.js';
 import { icon, readEdits } from './proposal.js';
 
 const $ = (selector) => document.querySelector(selector);
@@ -16,7 +16,23 @@ function showSignedIn(me) {
   $('#my-data').hidden = false;
   $('#who').textContent = me.user + (me.read_only ? ' · read-only' : '');
   loadConversations();
+  openLinkedDrill();
   openLinkedProposal();
+}
+
+// A figure's link from an MCP or OpenAI-API client (/?drill=REF): its documents are listed here
+// as the signed-in user, and only if the figure was computed for them.
+let linkedDrill = new URLSearchParams(window.location.search).get('drill');
+async function openLinkedDrill() {
+  const ref = linkedDrill;
+  if (!ref) return;
+  linkedDrill = null;
+  if (!new URLSearchParams(window.location.search).get('proposal')) {
+    window.history.replaceState(null, '', window.location.pathname);
+  }
+  const anchor = el('section', { class: 'block' }, el('p', {}, 'The documents behind a figure you were sent:'));
+  addAgentMessage().replaceChildren(anchor);
+  await openDrill(ref, anchor);
 }
 
 // A confirm link from an MCP or OpenAI-API client (/?proposal=ID): the proposal is shown here,
@@ -27,7 +43,7 @@ async function openLinkedProposal() {
   window.history.replaceState(null, '', window.location.pathname);
   const box = addAgentMessage();
   try {
-    const proposal = await api('GET', `/api/proposals/${encodeURIComponent(id)}`);
+    const proposal = await api('GET', `api/proposals/${encodeURIComponent(id)}`);
     showResponse(box, { blocks: [{ type: 'proposal', ...proposal }] }, null, false);
   } catch (error) {
     box.replaceChildren(el('p', { class: 'error' }, error.message));
@@ -163,6 +179,26 @@ function addOutcomeMessage(markdown) {
   box.replaceChildren(...renderBlocks([{ type: 'text', markdown }]));
 }
 
+// Ask the server how a "checking" proposal was decided, until it is; then say so on its card.
+async function followChecking(id, statusBadge) {
+  for (;;) {
+    await new Promise((resolve) => { setTimeout(resolve, 5000); });
+    let proposal;
+    try {
+      proposal = await api('GET', `api/proposals/${encodeURIComponent(id)}`);
+    } catch {
+      continue;
+    }
+    if (proposal.status === 'checking') continue;
+    statusBadge.textContent = statusWords(proposal.status);
+    statusBadge.className = `status status-${proposal.status}`;
+    statusBadge.title = proposal.status_text || '';
+    const said = proposal.error?.message || proposal.status_text;
+    if (said) addOutcomeMessage(said);
+    return;
+  }
+}
+
 function reviewProposal(block, statusBadge, notice = []) {
   const dialog = $('#proposal-dialog');
   const details = dialog.querySelector('.details');
@@ -180,11 +216,15 @@ function reviewProposal(block, statusBadge, notice = []) {
   apply.hidden = true;
   close.hidden = true;
   confirm.disabled = reject.disabled = false;
+  // Suggested by content, not by the user: confirming needs the warning acknowledged (the
+  // server refuses a flagged proposal's confirm without it).
+  const acknowledged = el('input', { type: 'checkbox', class: 'acknowledge' });
+  const unacknowledged = () => Boolean(block.unrequested) && !acknowledged.checked;
   details.oninput = () => {
     // Edited values are not what was proposed: confirm only after the ERP re-validated them.
     const edited = editable && readEdits(details, block);
     apply.hidden = !edited;
-    confirm.disabled = Boolean(edited);
+    confirm.disabled = Boolean(edited) || unacknowledged();
   };
   const finished = () => {
     confirm.hidden = reject.hidden = apply.hidden = true;
@@ -195,7 +235,10 @@ function reviewProposal(block, statusBadge, notice = []) {
     confirm.disabled = reject.disabled = true;
     const path = `api/proposals/${encodeURIComponent(block.id)}/${action}`;
     try {
-      const outcome = await api('POST', path, action === 'confirm' ? { payload_hash: block.payload_hash } : {});
+      const body = action === 'confirm'
+        ? { payload_hash: block.payload_hash, acknowledge_warning: Boolean(block.unrequested) && acknowledged.checked }
+        : {};
+      const outcome = await api('POST', path, body);
       if (outcome.proposal) {
         // The record changed since it was shown: nothing was written. The same change, prepared
         // against the record as it is now, takes this one's place in the conversation and here.
@@ -209,6 +252,15 @@ function reviewProposal(block, statusBadge, notice = []) {
         return;
       }
       result.replaceChildren(outcome.message || outcome.status);
+      if (outcome.status === 'checking') {
+        // The ERP did not answer: unknown until it can be asked. Never "not done", never retried.
+        statusBadge.textContent = statusWords('checking');
+        statusBadge.className = 'status status-checking';
+        card?.querySelector('.actions')?.remove();
+        followChecking(block.id, statusBadge);
+        finished();
+        return;
+      }
       if (outcome.link) result.append(' ', el('a', { href: outcome.link, target: '_blank', rel: 'noopener' }, 'Open in the ERP'));
       if (outcome.erp_refusal) result.append(el('div', { class: 'error' }, outcome.erp_refusal.message));
       statusBadge.textContent = outcome.ok ? (action === 'confirm' ? 'executed' : 'rejected') : 'not done';
@@ -250,13 +302,16 @@ function reviewProposal(block, statusBadge, notice = []) {
   confirm.textContent = 'Confirm';
   confirm.onclick = decide('confirm');
   if (block.unrequested) {
-    // Suggested by content, not by the user: the first click only asks again.
-    result.replaceChildren(el('p', { class: 'unrequested warning' }, block.unrequested.message));
-    confirm.textContent = 'Review the warning';
-    confirm.onclick = () => {
-      confirm.textContent = 'Yes, make this change';
-      confirm.onclick = decide('confirm');
-    };
+    const { message, reason } = block.unrequested;
+    result.replaceChildren(
+      ...notice,
+      el('p', { class: 'unrequested warning' }, message, reason ? el('small', {}, ` (${reason})`) : null),
+      el('label', { class: 'acknowledge-warning' }, acknowledged,
+        ' I know this change was not in my request, and I still want it'),
+    );
+    confirm.textContent = 'Yes, make this change';
+    confirm.disabled = true;
+    acknowledged.onchange = () => { confirm.disabled = unacknowledged(); };
   }
   reject.onclick = decide('reject');
   if (!dialog.open) dialog.showModal();

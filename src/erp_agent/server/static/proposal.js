@@ -117,7 +117,50 @@ export function proposalView(block, { editable = false } = {}) {
   } else if (!doc && !(block.diff && block.diff.length) && block.payload) {
     parts.push(header(block.payload, false));
   }
+  if (block.projection && Array.isArray(block.projection.ledger)) parts.push(projectionView(block.projection));
   return parts;
+}
+
+function small(head, rows, numeric) {
+  return make('table', { class: 'projection-lines' },
+    make('thead', {}, make('tr', {}, head.map((h) => make('th', {}, h)))),
+    make('tbody', {}, rows.map((row) => make('tr', {}, row.map((v, i) => make('td',
+      { class: numeric.includes(i) ? 'num' : null }, numeric.includes(i) ? money(v) : plain(v)))))));
+}
+
+// What the ERP computed the submit or cancel will post, for the version proposed: a
+// projection, labelled as one, never a record of what happened.
+function projectionView(p) {
+  const cur = p.currency ? ` (${p.currency})` : '';
+  const box = make('section', { class: 'projection', 'aria-label': 'Projection' },
+    make('h4', {}, p.label || 'Projected by the ERP'),
+    make('p', { class: 'projection-text' }, `${p.text || ''}${p.modified ? ` (the record as of ${String(p.modified).replace(/\.\d+$/, '')})` : ''}.`));
+  if (p.refusal) box.append(make('p', { class: 'projection-refusal warning' }, make('strong', {}, 'The ERP says: '), p.refusal));
+  if ((p.blocked_by || []).length) {
+    box.append(make('p', {}, 'Submitted documents linked to it, to cancel first:'),
+      make('ul', { class: 'projection-blocked' }, p.blocked_by.map((b) => make('li', {}, `${b.doctype} ${b.id}`))));
+  }
+  if ((p.ledger || []).length) {
+    box.append(make('h5', {}, p.action === 'cancel' ? 'Ledger entries it reverses' : 'Ledger entries it posts'),
+      small(['Account', `Debit${cur}`, `Credit${cur}`, 'Party', 'Cost centre'],
+        p.ledger.map((e) => [e.account, e.debit, e.credit, [e.party_type, e.party].filter(Boolean).join(' '), e.cost_center]), [1, 2]));
+  }
+  if ((p.stock || []).length) {
+    box.append(make('h5', {}, 'Stock movements'),
+      small(['Item', 'Warehouse', 'In', 'Out', 'Value change'],
+        p.stock.map((m) => [m.item, m.warehouse, m.in_qty, m.out_qty, m.value_change]), [4]));
+  }
+  if ((p.payment_schedule || []).length) {
+    box.append(make('h5', {}, 'Payment schedule'),
+      small(['Due date', 'Portion (%)', `Amount${cur}`],
+        p.payment_schedule.map((r) => [r.due_date, r.portion, r.amount]), [2]));
+  }
+  if (!(p.ledger || []).length && !(p.stock || []).length && !(p.payment_schedule || []).length
+      && !(p.blocked_by || []).length && !p.refusal) {
+    box.append(make('p', {}, 'It posts no ledger entries or stock movements.'));
+  }
+  for (const note of p.notes || []) box.append(make('p', { class: 'projection-note' }, note));
+  return box;
 }
 
 // What the user changed in an editable view: {date?, lines: [{index, qty?, rate?, remove?}]}.

@@ -24,11 +24,74 @@ function link(href, text) {
   return url ? el('a', { href: url, target: '_blank', rel: 'noopener noreferrer' }, text) : text;
 }
 
-function cell(value) {
+// ``decimals``: an amount's places at its currency's precision (the server says which cells).
+function cell(value, decimals = null) {
   if (value === null || value === undefined) return '';
+  if (typeof value === 'number' && decimals !== null && decimals !== undefined) {
+    return value.toLocaleString(undefined, { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
+  }
   if (typeof value === 'number') return value.toLocaleString(undefined, { maximumFractionDigits: 2 });
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);
+}
+
+// A report's own figures under its table (every ageing bucket, the weighted average age).
+function figuresList(figures) {
+  if (!figures || !figures.length) return null;
+  return el('dl', { class: 'figures' },
+    figures.flatMap((f) => [el('dt', {}, f.label), el('dd', { class: 'num' }, cell(f.value, f.decimals))]));
+}
+
+// A figure opens the documents it was computed from (results.drill, as the signed-in user):
+// a row's reference is its stored row's; the previous period's column opens that period's.
+function figureRef(rowRef, key) {
+  if (!rowRef) return null;
+  if (key === 'previous') return rowRef.replace(/\.r(\d+)$/, '.p$1');
+  if (key === 'change' || key === 'change_pct') return null;
+  return rowRef;
+}
+
+function drillButton(content, ref, host) {
+  return el('button', {
+    type: 'button',
+    class: 'drill',
+    'data-ref': ref,
+    title: 'Open the documents behind this figure',
+    onclick: () => openDrill(ref, host),
+  }, content);
+}
+
+// The documents behind a figure, right after the block it belongs to (one panel per block).
+export async function openDrill(ref, host) {
+  const next = host.nextElementSibling;
+  let panel = next && next.classList.contains('drill-block') ? next : null;
+  if (!panel) {
+    panel = el('section', { class: 'block drill-block', 'aria-live': 'polite' });
+    host.after(panel);
+  }
+  panel.replaceChildren(el('p', { class: 'progress' }, 'Opening the documents…'));
+  try {
+    panel.replaceChildren(...drillView(await api('GET', `api/drill/${encodeURIComponent(ref)}`)));
+  } catch (error) {
+    panel.replaceChildren(el('p', { class: 'error' }, error.message));
+  }
+}
+
+function drillView(opened) {
+  const figure = opened.figure || {};
+  const listed = opened.listed || {};
+  const unit = figure.currency ? ` ${figure.currency}` : '';
+  const records = Number(listed.records ?? 0).toLocaleString();
+  const same = listed.matches
+    ? ' — the figure, exactly'
+    : ` — the figure was ${cell(figure.value)}${unit} over ${figure.records ?? '?'} records`;
+  const notes = opened.notes || [];
+  return [
+    el('h3', {}, opened.title || 'Documents'),
+    el('p', { class: 'drill-summary' }, `${records} records · ${cell(listed.value)}${unit}${same}`),
+    notes.length ? el('ul', { class: 'drill-notes' }, notes.map((n) => el('li', {}, n))) : null,
+    ...(opened.blocks || []).map((b) => tableBlock({ ...b, title: '' })), // titled above
+  ].filter(Boolean);
 }
 
 function tableBlock(block) {
@@ -38,25 +101,52 @@ function tableBlock(block) {
   const pager = el('div', { class: 'pager' });
   box.append(wrap, pager);
   const limit = (block.page && block.page.limit) || 20;
+  // The first columns are the shared rule's; "More columns" shows every other one too.
+  const more = (block.more_columns || []).map((m) => m.key);
+  let columns = block.columns || [];
+  let start = 0;
+
+  function moreButton() {
+    if (!more.length) return null;
+    const expanded = columns.length > (block.columns || []).length;
+    return el('button', {
+      type: 'button',
+      class: 'more-columns',
+      'aria-expanded': expanded ? 'true' : 'false',
+      onclick: () => {
+        columns = expanded ? block.columns : [...block.columns, ...more];
+        load(start);
+      },
+    }, expanded ? 'Fewer columns' : `More columns (${more.length})`);
+  }
 
   function draw(page) {
     // Labels from the catalog (the keys only when a result declares none).
     const labels = page.labels || page.columns;
+    // Each row links to its record from the cell holding its id.
+    const linkAt = Math.max(0, (page.columns || []).indexOf(block.link_column));
     const head = el('tr', {}, labels.map((c) => el('th', { scope: 'col' }, c)));
     const body = page.rows.map((row, i) =>
       el('tr', {}, row.map((value, j) => {
-        const href = j === 0 && page.links ? page.links[i] : null;
+        const href = j === linkAt && page.links ? page.links[i] : null;
         // A financial statement's accounts are indented like the ERP's tree.
         const depth = j === 0 && page.indent ? page.indent[i] || 0 : 0;
+        // A value without spaces (a date, a document number) is never broken across lines.
+        const word = typeof value === 'string' && !/\s/.test(value) ? 'nowrap' : '';
+        const shown = link(href, cell(value, page.decimals ? page.decimals[j] : null));
+        const ref = typeof value === 'number' && page.drills
+          ? figureRef(page.drills[i], (page.columns || [])[j]) : null;
         return el('td', {
-          class: typeof value === 'number' ? 'num' : (depth ? `indent indent-${Math.min(depth, 6)}` : ''),
-        }, link(href, cell(value)));
+          class: typeof value === 'number' ? 'num' : (depth ? `indent indent-${Math.min(depth, 6)}` : word),
+        }, ref ? drillButton(shown, ref, box) : shown);
       })),
     );
     wrap.replaceChildren(el('table', {}, el('thead', {}, head), el('tbody', {}, body)));
-    const start = page.page ? page.page.start : 0;
+    start = page.page ? page.page.start : 0;
     const total = page.total_rows ?? page.rows.length;
     pager.replaceChildren();
+    const toggle = moreButton();
+    if (toggle) pager.append(toggle);
     if (total > page.rows.length || start > 0) {
       const prev = el('button', { type: 'button', disabled: start === 0, onclick: () => load(Math.max(0, start - limit)) }, '‹ Prev');
       const next = el('button', { type: 'button', disabled: start + limit >= total, onclick: () => load(start + limit) }, 'Next ›');
@@ -69,8 +159,8 @@ function tableBlock(block) {
     }
   }
 
-  async function load(start) {
-    const params = new URLSearchParams({ start, limit, columns: block.columns.join(',') });
+  async function load(from) {
+    const params = new URLSearchParams({ start: from, limit, columns: columns.join(',') });
     try {
       draw(await api('GET', `api/results/${encodeURIComponent(block.result_id)}?${params}`));
     } catch (error) {
@@ -79,6 +169,15 @@ function tableBlock(block) {
   }
 
   draw(block);
+  const totals = (block.drill_totals || []).filter((t) => t.ref);
+  if (totals.length) {
+    box.append(el('p', { class: 'drill-totals' }, 'Total: ', ...totals.flatMap((t, i) => [
+      i ? ' · ' : '',
+      drillButton(`${cell(t.value, t.currency ? 2 : null)}${t.currency ? ` ${t.currency}` : ''}`, t.ref, box),
+    ])));
+  }
+  const figures = figuresList(block.figures);
+  if (figures) box.append(figures);
   const how = definitionBlock(block.definition);
   if (how) box.append(how);
   return box;
@@ -109,13 +208,34 @@ function chartBlock(block) {
     if (chart.title) box.append(el('h3', {}, chart.title));
     const canvas = el('canvas', { role: 'img', 'aria-label': chart.title || 'chart' });
     box.append(el('div', { class: 'chart-wrap' }, canvas));
+    // Each bar opens the documents it was computed from.
+    const drills = chart.drills && chart.drills.some(Boolean) ? chart.drills : null;
     if (window.Chart && chart.spec) {
       // Chart.js needs the canvas in the document to size it.
       requestAnimationFrame(() => {
         const spec = structuredClone(chart.spec);
         spec.options = { responsive: true, maintainAspectRatio: false, animation: false, ...(spec.options || {}) };
+        if (drills) {
+          spec.options.onClick = (event, elements) => {
+            const ref = elements && elements.length ? drills[elements[0].index] : null;
+            if (ref) openDrill(ref, box);
+          };
+          spec.options.onHover = (event, elements) => {
+            canvas.style.cursor = elements && elements.length && drills[elements[0].index] ? 'pointer' : 'default';
+          };
+        }
         new window.Chart(canvas, spec);
       });
+    }
+    if (drills && chart.spec) {
+      // The same, without a pointer: one button per bar.
+      const labels = chart.spec.data.labels || [];
+      const values = ((chart.spec.data.datasets || [])[0] || {}).data || [];
+      box.append(el('details', { class: 'chart-drills' },
+        el('summary', {}, 'Documents behind each bar'),
+        el('ul', {}, labels.map((label, i) => (drills[i]
+          ? el('li', {}, drillButton(`${label}: ${cell(values[i])}`, drills[i], box)) : null))),
+      ));
     }
   }
   const how = definitionBlock(block.definition);
@@ -160,12 +280,18 @@ function scanBlock(block) {
     el('h3', {}, 'What the scan found'), scanSource(block.source), flagList(block.flags));
 }
 
+// A state whose name alone would mislead: said in words.
+const STATUS_WORDS = { checking: 'unknown — checking' };
+export const statusWords = (status) => STATUS_WORDS[status] || status;
+
 function proposalBlock(block, ctx) {
-  const status = el('span', { class: `status status-${block.status || 'pending'}` }, block.status || 'pending');
+  const state = block.status || 'pending';
+  const status = el('span', { class: `status status-${state}`, title: block.status_text || '' }, statusWords(state));
   const box = el('section', { class: 'block proposal-block', 'data-id': block.id || '' },
     el('h3', {}, 'Proposed change ', status),
     el('p', { class: 'summary' }, block.summary),
-    block.unrequested ? el('p', { class: 'unrequested warning' }, block.unrequested.message) : null,
+    block.unrequested ? el('p', { class: 'unrequested warning' }, block.unrequested.message,
+      block.unrequested.reason ? el('small', {}, ` (${block.unrequested.reason})`) : null) : null,
     scanSource(block.source),
     flagList(block.flags),
     ...proposalDetails(block),

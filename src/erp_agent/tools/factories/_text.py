@@ -4,19 +4,8 @@ from __future__ import annotations
 
 from erp_agent.catalog import Entity, FieldType, Operation
 
-WRITE_RULE = (
-    "This prepares a proposal; the user must confirm it before anything changes in the ERP. "
-    "Tell the user what will change and do not say it is done until they confirm."
-)
-LIST_RULE = "Rows from list are one page of records, not the whole set. "
-COUNT_RULE = "Counts come from this tool, not from counting listed rows."
-AGGREGATE_RULE = (
-    "Totals, counts and averages come from this tool; never add up rows from list. "
-    "Quote the figures as returned."
-)
-REPORT_RULE = (
-    "Figures in a report are the ERP's own: quote them, never recompute or add them up yourself."
-)
+# Rules the core prompt states for every tool (figures come from tools and are quoted as
+# returned; a write is only a proposal until the user confirms) are not repeated per tool.
 
 
 def _hints(entity: Entity) -> str:
@@ -24,7 +13,9 @@ def _hints(entity: Entity) -> str:
     if entity.date_field:
         hints.append(f"periods ('this month', 'last year') filter on {entity.date_field}")
     if entity.amount_field:
-        hints.append(f"'total'/'value' means {entity.amount_field}")
+        amount = entity.field(entity.amount_field)
+        label = f" ({amount.label})" if amount.label.lower() != amount.name else ""
+        hints.append(f"'total'/'value' means {entity.amount_field}{label}")
     if entity.status_field:
         values = ", ".join(entity.field(entity.status_field).values)
         hints.append(f"{entity.status_field} is one of {values}")
@@ -32,12 +23,9 @@ def _hints(entity: Entity) -> str:
 
 
 def _instead(entity: Entity) -> str:
-    if entity.allows(Operation.AGGREGATE):
-        return (
-            f"For totals use {entity.name}.aggregate and for how many {entity.name}.count; "
-            "never add up rows. "
-        )
-    return f"For how many use {entity.name}.count; never count rows. "
+    """Where figures about these records come from. Only always-offered tools are named: a
+    description never sends the model to a tool it may not have."""
+    return "Totals and how many come from metrics.query, never from rows."
 
 
 def _tables(entity: Entity) -> list[str]:
@@ -46,20 +34,18 @@ def _tables(entity: Entity) -> list[str]:
 
 def describe(entity: Entity, op: Operation) -> str:
     """The description of ``<entity>.<op>``: when to use it and what it returns."""
-    name, label, plural = entity.name, entity.label, entity.plural
+    label, plural = entity.label, entity.plural
     about = entity.description.strip()
     tables = _tables(entity)
     texts = {
         Operation.LIST: (
-            f"List {plural} with filters, sorting and paging. {about} Returns a page of rows "
-            "(records, start, limit) and has_more; ask for the next page with start. "
-            + _instead(entity)
-            + _hints(entity)
+            f"List {plural} with filters, sorting and paging. {about} Returns one page of "
+            "rows and has_more (the next page: start). " + _instead(entity) + " " + _hints(entity)
         ),
         Operation.GET: (
             f"Get one {label} by its id, with all its fields"
             + (f" and its rows ({', '.join(tables)})" if tables else "")
-            + f". Use when you know the id (from the user or {name}.list). Returns the record."
+            + ". Use when you know the id (from the user or a list). Returns the record."
         ),
         Operation.COUNT: (
             f"Count {plural} matching filters. Returns the exact number as count. Use for "
@@ -99,12 +85,6 @@ def describe(entity: Entity, op: Operation) -> str:
 
 
 def rules(entity: Entity, op: Operation) -> str:
-    if op is Operation.LIST:
-        return LIST_RULE + _instead(entity).strip()
-    if op is Operation.COUNT:
-        return COUNT_RULE
-    if op is Operation.AGGREGATE:
-        return AGGREGATE_RULE
-    if op is Operation.GET:
-        return ""
-    return WRITE_RULE
+    """A tool's own rule, sent with it; what the core prompt says for every tool is not
+    repeated (figures as returned, writes only as proposals)."""
+    return ""

@@ -30,9 +30,14 @@ def documents_schema(entity: Entity) -> Schema:
     }
 
 
+def state_field(entity: Entity) -> str:
+    """The canonical field carrying the entity's lifecycle state (catalog ``lifecycle:``)."""
+    return entity.lifecycle.field if entity.lifecycle is not None else "docstatus"
+
+
 def has_documents(entity: Entity) -> bool:
-    """Whether the entity's records go draft -> submitted -> cancelled."""
-    return "docstatus" in entity.fields
+    """Whether the entity's records go draft -> submitted (booked) -> cancelled."""
+    return state_field(entity) in entity.fields
 
 
 States = Callable[[str, int], tuple[str, str]]  # Connector.document_state
@@ -54,7 +59,8 @@ def documents_text(entity: Entity, status: int | None, states: States | None = N
     name, condition = state(entity.name, status)
     if status == 1:
         draft, cancelled = state(entity.name, 0)[0], state(entity.name, 2)[0]
-        return f"{name} {entity.plural} only ({condition}); {draft}s and {cancelled} excluded"
+        drafts = draft if " " in draft else f"{draft}s"  # "draft or validated" stays as said
+        return f"{name} {entity.plural} only ({condition}); {drafts} and {cancelled} excluded"
     return f"{name} {entity.plural} only ({condition})"
 
 
@@ -66,13 +72,13 @@ def scope(
     out = list(filters)
     if not has_documents(entity):
         return out, None
-    own = [f for f in out if f.field in ("docstatus", entity.status_field)]
+    own = [f for f in out if f.field in (state_field(entity), entity.status_field)]
     if own:
         said = "; ".join(filter_text(entity, f) for f in own)
         return out, f"{entity.plural} with the statuses filtered ({said})"
     status = DOCUMENTS.get(documents or "submitted", 1)
     if status is not None:
-        out.append(Filter("docstatus", Op.EQ, status))
+        out.append(Filter(state_field(entity), Op.EQ, status))
     return out, documents_text(entity, status, states)
 
 
@@ -104,7 +110,7 @@ def definition(
     words += [
         filter_text(entity, f)
         for f in filters
-        if not (statement and f.field == "docstatus" and f.op is Op.EQ)
+        if not (statement and f.field == state_field(entity) and f.op is Op.EQ)
     ]
     period = next(
         (

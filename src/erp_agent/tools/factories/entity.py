@@ -64,34 +64,33 @@ def _with_documents(entity: Entity, properties: dict[str, Schema]) -> dict[str, 
 
 
 def _list_schema(entity: Entity) -> Schema:
-    return obj(
+    """The field names are defined once (``$defs``) and referenced by the columns, the filters
+    and the sort keys; the handler checks that a filter or sort field can be used so."""
+    field: Schema = {"$ref": "#/$defs/field"}
+    schema = obj(
         _with_documents(
             entity,
             {
                 "fields": {
                     "type": "array",
                     "uniqueItems": True,
-                    "items": {"type": "string", "enum": grammar.scalar_fields(entity)},
+                    "items": field,
                     "description": "Columns to return (the id always comes back). Default: all.",
                 },
-                "filters": grammar.filters_schema(entity),
-                "order_by": grammar.order_by_schema(entity),
+                "filters": grammar.filters_schema(entity, field),
+                "order_by": grammar.order_by_schema(entity, field),
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": MAX_LIMIT,
                     "default": DEFAULT_LIMIT,
-                    "description": f"Rows per page (default {DEFAULT_LIMIT}).",
                 },
-                "start": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "default": 0,
-                    "description": "Rows to skip: the next page starts at start + limit.",
-                },
+                "start": {"type": "integer", "minimum": 0, "default": 0},
             },
         )
     )
+    schema["$defs"] = {"field": {"type": "string", "enum": grammar.list_fields(entity)}}
+    return schema
 
 
 def _aggregate_schema(entity: Entity) -> Schema:
@@ -137,7 +136,7 @@ def _list(entity: Entity) -> ReadHandler:
             entity.name,
             fields=args.get("fields") or None,
             filters=filters,
-            order_by=grammar.parse_order_by(args.get("order_by") or ()),
+            order_by=grammar.parse_order_by(args.get("order_by") or (), entity),
             start=int(args.get("start") or 0),
             limit=int(args.get("limit") or DEFAULT_LIMIT),
         )
@@ -229,7 +228,9 @@ def _create(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
         return await _creating.prepare_create(ctx, entity, args)
 
     async def execute(ctx: ToolContext, payload: Args) -> dict[str, Any]:
-        return await ctx.connector.create(ctx.session.credential, entity.name, payload)
+        return await ctx.connector.create(
+            ctx.session.credential, entity.name, payload, marker=ctx.marker
+        )
 
     return prepare, execute
 

@@ -69,38 +69,43 @@ def _enum(values: Iterable[str]) -> Schema:
     return {"type": "string", "enum": list(values)}
 
 
-def filters_schema(entity: Entity) -> Schema:
+def filters_schema(entity: Entity, field: Schema | None = None) -> Schema:
+    """Conditions on the entity's fields; ``field``: the schema of a field name where it is
+    defined once for the whole tool (a ``$ref``). An enum field's values are in the tool's
+    description, not repeated here."""
     value: Schema = {
         "type": ["string", "number", "boolean", "array"],
         "items": {"type": ["string", "number", "boolean"]},
-        "description": "One value; a list for 'in'/'not in'; [from, to] for 'between'; "
-        "leave out for 'is set'/'is not set'. Dates as YYYY-MM-DD.",
+        "description": "A list for in/not in, [from, to] for between, none for is (not) set; "
+        "dates as YYYY-MM-DD.",
     }
     item = obj(
-        {"field": _enum(filterable(entity)), "op": _enum(o.value for o in Op), "value": value},
+        {
+            "field": field or _enum(filterable(entity)),
+            "op": _enum(o.value for o in Op),
+            "value": value,
+        },
         ["field", "op"],
-    )
-    hints = [
-        f"{n} is one of {', '.join(f.values)}"
-        for n, f in entity.fields.items()
-        if f.filterable and f.type is FieldType.ENUM
-    ]
-    text = f"Conditions on {entity.plural}, all of which must hold."
-    if hints:
-        text += " Values: " + "; ".join(hints) + "."
-    return {"type": "array", "items": item, "description": text}
-
-
-def order_by_schema(entity: Entity) -> Schema:
-    item = obj(
-        {"field": _enum(sortable(entity)), "direction": _enum(["asc", "desc"])},
-        ["field"],
     )
     return {
         "type": "array",
         "items": item,
-        "description": "Sort keys, first one first; direction defaults to asc.",
+        "description": f"Conditions on {entity.plural}, all of which must hold.",
     }
+
+
+def order_by_schema(entity: Entity, field: Schema | None = None) -> Schema:
+    item = obj(
+        {"field": field or _enum(sortable(entity)), "direction": _enum(["asc", "desc"])},
+        ["field"],
+    )
+    return {"type": "array", "items": item, "description": "Sort keys, the first one first."}
+
+
+def list_fields(entity: Entity) -> list[str]:
+    """Every field a list shows, filters or sorts by (each use checks its own kind)."""
+    names = [*scalar_fields(entity), *filterable(entity), *sortable(entity)]
+    return list(dict.fromkeys(names))
 
 
 def measures_schema(entity: Entity) -> Schema:
@@ -179,8 +184,18 @@ def _check_size(name: str, value: Any) -> None:
             )
 
 
-def parse_order_by(raw: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    return [(str(o["field"]), str(o.get("direction") or "asc")) for o in raw]
+def parse_order_by(
+    raw: Iterable[Mapping[str, Any]], entity: Entity | None = None
+) -> list[tuple[str, str]]:
+    out = [(str(o["field"]), str(o.get("direction") or "asc")) for o in raw]
+    if entity is not None:
+        wrong = [name for name, _ in out if name not in sortable(entity)]
+        if wrong:
+            raise ToolInputError(
+                f"{entity.name} cannot be sorted by {wrong[0]!r}; sortable fields: "
+                f"{', '.join(sortable(entity))}"
+            )
+    return out
 
 
 def parse_measures(entity: Entity, raw: Iterable[Mapping[str, Any]]) -> tuple[Measure, ...]:

@@ -54,7 +54,7 @@ def link_text(catalog: Catalog, target: str) -> str:
     linked = catalog.entities.get(target)
     if linked is None:
         return f"The id of a linked {target.replace('_', ' ')}."
-    return f"The id of a linked {linked.label} (find one with {target}.list)."
+    return f"The id of a linked {linked.label}."
 
 
 def value_schema(field: Field, catalog: Catalog) -> Schema:

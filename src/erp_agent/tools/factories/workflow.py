@@ -26,7 +26,6 @@ from erp_agent.tools.base import (
     ToolContext,
 )
 from erp_agent.tools.factories import _records
-from erp_agent.tools.factories._text import WRITE_RULE
 from erp_agent.tools.factories.schemas import id_schema, obj
 
 STATE_FIELD = "workflow_state"
@@ -157,7 +156,7 @@ def _action_tool(entity: Entity) -> Tool:
         prepare=prepare,
         execute=execute,
         prompt_rules=f"Call {entity.name}.workflow with the id first to see the actions "
-        f"available now. {WRITE_RULE}",
+        "available now.",
         # A workflow action edits the document; the ERP checks the transition's role itself.
         requires=(Requirement(entity=entity.name, right="update"),),
         entity=entity.name,

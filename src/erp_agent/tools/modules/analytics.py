@@ -36,10 +36,7 @@ from erp_agent.tools.modules._schemas import (
 )
 
 MODULE = "analytics"
-RULE = (
-    "Quote the figures and observations as returned; never recompute, add up or extrapolate "
-    "them yourself. Say how they were computed (source) when asked."
-)
+RULE = ""  # quoting figures as returned is the core prompt's rule for every tool
 
 
 def _analysis(module: str, function: str) -> Any:

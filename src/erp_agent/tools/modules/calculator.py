@@ -43,7 +43,6 @@ def tools(catalog: Catalog) -> list[Tool]:
             effect=Effect.READ,
             module="calculator",
             run=handler,
-            prompt_rules="Quote the result as returned.",
             action="evaluate",
             shape=Shape.WHOLE,
         )

@@ -10,7 +10,11 @@ from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.errors import ToolInputError
+from erp_agent.results import charts
+from erp_agent.results.layout import layout
 from erp_agent.results.model_view import rows_of
+from erp_agent.results.presentation import columns_of
+from erp_agent.results.store import ResultStore
 from erp_agent.tools.base import Args, Effect, Shape, Tool, ToolContext
 
 CHART_TYPES = ("bar", "line", "pie", "doughnut")
@@ -31,6 +35,15 @@ async def _rows(ctx: ToolContext, result_id: str) -> tuple[list[dict[str, Any]],
     return rows, data
 
 
+async def _made_by(ctx: ToolContext, result_id: str) -> tuple[str | None, str]:
+    """The entity and tool of a stored result, when the store keeps them."""
+    if isinstance(ctx.results, ResultStore):
+        stored = await ctx.results.fetch_stored(result_id, ctx.session.user)
+        if stored is not None:
+            return stored.entity, stored.tool
+    return None, ""
+
+
 def _check_columns(rows: list[dict[str, Any]], wanted: list[str]) -> None:
     known = {k for r in rows for k in r}
     missing = [c for c in wanted if c not in known]
@@ -41,10 +54,15 @@ def _check_columns(rows: list[dict[str, Any]], wanted: list[str]) -> None:
 
 
 async def table(ctx: ToolContext, args: Args) -> dict[str, Any]:
-    rows, _ = await _rows(ctx, args["result_id"])
-    # None: the result's own columns, internal ones (a statement's indent, is_group…) hidden.
+    rows, data = await _rows(ctx, args["result_id"])
+    # None: the columns the shared rule picks (results.layout); the rest one click away.
     columns = args.get("columns") or None
     _check_columns(rows, columns or [])
+    entity, tool = await _made_by(ctx, args["result_id"])
+    chosen = layout(data, rows, ctx.catalog, entity, tool)
+    info = columns_of(data, rows, ctx.catalog, entity)
+    shown = list(columns or chosen.shown)
+    hidden = [k for k in [*chosen.shown, *chosen.more] if k not in shown]
     return {
         "block": {
             "type": "table",
@@ -52,14 +70,22 @@ async def table(ctx: ToolContext, args: Args) -> dict[str, Any]:
             "result_id": args["result_id"],
             "columns": columns,
             "total_rows": len(rows),
-        }
+        },
+        # What the user sees, so the model can say it (and name other columns to show).
+        "columns_shown": [info[k].label if k in info else k for k in shown],
+        "other_columns": hidden,
     }
 
 
 async def chart(ctx: ToolContext, args: Args) -> dict[str, Any]:
-    rows, _ = await _rows(ctx, args["result_id"])
+    rows, data = await _rows(ctx, args["result_id"])
     label, values = args["label"], args["values"]
     _check_columns(rows, [label, *values])
+    if args.get("others") and not any(charts.is_others(r) for r in rows):
+        raise ToolInputError(
+            f"Result {args['result_id']} has no 'All others' row; run metrics.query again with "
+            "top and others: true, then chart that result."
+        )
     block: dict[str, Any] = {
         "type": "chart",
         "title": args.get("title") or "",
@@ -71,7 +97,14 @@ async def chart(ctx: ToolContext, args: Args) -> dict[str, Any]:
     }
     if args.get("top"):
         block["top"] = int(args["top"])
-    return {"block": block}
+    if args.get("others"):
+        block["others"] = True
+    entity, _ = await _made_by(ctx, args["result_id"])
+    # The series as drawn, for the model to check against what it meant to show.
+    return {
+        "block": block,
+        "drawn": charts.drawn(charts.draw(block, data, rows, ctx.catalog, entity)),
+    }
 
 
 async def cards(ctx: ToolContext, args: Args) -> dict[str, Any]:
@@ -106,24 +139,22 @@ def tools(catalog: Catalog) -> list[Tool]:
     return [
         Tool(
             "display.table",
-            "Show a stored result as a table (with paging and links). Pass the result_id and, "
-            "optionally, which columns to show. Values come from the stored result.",
+            "Show a stored result as a table (paging, links). Give columns only when the user "
+            "asked for particular ones; the record's title fields come first otherwise.",
             {"type": "object", "properties": {"result_id": _RESULT_ID, "columns": columns, "title": title},
              "required": ["result_id"], "additionalProperties": False},
             Effect.READ, "display", run=table, action="table", shape=Shape.DISPLAY,
-            prompt_rules="Use display tools to show rows; never retype values from a result.",
         ),
         Tool(
             "display.chart",
-            "Show a stored result as a chart: `label` is the column for the x-axis or slices, "
-            "`values` the numeric column(s). Types: bar, line, pie, doughnut; leave `type` out "
-            "for a line over time periods and bars otherwise. `top`: chart only the N largest "
-            "rows (\"top 5 as a chart\" is top 5). Amounts in different currencies get one chart "
-            "each.",
+            "Chart a stored result: `label` is the x-axis column, `values` the numeric ones; no "
+            "`type`: a line over periods, else bars. `top`: the N largest (`others` adds the "
+            "'All others' row). One chart per currency: keep currencies out of `title`.",
             {"type": "object", "properties": {
                 "result_id": _RESULT_ID, "type": {"type": "string", "enum": list(CHART_TYPES)},
                 "label": {"type": "string"}, "values": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 6},
                 "top": {"type": "integer", "minimum": 1, "maximum": 100},
+                "others": {"type": "boolean"},
                 "title": title}, "required": ["result_id", "label", "values"], "additionalProperties": False},
             Effect.READ, "display", run=chart, action="chart", shape=Shape.DISPLAY,
         ),
@@ -136,10 +167,8 @@ def tools(catalog: Catalog) -> list[Tool]:
         ),
         Tool(
             "display.choices",
-            "Ask the user ONE clarifying question with 2-8 options shown as buttons; the option "
-            "picked comes back as the user's next message (its `value`). Use only when the request "
-            "is truly ambiguous (two customers match a name, several companies and none is the "
-            "user's default). `slot` names what is being chosen (e.g. company, customer).",
+            "Ask ONE question with 2-8 options as buttons, only when the request is truly "
+            "ambiguous (two customers match a name); the pick is the next message.",
             {"type": "object", "properties": {
                 "question": {"type": "string", "minLength": 1, "maxLength": 300},
                 "options": {"type": "array", "minItems": 2, "maxItems": 8, "items": {

@@ -9,7 +9,6 @@ to the deterministic parser, not to the model as instructions.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import time
@@ -20,12 +19,11 @@ from erp_agent.documents.extract import (
     Extraction,
     ScanLimits,
     Transcriber,
-    extract_sync,
     from_transcription,
-    page_images,
     sniff,
 )
 from erp_agent.documents.parse import parse
+from erp_agent.documents.sandbox import Sandbox
 from erp_agent.documents.values import Reading
 from erp_agent.errors import DocumentUnreadable, ModelError
 from erp_agent.tools.base import Args, Effect, Tool, ToolContext
@@ -44,11 +42,11 @@ DESCRIPTION = (
 VisionSource = Callable[[str], Transcriber | None]  # the organisation's vision model, if any
 
 
-async def _vision(data: bytes, limits: ScanLimits, transcribe: Transcriber) -> Extraction | None:
+async def _vision(data: bytes, sandbox: Sandbox, transcribe: Transcriber) -> Extraction | None:
     """The vision model's reading of an image or scanned PDF; None when the file has a text
     layer (no model needed) or the model fails (OCR then reads it)."""
     started = time.perf_counter()
-    images = await asyncio.to_thread(page_images, data, limits)
+    images = await sandbox.page_images(data)
     if not images:
         return None
     try:
@@ -61,13 +59,14 @@ async def _vision(data: bytes, limits: ScanLimits, transcribe: Transcriber) -> E
 
 
 async def read_document(
-    data: bytes, limits: ScanLimits, kind: str = "auto", transcribe: Transcriber | None = None
+    data: bytes, sandbox: Sandbox, kind: str = "auto", transcribe: Transcriber | None = None
 ) -> dict[str, Any]:
-    """What the file says, as the tool returns it (also used by the benchmark)."""
-    limits.check_size(len(data))
-    extraction = await _vision(data, limits, transcribe) if transcribe else None
+    """What the file says, as the tool returns it. The file is read in a bounded worker
+    process (``sandbox``); only its text comes back."""
+    sandbox.limits.check_size(len(data))
+    extraction = await _vision(data, sandbox, transcribe) if transcribe else None
     if extraction is None:
-        extraction = await asyncio.to_thread(extract_sync, data, limits)
+        extraction = await sandbox.extract(data)
     parsed = parse(extraction.lines)
     if kind != "auto":
         parsed.kind = Reading(kind)
@@ -80,6 +79,7 @@ async def read_document(
             "seconds": round(extraction.seconds, 3),
             "rotation": round(extraction.rotation, 2),
             "lines": len(extraction.lines),
+            "notes": list(extraction.notes),
         },
         "document": parsed.as_dict(),
         "text": text[:TEXT_PREVIEW],
@@ -87,6 +87,8 @@ async def read_document(
 
 
 def tools(limits: ScanLimits, vision: VisionSource | None = None) -> list[Tool]:
+    sandbox = Sandbox(limits)
+
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
         try:
             data = base64.b64decode(str(args["content_base64"]), validate=True)
@@ -95,7 +97,7 @@ def tools(limits: ScanLimits, vision: VisionSource | None = None) -> list[Tool]:
                 "The upload arrived damaged (not valid base64); upload the file again."
             ) from None
         transcribe = vision(ctx.session.org) if vision else None
-        result = await read_document(data, limits, str(args.get("kind") or "auto"), transcribe)
+        result = await read_document(data, sandbox, str(args.get("kind") or "auto"), transcribe)
         result["filename"] = str(args.get("filename") or "")
         return result
 

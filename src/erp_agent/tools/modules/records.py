@@ -43,14 +43,12 @@ DESCRIPTION = (
     "Acme's generators', 'overdue invoices of Gulf Traders'). Returns fact cards — one sentence "
     "per record with its party, branch, date, currency, amounts and status — and a link to each. "
     "Only records the user may read are returned. Not for numbers across records: totals, "
-    "counts, averages and trends come from <entity>.aggregate, analytics tools and reports."
+    "counts, averages and trends come from metrics.query (not an aggregate of search hits)."
 )
 
 PROMPT_RULES = (
-    "Use records.search to find or describe records; quote card figures as written and link "
-    "each record you mention. Never add up, count or average search results: they are a "
-    "sample, not a complete set. For any total, count or trend call <entity>.aggregate, "
-    "analytics.aggregate or a report instead."
+    "Quote card figures as written and link each record you mention. Search results are a "
+    "sample, not a complete set: never add up, count or average them (metrics.query does)."
 )
 
 
@@ -58,12 +56,10 @@ def totals_hint(query: str, entity: str | None) -> str | None:
     """A pointer to the exact tools when the query asks for a figure across records."""
     if not _TOTALS.search(query):
         return None
-    target = (
-        f"{entity}.aggregate" if entity else "<entity>.aggregate (e.g. sales_invoice.aggregate)"
-    )
+    del entity  # the figure tool answers for every kind of record
     return (
-        f"For totals use {target} or analytics.aggregate (or the matching report). Search "
-        "results are examples, not a complete set: never add them up."
+        "For totals, counts and averages use metrics.query (the exact figure, with its "
+        "definition). Search results are examples, not a complete set: never add them up."
     )
 
 

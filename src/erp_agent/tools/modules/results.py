@@ -12,7 +12,13 @@ from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.errors import ToolInputError
-from erp_agent.results.export import FORMATS, PDF_MAX_ROWS, export_block, export_result
+from erp_agent.results.export import (
+    FORMATS,
+    PDF_MAX_ROWS,
+    export_block,
+    export_result,
+    export_title,
+)
 from erp_agent.results.store import (
     MAX_PAGE,
     PAGE_SIZE,
@@ -51,26 +57,19 @@ async def page(ctx: ToolContext, args: Args) -> dict[str, Any]:
     return {"result_id": args["result_id"], **out}
 
 
-def _title(data: Any, result_id: str) -> str:
-    if isinstance(data, dict):
-        for key in ("title", "report", "analysis", "entity"):
-            if isinstance(data.get(key), str) and data[key]:
-                return str(data[key]).replace("_", " ").capitalize()
-    return f"Result {result_id}"
-
-
 def _export(directory: Path, keep_days: int) -> ReadHandler:
     async def run(ctx: ToolContext, args: Args) -> dict[str, Any]:
         result_id, fmt = str(args["result_id"]), str(args["format"])
         data = await _data(ctx, result_id)  # the owner's, or refused
-        record = ResultRecord(
-            result_id,
-            ctx.session.user,
-            "",
-            data,
-            title=args.get("title") or _title(data, result_id),
-        )
         index = ctx.results if isinstance(ctx.results, ResultStore) else None
+        stored = await index.fetch_stored(result_id, ctx.session.user) if index else None
+        # Named after what it holds ("Accounts Receivable – Gulf Traders – 2026-11-30"),
+        # never after its id.
+        today = ctx.today or dt.date.today()
+        title = args.get("title") or export_title(
+            data, stored.tool if stored else "", ctx.catalog, today
+        )
+        record = ResultRecord(result_id, ctx.session.user, "", data, title=title)
         now = dt.datetime.now(dt.UTC)
         if index is not None and not args.get("title"):
             # Exported before, by this owner, on any worker: the same file, if it is here.

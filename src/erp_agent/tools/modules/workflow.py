@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from erp_agent.catalog import Catalog
+from erp_agent.catalog import Catalog, Entity
+from erp_agent.catalog.lifecycle import CANCELLED
 from erp_agent.connectors.base import Transition
 from erp_agent.connectors.query import Filter, Op
+from erp_agent.errors import ErpRefusal
 from erp_agent.tools.base import Args, Effect, Tool, ToolContext
 from erp_agent.tools.factories.schemas import obj
+from erp_agent.tools.modules import _fetch
 
 MODULE = "workflow"
 
@@ -24,11 +27,13 @@ DESCRIPTION = (
 
 PENDING_LIMIT = 50
 PENDING_DESCRIPTION = (
-    "What is waiting for the signed-in user's approval: every document (of one entity, or of "
-    "all with a workflow) where the ERP says this user can take a workflow action now, with "
-    "the actions. Drafts (the workflow's first state) wait for their author and are not "
-    "listed; documents the user created are left out where self-approval is not allowed. "
-    "Use for 'what is waiting for my approval?', 'what do I need to approve?'."
+    "What is waiting for the signed-in user's approval, with a count per document type: every "
+    "document (of one entity, or of all with a workflow) where the ERP says this user can "
+    "take a workflow action now, with the actions, and every document that names the user "
+    "as its approver and still waits for a decision (leave applications, expense claims). "
+    "Drafts (the workflow's first state) wait for their author and are not listed; documents "
+    "the user created are left out where self-approval is not allowed. Use for 'what is "
+    "waiting for my approval?', 'what do I need to approve?'."
 )
 
 
@@ -41,6 +46,51 @@ def _transition(t: Transition) -> dict[str, Any]:
         "condition": t.condition,
         "self_approval_allowed": t.allow_self_approval,
     }
+
+
+async def _approver_documents(
+    ctx: ToolContext, catalog: Catalog, args: Args, limit: int
+) -> list[tuple[str, int, list[dict[str, Any]]]]:
+    """Documents waiting for the user as their named approver (a leave application's leave
+    approver, an expense claim's expense approver): the catalog's metrics that count what
+    waits for ``me`` say which records those are. (entity, exact count, first records)."""
+    from erp_agent.catalog import MeasureFunc
+    from erp_agent.metrics.compute import resolve_today
+
+    out: list[tuple[str, int, list[dict[str, Any]]]] = []
+    today = _fetch.today(ctx)
+    for metric in catalog.metrics.values():
+        mine = any(f.value == "me" for f in metric.filters)
+        if not mine or metric.measure.func is not MeasureFunc.COUNT:
+            continue
+        name = metric.entity
+        if (args.get("entity") and args["entity"] != name) or (
+            f"{name}.list" not in ctx.session.allowed_tools
+        ):
+            continue
+        entity = catalog.entity(name)
+        filters = [
+            Filter(f.field, Op(f.op), resolve_today(f.value, today, ctx.session.user))
+            for f in metric.filters
+        ]
+        fields = [f for f in ("employee_name", "status", "approval_status", entity.date_field,
+                              entity.amount_field) if f and f in entity.fields]  # fmt: skip
+        cred = ctx.session.credential
+        try:
+            total = await ctx.connector.count(cred, name, filters)
+        except ErpRefusal:
+            continue  # the user may not read these documents: none can wait for them
+        if not total:
+            continue
+        page = await ctx.connector.list(cred, name, fields=fields, filters=filters, limit=limit)
+        # No workflow here: the approver decides by approving or rejecting the document.
+        records = [
+            {**r, "entity": name, "actions": ["Approve", "Reject"],
+             "waiting_for": "you as its named approver", "link": ctx.connector.link(name, r)}
+            for r in page.records
+        ]  # fmt: skip
+        out.append((name, total, records))
+    return out
 
 
 def tools(catalog: Catalog) -> list[Tool]:
@@ -102,7 +152,7 @@ def tools(catalog: Catalog) -> list[Tool]:
                 fields=[f for f in ("workflow_state", "created_by", entity.amount_field,
                                     "currency", "supplier_name", "customer_name", "employee_name",
                                     entity.date_field) if f and f in entity.fields],
-                filters=[Filter("workflow_state", Op.IN, states), Filter("docstatus", Op.LT, 2)],
+                filters=[Filter("workflow_state", Op.IN, states), *_not_cancelled(entity)],
                 order_by=[("modified", "asc")], limit=limit,
             )  # fmt: skip
             for record in page.records:
@@ -117,7 +167,20 @@ def tools(catalog: Catalog) -> list[Tool]:
                         {**record, "entity": name, "actions": [t.action for t in open_],
                          "link": ctx.connector.link(name, record)}
                     )  # fmt: skip
-        result: dict[str, Any] = {"documents": found, "count": len(found)}
+        counts: dict[str, int] = {}
+        for record in found:
+            counts[record["entity"]] = counts.get(record["entity"], 0) + 1
+        for name, total, records in await _approver_documents(ctx, catalog, args, limit):
+            counts[name] = total
+            found += records
+        result: dict[str, Any] = {
+            "documents": found,
+            "count": sum(counts.values()),
+            "by_entity": [
+                {"entity": n, "label": catalog.entity(n).plural, "count": c}
+                for n, c in counts.items()
+            ],
+        }
         if skipped_own:
             result["message"] = (
                 f"{skipped_own} more wait for approval but you created them, and the workflow "
@@ -158,3 +221,12 @@ def tools(catalog: Catalog) -> list[Tool]:
             action="describe",
         ),
     ]
+
+
+def _not_cancelled(entity: Entity) -> list[Filter]:
+    """Documents still in play: the canonical lifecycle's "cancelled" left out, whatever code
+    the connector maps it to."""
+    life = entity.lifecycle
+    if life is None or CANCELLED not in life.states:
+        return []
+    return [Filter(life.field, Op.NE, life.code(CANCELLED))]
