@@ -151,11 +151,12 @@ class WorkflowInfo:
 
 @dataclass(frozen=True)
 class RecordVersion:
-    """Which version of a record the ERP holds now: its ``modified`` and document status
-    (0 draft, 1 submitted, 2 cancelled; 0 for records that are never submitted)."""
+    """Which version of a record the ERP holds now: its ``modified`` and its canonical lifecycle
+    code (catalog/lifecycle.py: 0 draft, 1 booked, 2 cancelled, whatever the ERP's own states;
+    0 for records that have no lifecycle)."""
 
     modified: str
-    docstatus: int = 0
+    state: int = 0
 
 
 @dataclass

@@ -212,11 +212,7 @@ async def _acted_on(ctx: ToolContext, tool: Tool, proposal: Proposal) -> Verdict
         # The canonical lifecycle (draft -> booked -> cancelled) the connector mapped it onto.
         life = ctx.catalog.entity(tool.entity).lifecycle
         state = "booked" if tool.action == "submit" else "cancelled"
-        done = (
-            life.is_state(version.docstatus, state)
-            if life is not None
-            else (version.docstatus == (1 if state == "booked" else 2))
-        )
+        done = life is not None and life.is_state(version.state, state)
     elif tool.action == "workflow_action" and proposal.diff:
         step = proposal.diff[0]
         done = _same(step.get("after"), record.get(str(step.get("field"))))

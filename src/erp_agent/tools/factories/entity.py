@@ -11,6 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from erp_agent.catalog import Catalog, Entity, Operation
+from erp_agent.catalog.lifecycle import BOOKED, CANCELLED, DRAFT
 from erp_agent.connectors.query import AggregateRequest
 from erp_agent.errors import ToolInputError
 from erp_agent.tools.base import (
@@ -275,21 +276,23 @@ def _update(entity: Entity) -> tuple[PrepareHandler, ExecuteHandler]:
 
 # The document status an action needs, and why the others cannot take it (so the agent never
 # proposes — nor reports done — a submit or cancel that would change nothing).
-_NEEDS_DOCSTATUS = {Operation.SUBMIT: 0, Operation.CANCEL: 1}
-_STATE_NAMES = {0: "a draft", 1: "submitted", 2: "cancelled"}
+# The canonical state a change needs the document in (catalog/lifecycle.py).
+_NEEDS_STATE = {Operation.SUBMIT: DRAFT, Operation.CANCEL: BOOKED}
+_STATE_NAMES = {DRAFT: "a draft", BOOKED: "submitted", CANCELLED: "cancelled"}
 
 
-def _check_docstatus(entity: Entity, op: Operation, record_id: str, docstatus: int) -> None:
-    needed = _NEEDS_DOCSTATUS.get(op)
-    if needed is None or docstatus == needed:
+def _check_state(entity: Entity, op: Operation, record_id: str, code: int) -> None:
+    life, needed = entity.lifecycle, _NEEDS_STATE.get(op)
+    if life is None or needed is None or life.is_state(code, needed):
         return
-    state = _STATE_NAMES.get(docstatus, f"in document status {docstatus}")
+    now = life.state_of(code)
+    state = _STATE_NAMES.get(now or "", f"in document state {code}")
     if op is Operation.SUBMIT:
-        hint = "it is already submitted" if docstatus == 1 else "a cancelled one is amended"
+        hint = "it is already submitted" if now == BOOKED else "a cancelled one is amended"
         raise ToolInputError(
             f"{entity.label} {record_id} is {state}: only a draft can be submitted ({hint})."
         )
-    hint = "delete the draft instead" if docstatus == 0 else "it is already cancelled"
+    hint = "delete the draft instead" if now == DRAFT else "it is already cancelled"
     raise ToolInputError(
         f"{entity.label} {record_id} is {state}: only a submitted document can be cancelled "
         f"({hint})."
@@ -306,7 +309,7 @@ def _by_id(entity: Entity, op: Operation) -> tuple[PrepareHandler, ExecuteHandle
         current = await ctx.connector.get(cred, entity.name, record_id)
         version = await ctx.connector.version(cred, entity.name, record_id)
         if version is not None:
-            _check_docstatus(entity, op, record_id, version.docstatus)
+            _check_state(entity, op, record_id, version.state)
         base = version.modified if version is not None else _base(current)
         return Change(
             payload={"id": record_id, BASE_MODIFIED: base},
