@@ -338,6 +338,28 @@ async def test_two_conditions_are_both_kept(chat: Chat, rest: RestERP) -> None:
     assert all(f"- {c}:" not in words for c in under)
 
 
+async def test_the_sum_of_the_records_listed_is_what_they_still_owe(
+    chat: Chat, rest: RestERP
+) -> None:
+    """'how much is that in total?' after a list of unpaid invoices: their outstanding summed,
+    one figure per currency (not their grand totals, not the list again)."""
+    chosen = [["docstatus", "=", 1], ["outstanding_amount", ">", 0], ["is_return", "=", 0],
+              ["branch", "=", "Kisumu"]]  # fmt: skip
+    rows = rest.rows("Sales Invoice", ["currency", "outstanding_amount", "grand_total"], chosen)
+    owed = sums(rows, lambda r: r["currency"], "outstanding_amount")
+    billed = sums(rows, lambda r: r["currency"], "grand_total")
+    assert owed
+    assert owed != billed  # partly paid invoices tell the two apart
+    await chat.say("show me the unpaid sales invoices in Kisumu")
+    answer = await chat.say("how much is that in total?")
+    words = text_of(answer)
+    for value in owed.values():
+        assert figure_present(words, float(cents(value))), words
+    assert not any(
+        figure_present(words, float(cents(v))) for k, v in billed.items() if v != owed.get(k)
+    ), words
+
+
 def _warehouses(rest: RestERP) -> dict[str, str]:
     """City → warehouse id, for the "<city> Stores" warehouses of the demo data."""
     rows = rest.rows("Warehouse", ["warehouse_name"], [["warehouse_name", "like", "% Stores"]])

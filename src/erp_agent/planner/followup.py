@@ -46,6 +46,8 @@ _ANAPHORA = re.compile(r"\b(that|it|those|them|same|instead)\b", re.IGNORECASE)
 # "which customers are they for?", "who are the suppliers on them?": the records in play, read
 # through one of their links.
 _BACK = re.compile(r"\b(they|them|those|these|their)\b", re.IGNORECASE)
+# Words that choose records by what is still owed on them.
+_OWED = re.compile(r"\b(unpaid|overdue|outstanding|owe[sd]?|owing|open|late|past due)\b", re.I)
 _EXPORT = re.compile(r"\b(export|download|excel|xlsx|spreadsheet|csv|pdf)\b", re.IGNORECASE)
 _WHY = re.compile(
     r"^\s*(why\??|how (?:did you|do you|was (?:that|this|it)|is (?:that|this|it)) (?:get|got|work|"
@@ -237,6 +239,20 @@ def shifted(period: Period | None, text: str) -> Period | None:
     return Period(start, end, f"{start} to {end}")
 
 
+def _sum_of_them(base: Request, text: str) -> bool:
+    """'How much is that in total?' after a list: the records in play summed, as what they
+    still owe when they were chosen as owed. Whether the message asked that."""
+    e = base.entity
+    if e is None or not e.amount_field or base.kind not in (Kind.LIST, Kind.COUNT):
+        return False
+    if not questions.says("sum_of_them", text):
+        return False
+    base.kind = Kind.TOTAL
+    if "outstanding" in e.fields and _OWED.search(base.text):
+        base.fields_asked = ["outstanding"]
+    return True
+
+
 def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[str]:
     """Apply one follow-up message to ``base`` in place; the names of the slots it changed."""
     changed: list[str] = []
@@ -269,6 +285,8 @@ def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[s
         if statuses:
             base.statuses = statuses
             changed.append("status")
+    if _sum_of_them(base, text):
+        changed.append("total")
     amount = parse_amount(text)
     if amount is not None:
         base.amount = amount
