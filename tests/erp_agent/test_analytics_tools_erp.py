@@ -174,15 +174,45 @@ async def test_aggregate_names_the_valid_fields(
 # ------------------------------------------------------------------ named analyses
 
 
-def _monthly(demo: DemoERP) -> dict[str, float]:
+def _currencies(demo: DemoERP, table: str) -> list[str]:
+    rows = raw(demo, f"select distinct currency as c from `tab{table}` where {SUBMITTED}")
+    return sorted(r["c"] for r in rows)
+
+
+def _monthly(demo: DemoERP, currency: str) -> dict[str, float]:
     return {
         r["m"]: r["total"]
         for r in raw(
             demo,
             "select strftime('%Y-%m', posting_date) as m, sum(grand_total) as total from "
-            f"`tabSales Invoice` where {SUBMITTED} group by m order by m",
+            f"`tabSales Invoice` where {SUBMITTED} and currency = ? group by m order by m",
+            currency,
         )
     }
+
+
+async def test_an_analysis_is_of_one_currency_each(
+    erp: ERPNextConnector, demo_erp: DemoERP
+) -> None:
+    """Shillings and dollars are never added up: documents in two currencies are analysed
+    once per currency, and a currency the user names is analysed alone."""
+    ctx = await context(erp, "accounts.manager@demo.local")
+    currencies = _currencies(demo_erp, "Sales Invoice")
+    assert len(currencies) > 1  # the demo's two companies bill in KES and USD
+    result = await run(ctx, "analytics.trend", {"entity": "sales_invoice"})
+    assert result["currencies"] == currencies
+    assert set(result["kpis"]) == set(currencies)
+    assert all(o.split(":")[0] in currencies for o in result["observations"])
+    only = await run(
+        ctx,
+        "analytics.trend",
+        {"entity": "sales_invoice", "filters": [{"field": "currency", "op": "=", "value": "USD"}]},
+    )
+    usd = _monthly(demo_erp, "USD")
+    assert cents(only["kpis"]["total"]) == cents(sum(Decimal(str(v)) for v in usd.values()))
+    # What a mixed total would have been is not what any currency's is.
+    mixed = sum(Decimal(str(v)) for c in currencies for v in _monthly(demo_erp, c).values())
+    assert all(cents(result["kpis"][c]["total"]) != cents(mixed) for c in currencies)
 
 
 async def test_monthly_trend_uses_the_erps_monthly_totals(
@@ -190,15 +220,15 @@ async def test_monthly_trend_uses_the_erps_monthly_totals(
 ) -> None:
     ctx = await context(erp, "accounts.manager@demo.local")
     result = await run(ctx, "analytics.trend", {"entity": "sales_invoice"})
-    months = _monthly(demo_erp)
     assert "rows" not in result
     assert "records" not in result
     assert result["source"]["method"] == "pushdown"
-    assert result["kpis"]["first_month"] == min(months)
-    assert result["kpis"]["last_month"] == max(months)
-    assert cents(result["kpis"]["total"]) == cents(sum(Decimal(str(v)) for v in months.values()))
-    assert result["kpis"]["last_month_total"] == round(months[max(months)], 2)
-    assert len(result["table"]) <= 12
+    for currency in _currencies(demo_erp, "Sales Invoice"):
+        months, k = _monthly(demo_erp, currency), result["kpis"][currency]
+        assert k["first_month"] == min(months)
+        assert k["last_month"] == max(months)
+        assert cents(k["total"]) == cents(sum(Decimal(str(v)) for v in months.values()))
+        assert k["last_month_total"] == round(months[max(months)], 2)
     assert result["chart"]["type"] == "line"
 
 
@@ -210,23 +240,24 @@ async def test_period_comparison_year_to_date(erp: ERPNextConnector, demo_erp: D
         {"entity": "sales_invoice", "period": "year", "as_of": "2026-06-15"},
     )
 
-    def total(lo: str, hi: str) -> tuple[int, float]:
+    def total(currency: str, lo: str, hi: str) -> tuple[int, float]:
         row = raw(
             demo_erp,
             "select count(*) as n, sum(grand_total) as t from `tabSales Invoice` where "
-            f"{SUBMITTED} and posting_date between ? and ?",
+            f"{SUBMITTED} and currency = ? and posting_date between ? and ?",
+            currency,
             lo,
             hi,
         )[0]
         return row["n"], row["t"] or 0.0
 
-    cur_n, cur_t = total("2026-01-01", "2026-06-15")
-    prev_n, prev_t = total("2025-01-01", "2025-06-15")
-    k = result["kpis"]
-    assert (k["current_count"], cents(k["current_total"])) == (cur_n, cents(cur_t))
-    assert (k["previous_count"], cents(k["previous_total"])) == (prev_n, cents(prev_t))
-    assert result["source"]["records"] == cur_n + prev_n
-    assert result["source"]["method"] == "pushdown"  # two aggregates, no rows read
+    for currency in result["currencies"]:
+        cur_n, cur_t = total(currency, "2026-01-01", "2026-06-15")
+        prev_n, prev_t = total(currency, "2025-01-01", "2025-06-15")
+        k = result["kpis"][currency]
+        assert (k["current_count"], cents(k["current_total"])) == (cur_n, cents(cur_t))
+        assert (k["previous_count"], cents(k["previous_total"])) == (prev_n, cents(prev_t))
+    assert result["source"]["method"] == "pushdown"  # aggregates, no rows read
 
 
 async def test_receivables_ageing_totals_the_open_balance(
@@ -234,28 +265,33 @@ async def test_receivables_ageing_totals_the_open_balance(
 ) -> None:
     ctx = await context(erp, "accounts.manager@demo.local")
     result = await run(ctx, "analytics.ageing", {"as_of": TEST_TODAY.isoformat()})
-    rows = raw(
-        demo_erp,
-        "select due_date, outstanding_amount as o from `tabSales Invoice` "
-        f"where {SUBMITTED} and outstanding_amount != 0",
-    )
-    k = result["kpis"]
-    assert k["documents"] == len(rows)
-    assert cents(k["total_outstanding"]) == cents(sum(Decimal(str(r["o"])) for r in rows))
-    overdue = sum(
-        Decimal(str(r["o"])) for r in rows if dt.date.fromisoformat(r["due_date"]) < TEST_TODAY
-    )
-    assert cents(k["overdue"]) == cents(overdue)
-    assert sum(b["documents"] for b in k["buckets"]) == len(rows)
+    for currency in result["currencies"]:
+        rows = raw(
+            demo_erp,
+            "select due_date, outstanding_amount as o from `tabSales Invoice` "
+            f"where {SUBMITTED} and outstanding_amount != 0 and currency = ?",
+            currency,
+        )
+        k = result["kpis"][currency]
+        assert k["documents"] == len(rows)
+        assert cents(k["total_outstanding"]) == cents(sum(Decimal(str(r["o"])) for r in rows))
+        overdue = sum(
+            Decimal(str(r["o"])) for r in rows if dt.date.fromisoformat(r["due_date"]) < TEST_TODAY
+        )
+        assert cents(k["overdue"]) == cents(overdue)
+        assert sum(b["documents"] for b in k["buckets"]) == len(rows)
     payables = await run(ctx, "analytics.ageing", {"side": "payable"})
-    open_bills = raw(
-        demo_erp,
-        "select sum(outstanding_amount) as o, count(*) as n from `tabPurchase Invoice` "
-        f"where {SUBMITTED} and outstanding_amount != 0",
-    )[0]
     assert payables["entity"] == "purchase_invoice"
-    assert payables["kpis"]["documents"] == open_bills["n"]
-    assert cents(payables["kpis"]["total_outstanding"]) == cents(open_bills["o"] or 0)
+    for currency in payables["currencies"]:
+        open_bills = raw(
+            demo_erp,
+            "select sum(outstanding_amount) as o, count(*) as n from `tabPurchase Invoice` "
+            f"where {SUBMITTED} and outstanding_amount != 0 and currency = ?",
+            currency,
+        )[0]
+        k = payables["kpis"][currency]
+        assert k["documents"] == open_bills["n"]
+        assert cents(k["total_outstanding"]) == cents(open_bills["o"] or 0)
 
 
 async def test_concentration_by_customer(erp: ERPNextConnector, demo_erp: DemoERP) -> None:
@@ -263,25 +299,28 @@ async def test_concentration_by_customer(erp: ERPNextConnector, demo_erp: DemoER
     result = await run(
         ctx, "analytics.concentration", {"entity": "sales_invoice", "by": "customer", "top_n": 5}
     )
-    totals = sorted(
-        (
-            Decimal(str(r["t"]))
-            for r in raw(
-                demo_erp,
-                "select sum(grand_total) as t from `tabSales Invoice` "
-                f"where {SUBMITTED} group by customer",
-            )
-            if r["t"] > 0
-        ),
-        reverse=True,
-    )
-    grand = sum(totals)
-    k = result["kpis"]
-    assert cents(k["total"]) == cents(grand)
-    assert k["top_n_share_pct"] == float((sum(totals[:5]) / grand * 100).quantize(Decimal("0.1")))
-    hhi = sum((t / grand * 100) ** 2 for t in totals)
-    assert k["hhi"] == pytest.approx(float(hhi), abs=1)
-    assert len(result["table"]) == 5
+    for currency in result["currencies"]:
+        totals = sorted(
+            (
+                Decimal(str(r["t"]))
+                for r in raw(
+                    demo_erp,
+                    "select sum(grand_total) as t from `tabSales Invoice` "
+                    f"where {SUBMITTED} and currency = ? group by customer",
+                    currency,
+                )
+                if r["t"] > 0
+            ),
+            reverse=True,
+        )
+        grand = sum(totals)
+        k = result["kpis"][currency]
+        assert cents(k["total"]) == cents(grand)
+        top = sum(totals[:5]) / grand * 100
+        assert k["top_n_share_pct"] == float(top.quantize(Decimal("0.1")))
+        hhi = sum((t / grand * 100) ** 2 for t in totals)
+        assert k["hhi"] == pytest.approx(float(hhi), abs=1)
+        assert len([r for r in result["table"] if r["currency"] == currency]) == min(5, len(totals))
 
 
 async def test_forecast_and_anomalies_run_as_the_user(
@@ -289,31 +328,36 @@ async def test_forecast_and_anomalies_run_as_the_user(
 ) -> None:
     ctx = await context(erp, "accounts.manager@demo.local")
     fc = await run(ctx, "analytics.forecast", {"entity": "sales_invoice", "months_ahead": 3})
-    assert len(fc["table"]) == 3
+    assert len(fc["table"]) == 3 * len(fc["currencies"])
     assert all(r["lower_95"] <= r["forecast"] <= r["upper_95"] for r in fc["table"])
 
     result = await run(ctx, "analytics.anomalies", {"entity": "sales_invoice"})
-    amounts = np.array(
-        [
-            r["t"]
-            for r in raw(
-                demo_erp, f"select grand_total as t from `tabSales Invoice` where {SUBMITTED}"
-            )
-        ]
-    )
-    median = np.median(amounts)
-    mad = np.median(np.abs(amounts - median))
-    flagged = int(np.sum(np.abs(0.6745 * (amounts - median) / mad) > 3.5))
-    assert result["kpis"]["documents"] == len(amounts)
-    assert result["kpis"]["flagged_documents"] == flagged
-    daily: dict[str, float] = defaultdict(float)
-    for r in raw(
-        demo_erp,
-        f"select posting_date as d, grand_total as t from `tabSales Invoice` where {SUBMITTED}",
-    ):
-        daily[r["d"]] += r["t"]
-    assert result["kpis"]["days"] == len(daily)
-    assert len(result["table"]) <= 20
+    for currency in result["currencies"]:
+        amounts = np.array(
+            [
+                r["t"]
+                for r in raw(
+                    demo_erp,
+                    f"select grand_total as t from `tabSales Invoice` where {SUBMITTED} "
+                    "and currency = ?",
+                    currency,
+                )
+            ]
+        )
+        median = np.median(amounts)
+        mad = np.median(np.abs(amounts - median))
+        flagged = int(np.sum(np.abs(0.6745 * (amounts - median) / mad) > 3.5))
+        assert result["kpis"][currency]["documents"] == len(amounts)
+        assert result["kpis"][currency]["flagged_documents"] == flagged
+        daily: dict[str, float] = defaultdict(float)
+        for r in raw(
+            demo_erp,
+            f"select posting_date as d, grand_total as t from `tabSales Invoice` where {SUBMITTED} "
+            "and currency = ?",
+            currency,
+        ):
+            daily[r["d"]] += r["t"]
+        assert result["kpis"][currency]["days"] == len(daily)
 
 
 # ------------------------------------------------------------------ through the gateway

@@ -91,6 +91,26 @@ async def test_filtered_list_counts_and_links(agent: Agent, demo_erp: DemoERP) -
     assert n < 2 or any(b["type"] == "table" for b in a.blocks)
 
 
+async def test_how_old_what_customers_owe_is_aged_per_currency(
+    agent: Agent, demo_erp: DemoERP
+) -> None:
+    """'How old are our unpaid customer invoices?': the ageing analysis, one currency at a
+    time (outstanding of submitted invoices, by days past due), never a list or a mixed sum."""
+    rows = sql(demo_erp, "select currency, sum(outstanding_amount), sum(case when due_date < ? "
+               "then outstanding_amount else 0 end) from `tabSales Invoice` where docstatus=1 "
+               "and outstanding_amount != 0 group by currency", TEST_TODAY.isoformat())  # fmt: skip
+    assert len(rows) > 1
+    a = await agent.ask("how old are our unpaid customer invoices?", "accounts.manager@demo.local")
+    assert a.tools == ["analytics.ageing"]
+    for currency, owed, overdue in rows:
+        assert f"{currency}: As of" in a.text, a.text
+        assert figure_present(a.text, round(owed, 2)), a.text
+        assert figure_present(a.text, round(overdue, 2)), a.text
+    mixed = sum(r[1] for r in rows)
+    assert not figure_present(a.text, round(mixed, 2))
+    assert a.grounded
+
+
 async def test_unpaid_means_not_yet_paid_not_only_the_status_called_unpaid(
     agent: Agent, demo_erp: DemoERP
 ) -> None:

@@ -119,6 +119,11 @@ def ageing(
             )
     else:
         observations.append("Nothing is overdue.")
+    observations.append(
+        "By days past due: "
+        + "; ".join(f"{label} {fmt(a)}" for label, a in zip(labels, amounts, strict=True))
+        + "."
+    )
     ranked = sorted(by_party.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
     if ranked:
         observations.append(

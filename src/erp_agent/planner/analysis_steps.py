@@ -88,7 +88,9 @@ def _summary_text(data: Any, title: str) -> str:
     if isinstance(data, dict):
         obs = data.get("observations")
         if isinstance(obs, list):
-            lines += [f"- {o}" for o in obs[:6] if isinstance(o, str)]
+            # Eight per currency: one currency's observations never crowd out another's.
+            lines += [f"- {o}" for o in obs[: 8 * max(1, len(data.get("currencies") or []))]
+                      if isinstance(o, str)]  # fmt: skip
         kpis = data.get("kpis")
         if isinstance(kpis, dict):
             lines += [

@@ -116,6 +116,11 @@ CHECKS: dict[str, Callable[[Facts], bool]] = {
     "group": lambda f: bool(f.req.group),
     "top": lambda f: bool(f.req.top),
     "amount_field": lambda f: f.req.entity is not None and bool(f.req.entity.amount_field),
+    # Records something is owed on (invoices), or the parties who owe or are owed.
+    "owed_entity": lambda f: (
+        f.req.entity is not None
+        and ("outstanding" in f.req.entity.fields or f.req.entity.name in ("customer", "supplier"))
+    ),
     "reports": lambda f: bool(f.reports),
     "report_by_label": _report_by_label,
     "named_transaction": _named_transaction,

@@ -45,6 +45,12 @@ def line(
     elif name.startswith("report."):
         report = catalog.reports.get(name.removeprefix("report."))
         parts = [f"the {report.label if report else name} report", *_report_args(args)]
+    elif name.startswith("analytics."):
+        data = source.data if isinstance(source.data, Mapping) else {}
+        analysed = catalog.entities.get(str(data.get("entity") or args.get("entity") or ""))
+        of = f" of {analysed.plural.lower()}" if analysed is not None else ""
+        side = f" ({args['side']}s)" if args.get("side") else ""
+        parts = [f"{name.removeprefix('analytics.')}{of}{side}", *_filters(args.get("filters"))]
     else:
         entity, _, action = name.rpartition(".")
         spec = catalog.entities.get(entity)
@@ -64,7 +70,7 @@ def _source(results: list[Result]) -> Result | None:
     """The call the answer was computed from: the figure or report, else the last read of
     records that is not a look-up of a name ("name like %Acme%")."""
     for r in reversed(results):
-        if r.ok and (r.name == "metrics.query" or r.name.startswith("report.")):
+        if r.ok and (r.name == "metrics.query" or r.name.startswith(("report.", "analytics."))):
             return r
     for suffix in _DATA_SUFFIXES:  # a list before the counts that probed where names live
         found = [r for r in results if r.ok and r.name.endswith(suffix) and not _probe(r.args)]

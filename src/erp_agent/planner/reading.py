@@ -22,6 +22,7 @@ class Kind(StrEnum):
     FORECAST = "forecast"
     CONCENTRATION = "concentration"
     ANOMALIES = "anomalies"
+    AGEING = "ageing"
     REPORT = "report"
     DOCUMENT = "document"
     WORKFLOW = "workflow"

@@ -3,7 +3,8 @@ analyses (trend, period comparison, ageing, concentration, forecast, anomalies).
 
 Every tool reads as the signed-in user — only the fields its analysis needs, every matching
 record — and returns the summary the analysis computed (KPIs, chart, observations, a small
-table) with how the figures were obtained; never the rows.
+table) with how the figures were obtained; never the rows. Each analysis is of one currency:
+documents in several run once per currency (``_currencies.each_currency``).
 
 Requirements: the tools choose their entity per call (``entity`` or ``side``), so none can
 name its ERP right up front (``Requirement`` is per tool) and they carry none; the ERP refuses
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 from erp_agent.analytics import DEFAULT_RANGES, THRESHOLD
@@ -26,6 +28,7 @@ from erp_agent.tools.factories import filters as grammar
 from erp_agent.tools.factories.entity import aggregate_text
 from erp_agent.tools.factories.schemas import Schema, obj
 from erp_agent.tools.modules import _fetch
+from erp_agent.tools.modules._currencies import each_currency
 from erp_agent.tools.modules._schemas import (
     DATE,
     DOCUMENTS,
@@ -54,6 +57,14 @@ def _dated(catalog: Catalog) -> list[Entity]:
 
 def _entity(catalog: Catalog, args: Args) -> Entity:
     return catalog.entity(str(args["entity"]))
+
+
+def _entity_of(catalog: Catalog) -> Callable[[Args], Entity]:
+    return lambda args: _entity(catalog, args)
+
+
+def _side_of(catalog: Catalog) -> Callable[[Args], Entity]:
+    return lambda args: catalog.entity(SIDES[str(args.get("side", "receivable"))][0])
 
 
 def _measure_field(entity: Entity, args: Args) -> str:
@@ -257,7 +268,7 @@ def series_tools(catalog: Catalog) -> list[Tool]:
                 "observations and the last 12 months as a table."
             ),
             parameters=_series_schema(catalog, {"months_ahead": _months_ahead(3, 12)}),
-            run=_trend(catalog),
+            run=each_currency(_entity_of(catalog), _trend(catalog)),
             action="trend",
             shape=Shape.WHOLE,
             **common,
@@ -287,7 +298,7 @@ def series_tools(catalog: Catalog) -> list[Tool]:
                     "as_of": {**DATE, "description": "Compare up to this day (default today)."},
                 },
             ),
-            run=_comparison(catalog),
+            run=each_currency(_entity_of(catalog), _comparison(catalog)),
             action="comparison",
             shape=Shape.WHOLE,
             **common,
@@ -308,7 +319,7 @@ def series_tools(catalog: Catalog) -> list[Tool]:
                     "include_current_month": {"type": "boolean", "default": False},
                 },
             ),
-            run=_forecast(catalog),
+            run=each_currency(_entity_of(catalog), _forecast(catalog)),
             action="forecast",
             shape=Shape.WHOLE,
             **common,
@@ -373,7 +384,7 @@ def ageing_tool(catalog: Catalog) -> Tool:
         ),
         effect=Effect.READ,
         module=MODULE,
-        run=_ageing(catalog),
+        run=each_currency(_side_of(catalog), _ageing(catalog)),
         prompt_rules=RULE,
         action="ageing",
         shape=Shape.WHOLE,
@@ -468,7 +479,7 @@ def other_tools(catalog: Catalog) -> list[Tool]:
                 },
                 ["entity", "by"],
             ),
-            run=_concentration(catalog),
+            run=each_currency(_entity_of(catalog), _concentration(catalog)),
             action="concentration",
             shape=Shape.WHOLE,
             **common,
@@ -488,7 +499,7 @@ def other_tools(catalog: Catalog) -> list[Tool]:
                     "top": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
                 },
             ),
-            run=_anomalies(catalog),
+            run=each_currency(_entity_of(catalog), _anomalies(catalog)),
             action="anomalies",
             shape=Shape.WHOLE,
             **common,
