@@ -111,6 +111,26 @@ async def test_how_old_what_customers_owe_is_aged_per_currency(
     assert a.grounded
 
 
+async def test_what_customers_owe_past_an_age_is_their_invoices_outstanding(
+    agent: Agent, demo_erp: DemoERP
+) -> None:
+    """An age is of documents with a due date: 'what customers owe that is more than 90 days
+    old' sums the outstanding of their invoices due before the cutoff, per currency (not the
+    invoices' totals, not a count)."""
+    cutoff = (TEST_TODAY - dt.timedelta(days=90)).isoformat()
+    rows = sql(demo_erp, "select currency, sum(outstanding_amount), sum(grand_total) from "
+               "`tabSales Invoice` where docstatus=1 and outstanding_amount > 0 and due_date < ? "
+               "group by currency", cutoff)  # fmt: skip
+    a = await agent.ask(
+        "how much of what customers owe is more than 90 days old?", "accounts.manager@demo.local"
+    )
+    for _, owed, billed in rows:
+        assert figure_present(a.text, round(owed, 2)), a.text
+        if round(billed, 2) != round(owed, 2):
+            assert not figure_present(a.text, round(billed, 2)), a.text
+    assert a.grounded
+
+
 async def test_unpaid_means_not_yet_paid_not_only_the_status_called_unpaid(
     agent: Agent, demo_erp: DemoERP
 ) -> None:

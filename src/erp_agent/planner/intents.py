@@ -122,6 +122,19 @@ def _money_moved(catalog: Catalog, low: str, named: Entity | None) -> Entity | N
     return money if moved_with and _FIGURE.search(low) else named
 
 
+def _aged_records(catalog: Catalog, named: Entity) -> Entity:
+    """'What customers owe that is more than 90 days old': an age is of documents with a due
+    date, so a party named with one means its open documents (its invoices)."""
+    if "due_date" in named.fields:
+        return named
+    owed = [
+        e
+        for e in catalog.entities.values()
+        if "due_date" in e.fields and "outstanding" in e.fields and _links_to(e, named.name)
+    ]
+    return owed[0] if len(owed) == 1 else named
+
+
 def _links_to(entity: Entity, master: str) -> bool:
     """A link field to the master, or a party field that can name one ("supplier payments":
     a Payment Entry's party is a supplier when its party type says so)."""
@@ -365,6 +378,8 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
         # A master named by its code ("item SKU-1266-BLU"): look that record up directly.
         req.doc_ids = [(named, code) for code in req.items]
     req.entity = req.doc_ids[0][0] if req.doc_ids else named
+    if req.entity is not None and req.age_days is not None and not req.doc_ids:
+        req.entity = _aged_records(catalog, req.entity)
     reports = report_scores(catalog, haystack)
     if req.entity is not None:
         req.statuses = _status_words(req.entity, haystack)

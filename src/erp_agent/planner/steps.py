@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import calendar
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from erp_agent.planner.reading import Request
 
 Filter = dict[str, Any]
 PARTY_ENTITIES = ("customer", "supplier", "employee", "lead")
+_OWED = re.compile(r"\b(owe[sd]?|owing|still due|balance due|unpaid balance)\b", re.I)
 PLACE_FIELDS = ("branch", "territory", "customer_group", "supplier_group", "warehouse", "project",
            "department", "cost_center", "item_group")  # fmt: skip
 
@@ -244,6 +246,8 @@ def measure_field(ctx: Ctx, e: Entity) -> str | None:
         f = e.fields.get(name)
         if f is not None and (f.summable or f.type in (FieldType.MONEY, FieldType.NUMBER)):
             return name
+    if "outstanding" in e.fields and _OWED.search(ctx.req.text):
+        return "outstanding"  # "how much do they owe": what is still owed, not what was billed
     return e.amount_field
 
 
