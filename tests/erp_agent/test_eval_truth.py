@@ -306,5 +306,7 @@ def test_period_to_date_and_earlier_period_tokens() -> None:
     assert (new_year["prev_year_q4_start"], new_year["prev_year_q4_end"]) == (
         "2026-10-01", "2026-12-31",
     )  # fmt: skip
-    assert new_year["q4_end"] == "2027-12-31"
+    # A quarter named alone is the latest begun: on 2 January, Q4 is last year's, Q1 this one.
+    assert new_year["q4_end"] == "2026-12-31"
+    assert new_year["q1_start"] == "2027-01-01"
     assert new_year["march_start"] == "2026-03-01"  # the latest March not after today

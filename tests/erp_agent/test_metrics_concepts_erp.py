@@ -337,8 +337,28 @@ async def test_last_purchase_rate_is_the_latest_invoice_line_with_its_date_and_s
     assert len(currencies) == len(set(currencies)) >= 1
 
 
-async def test_the_items_last_purchase_rate_is_kept_as_erpnext_keeps_it(rest: RestERP) -> None:
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RestERP]:
+    """A demo ERP of its own, as seeded: other tests in the session submit and cancel buying
+    documents on the shared one, and the rate is the data's, whichever version serves it."""
+    from demo_erp.context import Settings
+    from demo_erp.seed import seed
+    from demo_erp.server import start_in_thread
+
+    path = tmp_path_factory.mktemp("pristine-erp") / "demo.sqlite"
+    seed(path, today=TEST_TODAY, scale=0.1)
+    server = start_in_thread(Settings(db_path=str(path), today=TEST_TODAY))
+    session = RestERP(server.url, ADMIN)
+    yield session
+    session.close()
+    server.stop()
+
+
+async def test_the_items_last_purchase_rate_is_kept_as_erpnext_keeps_it(
+    pristine: RestERP,
+) -> None:
     """Item.last_purchase_rate: the latest submitted Purchase Order or Purchase Receipt."""
+    rest = pristine
     items = rest.rows("Item", ["last_purchase_rate"], [["is_purchase_item", "=", 1]])
     checked = 0
     for item in sorted(items, key=lambda i: i["name"])[:6]:
