@@ -5,7 +5,6 @@ MCP or the OpenAI-compatible API gives (/?drill=REF) opens for its owner only.""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from decimal import Decimal
@@ -13,30 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 from rest_truth import RestERP, cents
 from server_doubles import TOP_CUSTOMERS, LiveServer, serve_in_thread
+from test_server_browser import browser
 
 pytestmark = pytest.mark.browser
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", "--disable-sync"]  # fmt: skip
+__all__ = ["browser"]  # the Chromium fixture, shared with the other browser tests
 COMPANY = "Savanna Trading Ltd"
 PERIOD = ["2026-01-01", "2026-11-30"]
 CANVAS = ".chart-block canvas"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        message = "Chromium is not installed (apt-get install chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

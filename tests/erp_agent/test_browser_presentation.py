@@ -8,22 +8,20 @@ Screenshots go to test-artifacts/ (git-ignored)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 from server_doubles import LiveServer, ScriptBook, answer, call, last_result_id, serve_in_thread
+from test_server_browser import browser
 
 from conftest import TEST_TODAY
 
 pytestmark = pytest.mark.browser
-CHROMIUM = "/usr/bin/chromium"
+__all__ = ["browser"]  # the Chromium fixture, shared with the other browser tests
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", "--disable-sync"]  # fmt: skip
 RECEIVABLES = "Who owes us money and since when"
 COMPANY = "Savanna Trading Ltd"
 ANSWER = (
@@ -40,19 +38,6 @@ SCRIPTS = {
     ],
 }  # fmt: skip
 FIRST = ["Party", "Due Date", "Outstanding Amount (KES)", "Age (Days)"]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        message = "Chromium is not installed (apt-get install chromium)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

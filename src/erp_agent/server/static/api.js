@@ -5,7 +5,7 @@
 // <root>/static/api.js, so its parent folder is the root, whatever page imported it.
 const ROOT = new URL('..', import.meta.url);
 
-// An API path ('api/chat' or '/api/chat': both mean the app's own) as a URL under the root.
+// An API path ("api/chat"; a leading slash is dropped) as a URL under the app's root.
 export function appUrl(path) {
   return new URL(String(path).replace(/^\/+/, ''), ROOT).href;
 }
