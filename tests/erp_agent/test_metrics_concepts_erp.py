@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -18,39 +18,22 @@ from typing import Any
 import pytest
 from agent_helpers import signed_in_context
 from rest_truth import RestERP, cents, sums
+from test_metrics_query_erp import erp, erp_url, rest
 
-from conftest import TEST_TODAY, DemoERP
+from conftest import TEST_TODAY
 from erp_agent.catalog import Catalog, load_catalog
 from erp_agent.catalog.metrics import MetricMeasure
 from erp_agent.connectors.frappe.connector import ERPNextConnector
 from erp_agent.tools.modules import metrics, workflow
 
 pytestmark = pytest.mark.anyio
+__all__ = ["erp", "erp_url", "rest"]  # the ERP at v15 and v16, shared with the metrics.query tests
 CATALOG = load_catalog()
 ADMIN = "admin@demo.local"
 SAVANNA = "Savanna Trading Ltd"
 TODAY = TEST_TODAY.isoformat()
 SUBMITTED = ["docstatus", "=", 1]
 READS = frozenset(f"{e}.{op}" for e in CATALOG.entities for op in ("list", "count", "aggregate"))
-
-
-@pytest.fixture(params=["v15", "v16"])
-def erp_url(request: pytest.FixtureRequest, demo_erp: DemoERP) -> str:
-    return demo_erp.url if request.param == "v15" else demo_erp.v16_url
-
-
-@pytest.fixture
-async def erp(erp_url: str) -> AsyncIterator[ERPNextConnector]:
-    connector = ERPNextConnector(erp_url, catalog=CATALOG)
-    yield connector
-    await connector.aclose()
-
-
-@pytest.fixture
-def rest(erp_url: str) -> Iterator[RestERP]:
-    session = RestERP(erp_url, ADMIN)
-    yield session
-    session.close()
 
 
 async def query(
