@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import requests
 from fastapi import FastAPI
 
 from erp_agent.config import Settings
@@ -238,6 +239,20 @@ async def client_for(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
             yield client
+
+
+def signed_session(url: str, user: str, password: str = "demo") -> requests.Session:
+    """A signed-in web session over plain HTTP (requests), its CSRF header set."""
+    session = requests.Session()
+    csrf = session.get(f"{url}/api/auth/csrf").json()["csrf"]
+    reply = session.post(
+        f"{url}/api/auth/sign-in",
+        json={"user": user, "password": password},
+        headers={"X-CSRF-Token": csrf},
+    )
+    assert reply.status_code == 200, reply.text
+    session.headers["X-CSRF-Token"] = reply.json()["csrf"]
+    return session
 
 
 async def sign_in(client: httpx.AsyncClient, user: str, password: str = "demo") -> str:

@@ -20,7 +20,7 @@ import schemathesis
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
-from server_doubles import LiveServer, serve_in_thread
+from server_doubles import LiveServer, serve_in_thread, signed_session
 
 from conftest import DemoERP
 from erp_agent.server.input_check import first_bad
@@ -43,15 +43,7 @@ def agent(demo_erp: DemoERP, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def signed(agent: LiveServer) -> Iterator[requests.Session]:
-    session = requests.Session()
-    csrf = session.get(f"{agent.url}/api/auth/csrf").json()["csrf"]
-    reply = session.post(
-        f"{agent.url}/api/auth/sign-in",
-        json={"user": USER, "password": "demo"},
-        headers={"X-CSRF-Token": csrf},
-    )
-    assert reply.status_code == 200, reply.text
-    session.headers["X-CSRF-Token"] = reply.json()["csrf"]
+    session = signed_session(agent.url, USER)
     yield session
     session.close()
 

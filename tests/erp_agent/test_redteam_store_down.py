@@ -20,7 +20,7 @@ from hypothesis.errors import Unsatisfiable
 from pg_fixtures import pg_database
 from retrieval_fixtures import PG_DSN
 from schemathesis import GenerationMode
-from server_doubles import LiveServer, serve_in_thread
+from server_doubles import LiveServer, serve_in_thread, signed_session
 from sqlalchemy.engine import make_url
 
 from conftest import DemoERP
@@ -59,15 +59,7 @@ def agent(
 
 @pytest.fixture(scope="module")
 def signed(agent: LiveServer) -> Iterator[requests.Session]:
-    session = requests.Session()
-    csrf = session.get(f"{agent.url}/api/auth/csrf").json()["csrf"]
-    reply = session.post(
-        f"{agent.url}/api/auth/sign-in",
-        json={"user": USER, "password": "demo"},
-        headers={"X-CSRF-Token": csrf},
-    )
-    assert reply.status_code == 200, reply.text
-    session.headers["X-CSRF-Token"] = reply.json()["csrf"]
+    session = signed_session(agent.url, USER)
     yield session
     session.close()
 
