@@ -32,18 +32,25 @@ class Assignment(BaseModel):
 _NO_STORE = "Plans need the agent's SQL store, which this server does not use."
 
 
+def _stored(state: State) -> PlanBook | None:
+    """The plan book, when this server keeps plans (its SQL store)."""
+    book = state.runtime.plans
+    return book if book is not None and book.engine is not None else None
+
+
 def _book(state: State) -> PlanBook:
-    if state.runtime.plans is None or state.runtime.plans.engine is None:
+    book = _stored(state)
+    if book is None:
         raise HTTPException(409, _NO_STORE)
-    return state.runtime.plans
+    return book
 
 
 async def describe(state: State) -> dict[str, Any]:
-    if state.runtime.plans is None or state.runtime.plans.engine is None:
+    book = _stored(state)
+    if book is None:
         # Read, not refused: the console shows why the panel is empty (a change is a 409).
         return {"available": False, "reason": _NO_STORE, "plans": [], "organisations": [],
                 "default_plan": None, "modules": [], "channels": CHANNELS}  # fmt: skip
-    book = _book(state)
     plans = await book.plans()
     assigned = await book.assignments()
     orgs = sorted({*assigned, *(await state.keys.organisations())})
