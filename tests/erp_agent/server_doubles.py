@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -345,3 +349,33 @@ def serve_in_thread(
             raise RuntimeError("the erp-agent server did not start")
         time.sleep(0.02)
     return LiveServer(f"http://127.0.0.1:{port}", ready["server"], thread, ready["harness"])
+
+
+@contextmanager
+def demo_process(system: str, data: Path, port: int, stop_within: float = 20) -> Iterator[str]:
+    """`erp-agent demo --system <system>` as a user runs it, until its banner is printed (the
+    banner's text is yielded); stopped with Ctrl-C afterwards, killed if it does not stop."""
+    env = {**os.environ, "ERP_AGENT_DATA_DIR": str(data), "COLUMNS": "200"}
+    env.pop("ERP_AGENT_REASONING_MODEL", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "erp_agent", "demo", "--system", system, "--port", str(port),
+         "--data", str(data), "--no-index"],
+        cwd=data.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        lines = []
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if "Ctrl-C" in line:
+                break
+        yield "".join(lines)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=stop_within)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()

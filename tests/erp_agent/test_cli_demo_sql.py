@@ -4,16 +4,12 @@ the product on it through the sql connector, and answers a Kisumu user from Kisu
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
-from server_doubles import sse_events
+from server_doubles import demo_process, sse_events
 
 from demo_erp.server import free_port
 
@@ -23,21 +19,7 @@ pytestmark = pytest.mark.slow
 def test_demo_on_the_bespoke_database_answers_within_scope(tmp_path: Path) -> None:
     port = free_port()
     data = tmp_path / "data"
-    env = {**os.environ, "ERP_AGENT_DATA_DIR": str(data), "COLUMNS": "200"}
-    env.pop("ERP_AGENT_REASONING_MODEL", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "erp_agent", "demo", "--system", "sql", "--port", str(port),
-         "--data", str(data), "--no-index"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    try:
-        lines = []
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.append(line)
-            if "Ctrl-C" in line:
-                break
-        text = "".join(lines)
+    with demo_process("sql", data, port) as text:
         assert "is ready" in text, text
         assert "kisumu@savanna.test" in text
         base = f"http://127.0.0.1:{port}"
@@ -62,12 +44,3 @@ def test_demo_on_the_bespoke_database_answers_within_scope(tmp_path: Path) -> No
         final = str(events[-1][1])
         assert events[-1][0] == "response", events[-1]
         assert str(truth) in final, final
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()

@@ -6,12 +6,8 @@ prices and written only on confirm."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
 from collections import defaultdict
 from decimal import Decimal
 from pathlib import Path
@@ -19,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from server_doubles import sse_events
+from server_doubles import demo_process, sse_events
 from tryton_fixtures import SEED, Tryton, TrytonRPC, _cache
 
 from conftest import TEST_TODAY
@@ -82,21 +78,7 @@ def test_demo_on_tryton_answers_as_two_users(tmp_path: Path) -> None:
     data = tmp_path / "data"
     shutil.copytree(cache, data / "tryton")
     port = free_port()
-    env = {**os.environ, "ERP_AGENT_DATA_DIR": str(data), "COLUMNS": "200"}
-    env.pop("ERP_AGENT_REASONING_MODEL", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "erp_agent", "demo", "--system", "tryton", "--port", str(port),
-         "--data", str(data), "--no-index"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    try:
-        lines = []
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.append(line)
-            if "Ctrl-C" in line:
-                break
-        text = "".join(lines)
+    with demo_process("tryton", data, port, stop_within=30) as text:
         assert "is ready" in text, text
         assert "sales_us" in text
         assert "accountant" in text
@@ -150,15 +132,6 @@ def test_demo_on_tryton_answers_as_two_users(tmp_path: Path) -> None:
                     assert _money(us[0]["balance"]) not in owed, owed[:2000]
                     continue
                 _quote(client, rpc, user)
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 def test_without_tryton_installed_the_demo_says_how_to_install_it(
