@@ -193,8 +193,9 @@ def lookup_loose_names(ctx: Ctx) -> Step | None:
     found, step = master_data.resolve(ctx, [(None, n) for n in loose], LOOSE_DIMENSIONS, loose)
     if step is not None:
         return step
-    for name, (dim, _) in found.items():
-        req.names.append((dim if req.entity and dim in req.entity.fields else None, name))
+    for _name, (dim, record) in found.items():
+        # The record as the ERP names it ("mombasa" is the branch Mombasa): filters match ids.
+        req.names.append((dim if req.entity and dim in req.entity.fields else None, record))
     req.settled += loose
     return None
 

@@ -39,7 +39,8 @@ _LEAD = re.compile(
     r"and in|only|just|instead|break (?:that|it|this) down|split (?:that|it|this)|"
     r"show (?:that|it|this)|make (?:that|it|this)|as an?|in an?|the same|"
     # "by branch", "per month": a new grouping of the last figure.
-    r"(?:(?:grouped|split|broken down|sorted) )?(?:by|per))\b",
+    # ("Per unit cost of …" is a price, not a grouping.)
+    r"(?:(?:grouped|split|broken down|sorted) )?(?:by|per))\b(?!\s+(?:unit|piece|each|item)\b)",
     re.IGNORECASE,
 )
 _ANAPHORA = re.compile(r"\b(that|it|those|them|same|instead)\b", re.IGNORECASE)

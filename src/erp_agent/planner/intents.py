@@ -205,6 +205,10 @@ def _status_words(entity: Entity, haystack: str) -> list[str]:
         for word, candidates in aliases.items():
             if has_term(haystack, word) and (not hits or word in broad):
                 hits += [v for v in candidates if v in values and v not in hits]
+    if entity.lifecycle is not None:
+        # "Submitted" is the booked state every read counts by default, not one of the
+        # statuses a booked document then moves through (Unpaid, Paid…).
+        hits = [v for v in hits if v.lower() != "submitted"]
     return hits
 
 

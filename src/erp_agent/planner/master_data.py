@@ -177,7 +177,9 @@ def resolve(
                     break  # a shorter probe is for a name missed, not one already found whole
                 r = ctx.result(f"{entity_name}.list", probe)
                 if r is None:
-                    pending.append(Call(f"{entity_name}.list", probe))
+                    call = Call(f"{entity_name}.list", probe)
+                    if call not in pending:  # two names may need one probe ("white", "white tape")
+                        pending.append(call)
                     break
                 if not r.ok:
                     break

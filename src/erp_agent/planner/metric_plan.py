@@ -28,6 +28,22 @@ _BY = re.compile(
     r"\b(?:by|per|for each|each|across|broken down by|split by|grouped by|break(?:\s+\w+)? down by)"
     r"\s+([a-z][a-z ]{1,40}?)(?=\s+(?:this|last|next|in|for|since|during|as|from|between|over|and|with|where|that|which|q[1-4]|h[12]|ytd|mtd|qtd|\d{4}|jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*|today|yesterday|to date|so far)\b|[?.,!;]|$)"
 )
+# "By number of invoices", "by invoice count", "by sales value": what a ranking is measured by,
+# never a dimension to break the figure down by.
+_MEASURE_PHRASE = re.compile(
+    r"^(?:the\s+)?(?:(?:number|count|no|amount|value|total|sum|quantity|qty|volume)\s+of\b|"
+    r"[a-z]+\s+(?:count|number|value|amount|total|volume)s?\b)"
+)
+
+
+def _by_phrases(low: str) -> list[str]:
+    return [
+        m.group(1).strip()
+        for m in _BY.finditer(low)
+        if not _MEASURE_PHRASE.match(m.group(1).strip())
+    ]
+
+
 # Words that stand for several statuses (intents' aliases): "open", "unpaid", "pending"…
 _STATUS_WORDS = ("open", "unpaid", "outstanding", "pending", "approved", "draft", "settled")
 # Dimensions that say whose figure it is: they decide between selling and buying metrics.
@@ -128,6 +144,11 @@ def counted(catalog: Catalog, metric: Any) -> Any:
     return same[0] if same else metric
 
 
+_COUNTED = re.compile(
+    r"\b(count|number of|no\. of|how many|(?:most|fewest|least) times|how often)\b"
+)
+# A ranking by how many times ("invoiced the most times"), not by how much.
+_TIMES = re.compile(r"\b(?:most|fewest|least) times\b|\bhow often\b")
 _RANKING_PARTIES = re.compile(r"\b(top|biggest|largest|most|highest|least|lowest)\b", re.I)
 _RANKING = re.compile(r"\b(top|biggest|largest|best|most|highest|each|per|by)\b")
 
@@ -226,8 +247,7 @@ def group_by(catalog: Catalog, metric: Any, req: Request) -> list[str]:
     # newest message (follow-ups are joined with " ; ") that names one decides.
     segments = [seg for seg in req.text.lower().split(" ; ") if _BY.search(seg)]
     low = segments[-1] if segments else req.text.lower()
-    for m in _BY.finditer(low):
-        phrase = m.group(1).strip()
+    for phrase in _by_phrases(low):
         words = phrase.split()
         for size in (3, 2, 1):
             head = " ".join(words[:size])
@@ -368,8 +388,9 @@ def unsupported_dimension(catalog: Catalog, metric: Any, req: Request) -> str | 
     dims = getattr(catalog, "dimensions", None) or {}
     segments = [seg for seg in req.text.lower().split(" ; ") if seg.strip()]
     low = segments[-1] if segments else req.text.lower()
-    phrases = [m.group(1).strip() for m in _BY.finditer(low)]
-    phrases += [m.group(1).strip() for m in _RANK_TARGET.finditer(low)]
+    phrases = _by_phrases(low)
+    phrases += [m.group(1).strip() for m in _RANK_TARGET.finditer(low)
+                if not _MEASURE_PHRASE.match(m.group(1).strip())]  # fmt: skip
     subject = _WHICH.match(low)
     if subject and _RANK_TARGET.search(f"{low} x"):
         phrases.append(subject.group(1).strip())  # "which items sold the most?"
@@ -491,10 +512,20 @@ def report_metric(catalog: Catalog, req: Request) -> Any | None:
     total (named by the report's label among its terms), cut by the party named or, when none
     is, by the report's own party."""
     report = req.report
-    if req.top is None or report is None or not report.entity:
+    if report is None or not report.entity:
+        return None
+    named = [m for m in ranked(catalog, req) if m.entity == report.entity]
+    if req.top is None:
+        # "How much is overdue for Gulf Traders?": one figure the report does not state (its
+        # buckets hold what is not yet due too), named outright: that metric, cut by the names.
+        low = req.text.lower()
+        whole = getattr(report.fallback, "metric", None)
+        if _ONE_FIGURE.search(low) and not _AGEING_WORDS.search(low):
+            said = [m for m in named if m.name != whole
+                    and any(says(norm(req.text), t) for t, _ in metric_terms(m))]  # fmt: skip
+            return said[0] if said else None
         return None
     metrics = list((getattr(catalog, "metrics", None) or {}).values())
-    named = [m for m in ranked(catalog, req) if m.entity == report.entity]
     total = [m for m in metrics if m.entity == report.entity
              and norm(report.label).strip() in {norm(t).strip() for t, _ in metric_terms(m)}]  # fmt: skip
     parties = dimensions_named(catalog, req.text) & _PARTY_DIMENSIONS
@@ -503,6 +534,10 @@ def report_metric(catalog: Catalog, req: Request) -> Any | None:
         if parties & set(m.dimensions) or (not parties and own):
             return m
     return None
+
+
+_ONE_FIGURE = re.compile(r"\b(how much|hw much|total|sum|amount|in all|altogether)\b")
+_AGEING_WORDS = re.compile(r"\b(ageing|aging|aged|buckets?|brackets?|bands?|report)\b")
 
 
 def report_party(catalog: Catalog, req: Request, metric: Any) -> str | None:
@@ -556,6 +591,13 @@ def metric_step(
         by = [getattr(known[d], "ranked_by", None) for d in sorted(parties) if d in known]
         candidates += [metrics[m] for m in by if m in metrics and metrics[m] not in candidates]
     metric = fitting(candidates, parties)
+    low = req.text.lower()
+    if metric is not None and (
+        (metric is not candidates[0] and _COUNTED.search(low)) or _TIMES.search(low)
+    ):
+        # "Suppliers with the highest invoice count": the count named did not fit the party,
+        # the figure that did is counted instead ("invoice count" of suppliers is their bills).
+        metric = counted(ctx.catalog, metric)
     names = list(req.names) + [(None, code) for code in req.items]
     resolved: dict[str, tuple[str, str]] = {}
     if metric is None and not _STOCK_WORDS.search(req.text.lower()):
@@ -596,6 +638,13 @@ def metric_step(
         resolved = _newest_per_dimension(req.text, resolved)
     if metric is None:
         return None
+    return figure_step(ctx, metric, resolved)
+
+
+def figure_step(ctx: Ctx, metric: Any, resolved: Mapping[str, tuple[str, str]]) -> Step | None:
+    """The metrics.query call for ``metric`` cut by the ``resolved`` names (words → dimension,
+    value), then its answer; None when the request says something the metric cannot express."""
+    req = ctx.req
     missing = unsupported_dimension(ctx.catalog, metric, req)
     if missing is not None:
         return say(_cannot_break_down(ctx.catalog, metric, missing))
@@ -751,7 +800,8 @@ def _arguments(
         args["filters"] = filters
     if req.period is not None and metric.date_field:
         args["period"] = {"from": req.period.start.isoformat(), "to": req.period.end.isoformat()}
-    if req.as_of is not None and not metric.date_field:
+    if req.as_of is not None and (not metric.date_field or metric.cumulative):
+        # A balance at a date: everything dated on or before it.
         args["as_of"] = req.as_of.isoformat()
     if req.top:
         args["top"] = req.top

@@ -5,6 +5,7 @@ from (what was actually asked of the ERP), and the words the reading left out.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -60,7 +61,13 @@ def line(
     if company and not any(company in p for p in parts):
         parts.append(f"company {company}")
     text = PREFIX + ", ".join(p for p in parts if p)
-    ignored = list(dict.fromkeys([*req.ignored, *vocabulary.filler_words(req.text, catalog)]))
+    # Words of a name the reading found ("white" of "white steel screw packs") were not left out.
+    named = {w for name in req.settled for w in re.findall(r"[\w']+", name.lower())}
+    ignored = [
+        w
+        for w in dict.fromkeys([*req.ignored, *vocabulary.filler_words(req.text, catalog)])
+        if w.lower() not in named
+    ]
     if ignored:
         text += f"; ignored: {join(ignored)}"
     return text + "."
@@ -122,6 +129,9 @@ def _filters(raw: Any) -> list[str]:
             out.append(f"{field} {shown}")
         elif op == "like":
             core = str(value).strip("%")
+            if "%" not in str(value):
+                out.append(f"{field} {core}")  # a like without a wildcard: the value, any case
+                continue
             how = "containing" if str(value).startswith("%") else "starting"
             out.append(f"{field} {how} {core}")
         elif op == "between" and isinstance(value, list):

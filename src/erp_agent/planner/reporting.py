@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from erp_agent.planner import master_data, metric_plan
+from erp_agent.planner import master_data, metric_plan, vocabulary
 from erp_agent.planner.answer import capabilities, fmt, is_number, join
 from erp_agent.planner.context import Result
 from erp_agent.planner.parse_dates import Period
@@ -290,11 +290,19 @@ def _unplaced_names(
 
     company = str(args.get("company") or "").lower()
     settled = {v.lower() for v in ctx.req.settled}
-    names = [
+    names: list[tuple[str | None, str]] = [
         (None, v)
         for _, v in ctx.req.names
         if v not in placed and v.lower() not in company and v.lower() not in settled
     ]
+    # Names typed in lowercase ("ageing for gulf traders") are kept when a record has them.
+    said = {v.lower() for _, v in ctx.req.names} | settled | {p.lower() for p in placed}
+    loose = [
+        n
+        for n in vocabulary.loose_names(ctx.req.text, ctx.catalog)
+        if n.lower() not in said and n.lower() not in company
+    ]
+    names += [(None, n) for n in loose]
     if not names:
         return None
     dims = getattr(ctx.catalog, "dimensions", {}) or {}
@@ -305,9 +313,10 @@ def _unplaced_names(
     }
     if not by_target:
         return None
-    found, step = master_data.resolve(ctx, names, list(by_target))
+    found, step = master_data.resolve(ctx, names, list(by_target), loose)
     if step is not None:
         return step
+    ctx.req.settled += [n for n in loose if n in found]
     for dim, record in found.values():
         pname = by_target[dim]
         if props[pname].get("type") == "array":

@@ -16,6 +16,7 @@ SHORTHAND: tuple[tuple[str, str], ...] = (
     (r"a/p|ap", "accounts payable"),
     (r"gl", "general ledger"),
     (r"tb", "trial balance"),
+    (r"cogs", "cost of goods sold"),
     (r"owing to", "owed to"),
     (r"owing", "owe"),
 )

@@ -85,6 +85,9 @@ GRAMMAR = frozenset(
         "its",
         "just",
         "largest",
+        "highest",
+        "fewest",
+        "smallest",
         "last",
         "least",
         "less",
@@ -446,13 +449,15 @@ GRAMMAR |= frozenset(
         "hence",
         "therefore",
         "kindly",
+        "moment",
     ]
 )
 ABBREVIATIONS = {"r": "are", "rev": "revenue", "yr": "year", "yrs": "years", "mth": "month", "mo": "month", "qtr": "quarter",
                  "amt": "amount", "inv": "invoice", "invs": "invoices", "cust": "customer",
                  "custs": "customers", "supp": "supplier", "qty": "quantity", "whats": "what is",
                  "hw": "how", "tot": "total", "pls": "please", "plz": "please", "u": "you",
-                 "thru": "through", "wk": "week", "avg": "average", "num": "number"}  # fmt: skip
+                 "thru": "through", "wk": "week", "avg": "average", "num": "number",
+                 "atm": "at the moment", "rn": "right now"}  # fmt: skip
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 # How often a word occurs in everyday English (pyspellchecker's frequency list, built from
@@ -653,7 +658,16 @@ def correct(text: str, catalog: Catalog) -> str:
         fixed = _spelling(low) if english_frequency(low) < ENGLISH else None
         return fixed or word
 
-    return _WORD.sub(fix, rephrase(shorthand.expand(unshout(text), known)))
+    text = rephrase(shorthand.expand(unshout(text), known))
+    # Email addresses and web addresses are said verbatim: never "corrected" ("mutua@…").
+    pieces, last = [], 0
+    for m in _VERBATIM.finditer(text):
+        pieces += [_WORD.sub(fix, text[last : m.start()]), m.group(0)]
+        last = m.end()
+    return "".join([*pieces, _WORD.sub(fix, text[last:])])
+
+
+_VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+")
 
 
 def _stems(word: str) -> list[str]:

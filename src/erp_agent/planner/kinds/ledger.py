@@ -6,11 +6,10 @@ the report's. Without such an account the request is read as before."""
 
 from __future__ import annotations
 
-import calendar
 import re
 from typing import Any
 
-from erp_agent.planner import reporting, vocabulary
+from erp_agent.planner import metric_plan, reporting
 from erp_agent.planner.master_data import (
     ACCEPT,
     CLOSE,
@@ -19,8 +18,11 @@ from erp_agent.planner.master_data import (
     probe_token,
     resolve,
 )
+from erp_agent.planner.metric_terms import metric_terms, says
+from erp_agent.planner.name_phrases import name_phrases
 from erp_agent.planner.reading import Kind
 from erp_agent.planner.steps import Call, Ctx, Step, enable, rows_of
+from erp_agent.planner.terms import norm
 
 REPORT = "general_ledger"
 # A ledger said outright, or money moving through an account ("went through the bank account").
@@ -35,22 +37,74 @@ _ACCOUNT = re.compile(r"\baccounts?\b")
 _OWN_WORDS = frozenset(["general", "ledger", "gl", "posting", "postings", "posted", "statement",
     "account", "accounts", "entries", "entry", "transactions", "transaction", "movements",
     "movement", "activity", "went", "gone", "go", "goes", "passed", "moved", "came", "ytd", "mtd",
+    "balance", "balances", "closing", "opening", "book", "control", "expense", "expenses",
     "qtd", "q1", "q2", "q3", "q4"])  # fmt: skip
-_MONTH_WORDS = frozenset(m.lower() for m in (*calendar.month_name, *calendar.month_abbr) if m)
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9&'.]*|-")
 
 
 # Money moving through something, said as a verb ("what went through the bank in March").
 _THROUGH = re.compile(r"\b(went|gone|go(?:es)?|passed|moved|came)\s+(through|into|in|out of)\b")
 
 
+# A balance asked ("closing balance of Creditors on 30 Sep", "GL balance of cash"), unless it is
+# a balance of something else than money on an account (leave, stock).
+_BALANCE = re.compile(r"\bbalances?\b")
+# "How much is sitting in the Rent account": what an account holds.
+_HELD = re.compile(
+    r"\bhow much (?:money |cash )?(?:is|was|do we have|have we got)\s+"
+    r"(?:sitting |held |left |parked )?(?:in|on)\b"
+)
+_OTHER_BALANCE = re.compile(
+    r"\b(leaves?|holidays?|vacation|stock|inventory|qty|quantity|quantities|units|days)\b"
+)
+# Money held in the bank or in cash: the balance of the Bank and Cash accounts.
+_CASH = re.compile(
+    r"\b(cash (?:in|at) (?:the )?bank|bank balances?|cash balances?|cash position|cash on hand|"
+    r"money (?:in|at) the bank|how much (?:cash|money)\b.*\b(?:have|got|hold|sitting)|"
+    r"in (?:the|our) bank(?: accounts?)?\s*\??$)"
+)
+BALANCE_METRIC = "account_balance"
+MOVEMENT_METRIC = "ledger_net_movement"
+_PERIOD_ROOTS = frozenset(["Income", "Expense"])
+CASH_TYPES = ["Bank", "Cash"]
+
+
 def applies(ctx: Ctx) -> bool:
     req = ctx.req
-    if req.kind not in (Kind.REPORT, Kind.LIST, Kind.UNKNOWN) or req.doc_ids:
+    if req.doc_ids or REPORT not in ctx.catalog.reports:
         return False
-    if REPORT not in ctx.catalog.reports:
+    if ledger_figure(ctx) is not None:
+        return req.kind in (Kind.REPORT, Kind.LIST, Kind.UNKNOWN, Kind.TOTAL)
+    if req.kind not in (Kind.REPORT, Kind.LIST, Kind.UNKNOWN):
         return False
     return asks_ledger(req.text)
+
+
+def asks_balance(text: str) -> bool:
+    """The balance of money on accounts: a balance said outright, cash held, or what an account
+    holds."""
+    low = text.lower()
+    account = _ACCOUNT.search(low)
+    if _OTHER_BALANCE.search(low) and not account:
+        return False
+    return bool(_BALANCE.search(low) or asks_cash(low) or (_HELD.search(low) and account))
+
+
+def ledger_figure(ctx: Ctx) -> Any | None:
+    """The ledger figure the words name ("total debits", "net movement") or a balance asked;
+    None for any other question."""
+    metrics = ctx.catalog.metrics
+    named = metric_plan.pick(ctx.catalog, ctx.req)
+    if named is not None and getattr(named, "group", None) == "ledger":
+        low = norm(ctx.req.text)
+        if any(says(low, term) for term, _ in metric_terms(named)):
+            return named
+    if asks_balance(ctx.req.text) and BALANCE_METRIC in metrics:
+        return metrics[BALANCE_METRIC]
+    return None
+
+
+def asks_cash(text: str) -> bool:
+    return bool(_CASH.search(text.lower()))
 
 
 def asks_ledger(text: str) -> bool:
@@ -61,27 +115,56 @@ def asks_ledger(text: str) -> bool:
 
 
 def phrases(text: str) -> list[str]:
-    """Runs of the words left once the question's own words, grammar and dates are taken out:
-    what could be an account's name ("Debtors", "Debtors - ST", "cash")."""
-    runs: list[list[str]] = [[]]
-    for token in _TOKEN.findall(text):
-        low = token.lower().strip("'.").removesuffix("'s")
-        keep = token == "-" or not (
-            low in vocabulary.GRAMMAR or low in _OWN_WORDS or low in _MONTH_WORDS or low.isdigit()
+    """What could be an account's name ("Debtors", "Debtors - ST", "cash in hand")."""
+    return name_phrases(text, _OWN_WORDS)
+
+
+# Words a company's name ends with that do not tell one company from another.
+_COMPANY_SUFFIXES = frozenset(["ltd", "limited", "inc", "corp", "corporation", "co", "llc",
+                               "plc", "gmbh", "sa", "company", "group"])  # fmt: skip
+
+
+def _company_named(ctx: Ctx) -> tuple[str, Step | None]:
+    """'Creditors for Harbor Goods', 'cash, Savanna side': a company the words name (by its
+    leading words) is the figure's company in this planning call; the text without those
+    words is what may name accounts."""
+    text = ctx.req.text
+    if ctx.view.company or not ctx.has("company.list"):
+        return text, None
+    args = {"fields": ["id"], "limit": 20}
+    r = ctx.result("company.list", args)
+    if r is None:
+        return text, Step(calls=[Call("company.list", args)])
+    if not r.ok:
+        return text, None
+    found: list[tuple[str, re.Match[str]]] = []
+    for row in rows_of(r):
+        name = str(row.get("id") or "")
+        words = [
+            w for w in re.findall(r"[A-Za-z0-9&']+", name) if w.lower() not in _COMPANY_SUFFIXES
+        ]
+        if not words or len(words[0]) < 4:
+            continue
+        # Its leading word, then as many of its next words as are said after it.
+        pattern = re.escape(words[0]) + "".join(rf"(?:\s+{re.escape(w)}" for w in words[1:])
+        pattern += (
+            ")?" * (len(words) - 1) + r"(?:\s+(?:" + "|".join(_COMPANY_SUFFIXES) + r")\b\.?)?"
         )
-        if keep:
-            runs[-1].append(re.sub(r"'s$", "", token))
-        elif runs[-1]:
-            runs.append([])
-    out = [" ".join(r).strip(" -") for r in runs]
-    return list(dict.fromkeys(p for p in out if p and p != "-"))
+        m = re.search(rf"\b{pattern}\b", text, re.IGNORECASE)
+        if m:
+            found.append((name, m))
+    if len(found) != 1:
+        return text, None
+    name, m = found[0]
+    ctx.view.company = name
+    return text[: m.start()] + " " + text[m.end() :], None
 
 
 def _probe(name: str) -> dict[str, Any]:
     token = probe_token(name)
     return {
         "filters": [{"field": "name", "op": "like", "value": f"%{token}%"}],
-        "fields": ["id", "name", "company"],
+        "fields": ["id", "name", "company", "root_type"],
         "limit": 50,
     }
 
@@ -94,14 +177,19 @@ def handle(ctx: Ctx) -> Step | None:
     # An account picked in reply to "which account?" is taken as picked.
     matches = [(101.0, v, "") for h, v in req.names if h == "account"]
     settled = {s.lower() for s in req.settled}
-    words = [w for w in phrases(req.text) if w.lower() not in settled]
+    text, step = _company_named(ctx)
+    if step is not None:
+        return step
+    words = [w for w in phrases(text) if w.lower() not in settled]
+    kinds: dict[str, str] = {}  # account → its root type (Asset, Income, Expense…)
     pending: list[Call] = []
     options: dict[str, list[tuple[float, str, str]]] = {}
     for name in words:
         args = _probe(name)
         r = ctx.result("account.list", args)
         if r is None:
-            pending.append(Call("account.list", args))
+            if Call("account.list", args) not in pending:
+                pending.append(Call("account.list", args))
             continue
         if not r.ok:
             continue
@@ -110,6 +198,7 @@ def handle(ctx: Ctx) -> Step | None:
             for row in rows_of(r)
             if row.get("id")
         ]
+        kinds.update({str(row["id"]): str(row.get("root_type") or "") for row in rows_of(r)})
         best = max((s for s, _, _ in scored), default=0.0)
         if best >= ACCEPT:
             # Its exact name wins outright ("bank" is Bank, not Bank Accounts or Bank Charges).
@@ -117,12 +206,110 @@ def handle(ctx: Ctx) -> Step | None:
             options[name] = [m for m in scored if m[0] >= near]
     if pending:
         return Step(calls=pending)
+    options = _whole_names_first(options)
+    figure = ledger_figure(ctx)
+    if figure is not None:
+        return _figure(ctx, figure, matches, options, kinds)
     if not matches and not options:
         return _party_ledger(ctx)
     return _report(ctx, matches, options)
 
 
+def _figure(
+    ctx: Ctx,
+    metric: Any,
+    picked: list[tuple[float, str, str]],
+    options: dict[str, list[tuple[float, str, str]]],
+    kinds: dict[str, str],
+) -> Step | None:
+    """'Closing balance of Creditors on 30 Sep', 'how much cash is in the bank', 'debits on
+    Bank - ST in October': the ledger figure of the accounts named (or, for cash, of the Bank
+    and Cash accounts); a balance at the date asked (or today). A figure of no account named is
+    left to the other kinds (a customer's balance: what it still owes)."""
+    req = ctx.req
+    balance = metric.name == BALANCE_METRIC
+    named = req.as_of is not None or bool(_ACCOUNT.search(req.text.lower()))
+    # Only a name the chart of accounts holds as such counts without "account" or a date:
+    # "Acme's balance" is what Acme owes, not an account that happens to look like it.
+    exact = {w: [m for m in found if m[0] > 100] for w, found in options.items()}
+    chosen = options if named else {w: found for w, found in exact.items() if found}
+    resolved: dict[str, tuple[str, str]] = {}
+    for i, (_, account, _) in enumerate(picked):
+        resolved[f"account {i}"] = ("account", account)
+    for words, found in chosen.items():
+        company = ctx.view.company
+        own = [m for m in found if not company or not m[2] or m[2] == company]
+        per_company: dict[str, list[tuple[float, str, str]]] = {}
+        for m in own:
+            per_company.setdefault(m[2], []).append(m)
+        if any(len(ms) > 1 for ms in per_company.values()):
+            # Two accounts of one company fit the words as well: ask, never pick one.
+            ranked = [(s, 0, "account", a, a) for s, a, _ in own]
+            return ask_which(ctx, words, "account", ranked)
+        for i, (_, account, _) in enumerate(own):
+            resolved[f"{words} {i}"] = ("account", account)
+    if not resolved and not (balance and asks_cash(req.text)):
+        return _party_balance(ctx) if balance else None
+    if not resolved:
+        args = {"filters": [{"field": "account_type", "op": "in", "value": CASH_TYPES},
+                            {"field": "is_group", "op": "=", "value": 0}],
+                "fields": ["id", "name", "company"], "limit": 50}  # fmt: skip
+        r = ctx.result("account.list", args)
+        if r is None:
+            return Step(calls=[Call("account.list", args)])
+        if not r.ok:
+            return None
+        for i, row in enumerate(rows_of(r)):
+            if row.get("id"):
+                resolved[f"cash {i}"] = ("account", str(row["id"]))
+        if not resolved:
+            return None
+    req.settled += list(chosen)  # the words are the accounts now, no other parameter's
+    accounts = {value for _, value in resolved.values()}
+    resolved = {f"account {i}": ("account", a) for i, a in enumerate(sorted(accounts))}
+    if balance and req.period is not None and req.as_of is None:
+        if accounts and all(kinds.get(a) in _PERIOD_ROOTS for a in accounts):
+            # An income or expense account's balance "this year" is what was posted to it
+            # in the year (these accounts start every year at nil), not its lifetime total.
+            metric = ctx.catalog.metrics.get(MOVEMENT_METRIC, metric)
+        else:
+            # A balance sheet account's balance is at the period's end (today at the latest).
+            req.as_of, req.period = min(req.period.end, ctx.view.today), None
+    return metric_plan.figure_step(ctx, metric, resolved)
+
+
+def _whole_names_first(
+    options: dict[str, list[tuple[float, str, str]]],
+) -> dict[str, list[tuple[float, str, str]]]:
+    """'Cash in hand' found as an account: its parts ('cash', 'hand') are not accounts of their
+    own; a joined phrase that found none leaves its parts."""
+    joined = [w for w in options if " " in w and " - " not in w and options[w]]
+    parts = {p.lower() for w in joined for p in w.split()}
+    return {w: found for w, found in options.items() if w in joined or w.lower() not in parts}
+
+
 _PARTIES = ("customer", "supplier")
+# A party's balance is what is still open with it.
+_PARTY_BALANCE = {"customer": "receivables", "supplier": "payables"}
+
+
+def _party_balance(ctx: Ctx) -> Step | None:
+    """'What's the balance of Gulf Traders?': no account of that name, so what the customer
+    still owes us (or we the supplier)."""
+    company = (ctx.view.company or "").lower()
+    names = [(h if h in _PARTIES else None, v) for h, v in ctx.req.names
+             if not (company and company.startswith(v.lower()))]  # fmt: skip
+    if not names:
+        return None
+    found, step = resolve(ctx, names, _PARTIES)
+    if step is not None:
+        return step
+    kinds = {dim for dim, _ in found.values()}
+    metric = ctx.catalog.metrics.get(_PARTY_BALANCE[next(iter(kinds))]) if len(kinds) == 1 else None
+    if metric is None:
+        return None
+    ctx.req.settled += list(found)
+    return metric_plan.figure_step(ctx, metric, found)
 
 
 def _party_ledger(ctx: Ctx) -> Step | None:

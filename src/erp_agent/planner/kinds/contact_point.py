@@ -1,0 +1,106 @@
+"""'Who is info@equatorlogistics.co.ke?', 'which customer has the phone number 0722 802 476?':
+the contacts, customers and suppliers an email address or phone number in the question
+belongs to. An email is matched whole (any case); a phone by its last nine digits, so
+"0722 802 476" finds "+254 722802476" as the ERP stores it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from erp_agent.planner.answer import join
+from erp_agent.planner.steps import Call, Ctx, Step, rows_of, say
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# Eight digits or more, spaced or not, with no letter or hyphen joined on (not "INV-44035").
+_PHONE = re.compile(r"(?<![\w/.-])\+?\d[\d ()]{6,}\d(?![\w/.-])")
+_PHONE_WORDS = re.compile(
+    r"\b(phone|mobile|tel|telephone|cell|number|whatsapp|call(?:ed|s)?)\b", re.I
+)
+_PHONE_DIGITS = 9  # the subscriber part, without a country or trunk prefix
+# (entity, field) pairs an email or a phone is looked up in, in this order.
+_EMAIL_FIELDS = [("contact", "email"), ("customer", "email"), ("supplier", "email")]
+_PHONE_FIELDS = [("contact", "mobile"), ("contact", "phone"), ("customer", "mobile")]
+_SHOWN = {
+    "contact": ["id", "full_name", "organization", "linked_type", "linked_id", "email", "phone",
+                "mobile"],
+    "customer": ["id", "name", "email", "mobile"],
+    "supplier": ["id", "name", "email"],
+}  # fmt: skip
+
+
+def said(text: str) -> tuple[str, str, str] | None:
+    """('email', address, as typed) or ('phone', digits, as typed) the text holds, if any."""
+    email = _EMAIL.search(text)
+    if email:
+        typed = email.group(0).strip(".")
+        return "email", typed.lower(), typed
+    cued = bool(_PHONE_WORDS.search(text))
+    for m in _PHONE.finditer(text):
+        typed = m.group(0).strip()
+        digits = re.sub(r"\D", "", typed)
+        groups = re.findall(r"\d+", typed.lstrip("+"))
+        # A number as people write a phone: its groups of three digits or more ("0722 802
+        # 476"), from a trunk 0 or a +, or said to be one; not "30 60 90 120".
+        looks = all(len(g) >= 3 for g in groups[1 if typed.startswith("+") else 0 :])
+        if len(digits) >= 9 and looks and (cued or typed[0] in "+0"):
+            return "phone", digits, typed
+    return None
+
+
+def applies(ctx: Ctx) -> bool:
+    req = ctx.req
+    return not req.doc_ids and req.change is None and said(req.text) is not None
+
+
+def _calls(ctx: Ctx, kind: str, value: str) -> list[Call]:
+    pairs = _EMAIL_FIELDS if kind == "email" else _PHONE_FIELDS
+    pattern = value if kind == "email" else f"%{value[-_PHONE_DIGITS:]}%"
+    calls = []
+    for entity, name in pairs:
+        spec = ctx.catalog.entities.get(entity)
+        if spec is None or name not in spec.fields or not ctx.has(f"{entity}.list"):
+            continue
+        fields = [f for f in _SHOWN[entity] if f == "id" or f in spec.fields]
+        flt = {"field": name, "op": "like", "value": pattern}
+        calls.append(Call(f"{entity}.list", {"filters": [flt], "fields": fields, "limit": 20}))
+    return calls
+
+
+def handle(ctx: Ctx) -> Step | None:
+    found = said(ctx.req.text)
+    if found is None:
+        return None
+    kind, value, typed = found
+    if typed not in ctx.req.settled:
+        ctx.req.settled.append(typed)  # its words are the address, not words left out
+    calls = _calls(ctx, kind, value)
+    if not calls:
+        return None
+    pending = [c for c in calls if ctx.result(c.name, c.args) is None]
+    if pending:
+        return Step(calls=pending)
+    lines: list[str] = []
+    for c in calls:
+        r = ctx.result(c.name, c.args)
+        if r is None or not r.ok:
+            continue
+        entity = c.name.removesuffix(".list")
+        lines += [_line(entity, row) for row in rows_of(r)]
+    lines = list(dict.fromkeys(lines))
+    if not lines:
+        return say(f"No contact, customer or supplier you can see has the {kind} {typed}.")
+    return say("\n".join(f"- {line}" for line in lines))
+
+
+def _line(entity: str, row: dict[str, Any]) -> str:
+    reach = join([f"{k} {row[k]}" for k in ("email", "phone", "mobile") if row.get(k)], "and")
+    if entity == "contact":
+        who = str(row.get("full_name") or row.get("id"))
+        owner = (
+            f" of {row.get('linked_type')} {row.get('linked_id')}"
+            if row.get("linked_id")
+            else (f" of {row['organization']}" if row.get("organization") else "")
+        )
+        return f"Contact {who}{owner}: {reach}"
+    return f"{entity.capitalize()} {row.get('name') or row.get('id')}: {reach}"

@@ -1,0 +1,98 @@
+"""'What did we pay Kenya Wire & Cable for orange LED bulbs last time?', 'the rate Machakos
+charged us for the Grey Hammer on their last delivery': the last purchase rate of an item
+(``last_purchase_rate``: the rate on its line of the latest submitted Purchase Invoice), for the
+supplier or company named. The item is what the question names in any case or number ("black
+cordless drills" is the Black Cordless Drill); without an item named, the other kinds answer."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from erp_agent.planner import metric_plan
+from erp_agent.planner.master_data import resolve
+from erp_agent.planner.name_phrases import name_phrases
+from erp_agent.planner.steps import Ctx, Step, enable
+
+METRIC = "last_purchase_rate"
+# A price paid, asked of the latest purchase: a rate, price or cost, or what we were charged.
+_PRICE = re.compile(
+    r"\b(rates?|prices?|cost(?:s|ing)?|paid|pay|charged?|billed|bill(?:ed)? us|buying|bought)\b"
+)
+_LATEST = re.compile(r"\b(last|latest|most recent|recent|previous|newest)\b")
+# "Last month", "last year": a period, not the latest purchase.
+_PERIOD = re.compile(
+    r"\b(last|previous)\s+(week|month|quarter|year|fy|financial year|fiscal year|\d+\s+\w+)\b"
+)
+# Selling, not buying: the item price lists and sales figures answer those.
+_SELLING = re.compile(r"\b(sell|sells|selling|sold|customers?|clients?|quot\w*|sales)\b")
+# Words of the question itself, never an item's, supplier's or company's name.
+_OWN_WORDS = frozenset(["rate", "rates", "price", "prices", "cost", "costs", "paid", "pay",
+    "charge", "charged", "charges", "billed", "bill", "bills", "buying", "bought", "buy", "last",
+    "latest", "recent", "previous", "newest", "time", "unit", "per", "each", "purchase",
+    "purchased", "purchases", "receipt", "receipts", "delivery", "deliveries", "invoice",
+    "invoices", "order", "orders", "supplier", "suppliers", "vendor", "item", "items", "product",
+    "side", "quick", "hey", "hi", "thanks", "please", "pls", "one", "tell", "could", "would",
+    "gave", "give", "goods", "received"])  # fmt: skip
+_DIMENSIONS = ["item", "supplier", "company"]
+
+
+def applies(ctx: Ctx) -> bool:
+    req = ctx.req
+    if req.doc_ids or METRIC not in ctx.catalog.metrics:
+        return False
+    low = req.text.lower()
+    if _SELLING.search(low):
+        return False
+    named = metric_plan.pick(ctx.catalog, req)
+    if named is not None and named.name == METRIC:
+        return True
+    latest = _LATEST.search(_PERIOD.sub(" ", low))
+    return bool(latest and _PRICE.search(low))
+
+
+def handle(ctx: Ctx) -> Step | None:
+    if not ctx.has("metrics.query"):
+        return enable(ctx, "metrics.query")
+    req = ctx.req
+    said = {v.lower() for _, v in req.names}
+    text = req.text
+    for words in req.settled:
+        # Words already settled (a record picked for them in reply to "which item?").
+        text = re.sub(rf"\b{re.escape(words)}\b", " ", text, flags=re.IGNORECASE)
+    loose = [p for p in name_phrases(text, _OWN_WORDS, parts=False) if p.lower() not in said]
+    # A name said inside a longer run ("LED" of "grey LED bulbs") is looked up as the run.
+    inside = {w for p in loose for w in p.lower().split()}
+    names: list[tuple[str | None, str]] = [
+        (h if h in _DIMENSIONS else None, v)
+        for h, v in req.names
+        if v.lower() not in inside and v.lower() not in _OWN_WORDS
+    ]
+    names += [(None, code) for code in req.items]
+    names += [(None, p) for p in loose]
+    if not names:
+        return None
+    found, step = resolve(ctx, names, _DIMENSIONS, loose)
+    if step is not None:
+        return step
+    found = _whole_names_first(found)
+    if not any(dim == "item" for dim, _ in found.values()):
+        return None
+    req.settled += list(found)
+    metric: Any = ctx.catalog.metrics[METRIC]
+    return metric_plan.figure_step(ctx, metric, found)
+
+
+def _whole_names_first(found: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """A run found whole ("Machakos Wire & Cable") leaves out what its words found alone."""
+    whole = [w for w in found if " " in w]
+    parts = {p.lower() for w in whole for p in w.split()}
+    kept = {w: v for w, v in found.items() if w in whole or w.lower() not in parts}
+    # One record per dimension value: a word and its run may find the same one.
+    seen: set[tuple[str, str]] = set()
+    out: dict[str, tuple[str, str]] = {}
+    for w, v in kept.items():
+        if v not in seen:
+            seen.add(v)
+            out[w] = v
+    return out
