@@ -75,12 +75,12 @@ FLOORS: dict[str, dict[str, tuple[float, ...]]] = {
         "groundedness":           (0.98,) * len(RUNS),
     },
     "heldout_v3": {  # gate: accuracy 0.9, groundedness 1.0
-        "accuracy":               (0.54,  0.52,  0.52,  0.51),
+        "accuracy":               (0.55,  0.53,  0.54,  0.52),
         "groundedness":           (0.99,) * len(RUNS),
     },
-    "dev_v4": {  # gate: accuracy 0.9, groundedness 1.0
-        "accuracy":               (0.0,   0.0,   0.0,   0.0),
-        "groundedness":           (0.0,) * len(RUNS),
+    "dev_v4": {  # gate: accuracy 0.9, groundedness 1.0; run on seed 42 only (WRITTEN_FOR)
+        "accuracy":               (0.66,  0.0,   0.70,  0.0),
+        "groundedness":           (0.98,  0.0,   0.99,  0.0),
     },
     "heldout": {  # gate: accuracy 0.95, groundedness 1.0
         "accuracy":               (0.85,  0.85,  0.85,  0.78),
@@ -89,8 +89,13 @@ FLOORS: dict[str, dict[str, tuple[float, ...]]] = {
 }  # fmt: skip
 
 
-def _suites() -> list[Suite]:
-    return load_suites([*builtin_names(), *map(str, HELDOUT)])
+# A set written against one data set only (its picks name that seed's records): run there.
+WRITTEN_FOR = {"dev_v4": 42}
+
+
+def _suites(seed: int | None = None) -> list[Suite]:
+    suites = load_suites([*builtin_names(), *map(str, HELDOUT)])
+    return [s for s in suites if seed is None or WRITTEN_FOR.get(s.name, seed) == seed]
 
 
 def test_every_gate_of_every_suite_has_a_floor_on_every_run() -> None:
@@ -170,7 +175,7 @@ async def test_the_offline_planner_holds_its_floors(
     runtime = await Runtime.create(Settings(erp_url=url, data_dir=str(agent_data)), store=store)
     try:
         run = await run_suites(
-            runtime, OfflinePlanner(runtime.catalog), _suites(), password="demo", today=day
+            runtime, OfflinePlanner(runtime.catalog), _suites(seed), password="demo", today=day
         )
     finally:
         await runtime.aclose()

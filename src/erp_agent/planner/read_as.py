@@ -129,6 +129,9 @@ def _filters(raw: Any) -> list[str]:
             out.append(f"{field} {shown}")
         elif op == "like":
             core = str(value).strip("%")
+            if "%" in core:
+                out.append(f"{field} matching what was asked")  # a phone's digits in order
+                continue
             if "%" not in str(value):
                 out.append(f"{field} {core}")  # a like without a wildcard: the value, any case
                 continue

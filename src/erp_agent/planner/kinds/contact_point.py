@@ -55,7 +55,9 @@ def applies(ctx: Ctx) -> bool:
 
 def _calls(ctx: Ctx, kind: str, value: str) -> list[Call]:
     pairs = _EMAIL_FIELDS if kind == "email" else _PHONE_FIELDS
-    pattern = value if kind == "email" else f"%{value[-_PHONE_DIGITS:]}%"
+    # A phone's digits in order, whatever stands between them ("+254 722 802 476" as stored);
+    # the rows are then held to those digits exactly (``_same_phone``).
+    pattern = value if kind == "email" else "%" + "%".join(value[-_PHONE_DIGITS:]) + "%"
     calls = []
     for entity, name in pairs:
         spec = ctx.catalog.entities.get(entity)
@@ -86,11 +88,20 @@ def handle(ctx: Ctx) -> Step | None:
         if r is None or not r.ok:
             continue
         entity = c.name.removesuffix(".list")
-        lines += [_line(entity, row) for row in rows_of(r)]
+        lines += [
+            _line(entity, row)
+            for row in rows_of(r)
+            if kind == "email" or _same_phone(row, c.args["filters"][0]["field"], value)
+        ]
     lines = list(dict.fromkeys(lines))
     if not lines:
         return say(f"No contact, customer or supplier you can see has the {kind} {typed}.")
     return say("\n".join(f"- {line}" for line in lines))
+
+
+def _same_phone(row: dict[str, Any], field: str, digits: str) -> bool:
+    stored = re.sub(r"\D", "", str(row.get(field) or ""))
+    return len(stored) >= 8 and stored[-_PHONE_DIGITS:] == digits[-_PHONE_DIGITS:]
 
 
 def _line(entity: str, row: dict[str, Any]) -> str:
