@@ -14,7 +14,7 @@ from conftest import DemoERP
 from conftest import ask_offline as ask
 from erp_agent.evals.score import figure_present
 from erp_agent.planner.kinds import contact_point
-from erp_agent.planner.name_phrases import name_phrases
+from erp_agent.planner.name_phrases import name_phrases, whole_first
 from erp_agent.runtime import Runtime
 
 
@@ -25,6 +25,8 @@ def test_names_are_the_runs_of_words_left_and_hyphenated_words_are_one_name() ->
     assert name_phrases("price we paid Acme for grey bolts last time", own, parts=False) == [
         "Acme", "grey bolts"]  # fmt: skip
     assert name_phrases("balance of Debtors - ST", own) == ["Debtors - ST"]
+    # Once "cash in hand" names a record, its words alone are not names of their own.
+    assert whole_first(["cash in hand", "cash", "hand", "Debtors - ST"]) == {"cash", "hand"}
 
 
 def test_an_email_or_phone_is_read_whole_and_an_id_or_amount_is_neither() -> None:

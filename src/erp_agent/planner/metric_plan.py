@@ -144,9 +144,7 @@ def counted(catalog: Catalog, metric: Any) -> Any:
     return same[0] if same else metric
 
 
-_COUNTED = re.compile(
-    r"\b(count|number of|no\. of|how many|(?:most|fewest|least) times|how often)\b"
-)
+_COUNTED = re.compile(r"\b(count|number of|no\. of|how many)\b")
 # A ranking by how many times ("invoiced the most times"), not by how much.
 _TIMES = re.compile(r"\b(?:most|fewest|least) times\b|\bhow often\b")
 _RANKING_PARTIES = re.compile(r"\b(top|biggest|largest|most|highest|least|lowest)\b", re.I)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Collection
 
 from erp_agent.planner import vocabulary
 
@@ -45,3 +46,12 @@ def name_phrases(text: str, own: frozenset[str], *, parts: bool = True) -> list[
 
 _HYPHENATED = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")  # "cash-in-hand"; "Debtors - ST" stays
 _JOINERS = frozenset(["in", "of", "and", "&"])
+
+
+def whole_first(found: Collection[str]) -> set[str]:
+    """Of the phrases that found a record, those to drop: the words of a longer phrase found
+    whole ('cash' and 'hand' once 'cash in hand' is an account; an account's own "X - ST" is
+    one name, never split)."""
+    whole = [w for w in found if " " in w and " - " not in w]
+    parts = {p.lower() for w in whole for p in w.split()}
+    return {w for w in found if w not in whole and w.lower() in parts}

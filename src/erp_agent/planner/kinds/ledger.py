@@ -19,7 +19,7 @@ from erp_agent.planner.master_data import (
     resolve,
 )
 from erp_agent.planner.metric_terms import metric_terms, says
-from erp_agent.planner.name_phrases import name_phrases
+from erp_agent.planner.name_phrases import name_phrases, whole_first
 from erp_agent.planner.reading import Kind
 from erp_agent.planner.steps import Call, Ctx, Step, enable, rows_of
 from erp_agent.planner.terms import norm
@@ -93,11 +93,14 @@ def ledger_figure(ctx: Ctx) -> Any | None:
     """The ledger figure the words name ("total debits", "net movement") or a balance asked;
     None for any other question."""
     metrics = ctx.catalog.metrics
-    named = metric_plan.pick(ctx.catalog, ctx.req)
-    if named is not None and getattr(named, "group", None) == "ledger":
-        low = norm(ctx.req.text)
-        if any(says(low, term) for term, _ in metric_terms(named)):
-            return named
+    low = norm(ctx.req.text)
+    said = [m for m in metrics.values() if getattr(m, "group", None) == "ledger"
+            and any(says(low, term) for term, _ in metric_terms(m))]  # fmt: skip
+    # The ranking over every metric only when a ledger figure's own words are there (it runs
+    # on every planning call of every question).
+    named = metric_plan.pick(ctx.catalog, ctx.req) if said else None
+    if named is not None and named in said:
+        return named
     if asks_balance(ctx.req.text) and BALANCE_METRIC in metrics:
         return metrics[BALANCE_METRIC]
     return None
@@ -206,7 +209,8 @@ def handle(ctx: Ctx) -> Step | None:
             options[name] = [m for m in scored if m[0] >= near]
     if pending:
         return Step(calls=pending)
-    options = _whole_names_first(options)
+    dropped = whole_first([w for w, found in options.items() if found])
+    options = {w: found for w, found in options.items() if w not in dropped}
     figure = ledger_figure(ctx)
     if figure is not None:
         return _figure(ctx, figure, matches, options, kinds)
@@ -233,9 +237,7 @@ def _figure(
     # "Acme's balance" is what Acme owes, not an account that happens to look like it.
     exact = {w: [m for m in found if m[0] > 100] for w, found in options.items()}
     chosen = options if named else {w: found for w, found in exact.items() if found}
-    resolved: dict[str, tuple[str, str]] = {}
-    for i, (_, account, _) in enumerate(picked):
-        resolved[f"account {i}"] = ("account", account)
+    accounts = {account for _, account, _ in picked}
     for words, found in chosen.items():
         company = ctx.view.company
         own = [m for m in found if not company or not m[2] or m[2] == company]
@@ -246,11 +248,10 @@ def _figure(
             # Two accounts of one company fit the words as well: ask, never pick one.
             ranked = [(s, 0, "account", a, a) for s, a, _ in own]
             return ask_which(ctx, words, "account", ranked)
-        for i, (_, account, _) in enumerate(own):
-            resolved[f"{words} {i}"] = ("account", account)
-    if not resolved and not (balance and asks_cash(req.text)):
+        accounts |= {account for _, account, _ in own}
+    if not accounts and not (balance and asks_cash(req.text)):
         return _party_balance(ctx) if balance else None
-    if not resolved:
+    if not accounts:
         args = {"filters": [{"field": "account_type", "op": "in", "value": CASH_TYPES},
                             {"field": "is_group", "op": "=", "value": 0}],
                 "fields": ["id", "name", "company"], "limit": 50}  # fmt: skip
@@ -259,13 +260,10 @@ def _figure(
             return Step(calls=[Call("account.list", args)])
         if not r.ok:
             return None
-        for i, row in enumerate(rows_of(r)):
-            if row.get("id"):
-                resolved[f"cash {i}"] = ("account", str(row["id"]))
-        if not resolved:
+        accounts = {str(row["id"]) for row in rows_of(r) if row.get("id")}
+        if not accounts:
             return None
     req.settled += list(chosen)  # the words are the accounts now, no other parameter's
-    accounts = {value for _, value in resolved.values()}
     resolved = {f"account {i}": ("account", a) for i, a in enumerate(sorted(accounts))}
     if balance and req.period is not None and req.as_of is None:
         if accounts and all(kinds.get(a) in _PERIOD_ROOTS for a in accounts):
@@ -276,16 +274,6 @@ def _figure(
             # A balance sheet account's balance is at the period's end (today at the latest).
             req.as_of, req.period = min(req.period.end, ctx.view.today), None
     return metric_plan.figure_step(ctx, metric, resolved)
-
-
-def _whole_names_first(
-    options: dict[str, list[tuple[float, str, str]]],
-) -> dict[str, list[tuple[float, str, str]]]:
-    """'Cash in hand' found as an account: its parts ('cash', 'hand') are not accounts of their
-    own; a joined phrase that found none leaves its parts."""
-    joined = [w for w in options if " " in w and " - " not in w and options[w]]
-    parts = {p.lower() for w in joined for p in w.split()}
-    return {w: found for w, found in options.items() if w in joined or w.lower() not in parts}
 
 
 _PARTIES = ("customer", "supplier")

@@ -11,7 +11,7 @@ from typing import Any
 
 from erp_agent.planner import metric_plan
 from erp_agent.planner.master_data import resolve
-from erp_agent.planner.name_phrases import name_phrases
+from erp_agent.planner.name_phrases import name_phrases, whole_first
 from erp_agent.planner.steps import Ctx, Step, enable
 
 METRIC = "last_purchase_rate"
@@ -44,11 +44,11 @@ def applies(ctx: Ctx) -> bool:
     low = req.text.lower()
     if _SELLING.search(low):
         return False
-    named = metric_plan.pick(ctx.catalog, req)
-    if named is not None and named.name == METRIC:
-        return True
     latest = _LATEST.search(_PERIOD.sub(" ", low))
-    return bool(latest and _PRICE.search(low))
+    if latest and _PRICE.search(low):
+        return True
+    named = metric_plan.pick(ctx.catalog, req)  # the ranking last: it scores every metric
+    return named is not None and named.name == METRIC
 
 
 def handle(ctx: Ctx) -> Step | None:
@@ -75,24 +75,15 @@ def handle(ctx: Ctx) -> Step | None:
     found, step = resolve(ctx, names, _DIMENSIONS, loose)
     if step is not None:
         return step
-    found = _whole_names_first(found)
+    dropped = whole_first(found)
+    kept: dict[str, tuple[str, str]] = {}
+    for words, record in found.items():
+        # One record once: a word and its run may find the same one.
+        if words not in dropped and record not in kept.values():
+            kept[words] = record
+    found = kept
     if not any(dim == "item" for dim, _ in found.values()):
         return None
     req.settled += list(found)
     metric: Any = ctx.catalog.metrics[METRIC]
     return metric_plan.figure_step(ctx, metric, found)
-
-
-def _whole_names_first(found: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
-    """A run found whole ("Machakos Wire & Cable") leaves out what its words found alone."""
-    whole = [w for w in found if " " in w]
-    parts = {p.lower() for w in whole for p in w.split()}
-    kept = {w: v for w, v in found.items() if w in whole or w.lower() not in parts}
-    # One record per dimension value: a word and its run may find the same one.
-    seen: set[tuple[str, str]] = set()
-    out: dict[str, tuple[str, str]] = {}
-    for w, v in kept.items():
-        if v not in seen:
-            seen.add(v)
-            out[w] = v
-    return out
