@@ -5,6 +5,7 @@ master data when typed in lower case)."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from erp_agent.catalog import Entity
@@ -16,7 +17,7 @@ from erp_agent.planner.steps import Call, Ctx, Filter, Step, say
 from erp_agent.planner.terms import norm
 
 _PARTY_ENTITIES = ("customer", "supplier", "employee", "lead")
-_PLACE_FIELDS = ("branch", "territory", "customer_group", "supplier_group", "warehouse", "project",
+_PLACE_FIELDS = ("branch", "territory", "country", "customer_group", "supplier_group", "warehouse", "project",
                  "department", "cost_center", "item_group", "company")  # fmt: skip
 
 
@@ -39,7 +40,7 @@ def base_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], str | None]:
     for name, values in req.enum_filters.items():
         out.append(value_filter(name, values))
     if req.period is not None and e.date_field and req.kind not in (Kind.TREND,):
-        out.append({"field": e.date_field, "op": "between",
+        out.append({"field": _dated_by(e, req.text), "op": "between",
                     "value": [req.period.start.isoformat(), req.period.end.isoformat()]})  # fmt: skip
     elif req.period is not None and req.kind not in (Kind.TREND,):
         # Records with no business date ("new customers this year"): when they were created,
@@ -79,6 +80,22 @@ def base_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], str | None]:
     if ctx.view.company and "company" in fields and fields["company"].filterable:
         out.append({"field": "company", "op": "=", "value": ctx.view.company})
     return out, None
+
+
+# "Invoices that fall due next week", "bills due in the next 14 days": the period is of the
+# due date, not of the posting date.
+_FALLING_DUE = re.compile(
+    r"\b(?:falls?|falling|fell|comes?|coming|become|becomes|becoming)\s+due\b"
+    r"|\bdue\s+(?:in|on|by|before|within|during|over|this|next|between|from|for)\b|\bdue dates?\b"
+)
+
+
+def _dated_by(e: Entity, text: str) -> str:
+    """The date field a period in the request is of."""
+    due = e.fields.get("due_date")
+    if due is not None and due.filterable and _FALLING_DUE.search(text.lower()):
+        return "due_date"
+    return e.date_field or ""
 
 
 # Statuses that only say money is still owed: read from the amounts and dates instead.
@@ -153,6 +170,10 @@ def name_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
     pending: list[Call] = []
     for hint, value in ctx.req.names:
         options = name_candidates(e, hint, value)
+        if re.search(rf"\b(?:based|located|registered|situated)\s+in\s+(?:the\s+)?{re.escape(value)}\b",
+                     ctx.req.text, re.I):  # fmt: skip
+            # "Suppliers based in Kenya": a place, tried before any record named like it.
+            options.sort(key=lambda o: o["field"] not in _PLACE_FIELDS)
         if not options:
             continue
         if len(options) == 1:

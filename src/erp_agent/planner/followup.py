@@ -161,9 +161,18 @@ _BARE_NAME = re.compile(
 )
 
 
+# "Total per currency?", "and the total?": nothing but a sum of what is in play (its currency
+# is how any sum is split, not a subject of its own).
+_TOTAL_ONLY = re.compile(
+    r"^\s*(?:and\s+)?(?:what(?:'s| is) the\s+)?(?:sum|total)s?(?:\s+(?:amount|value))?"
+    r"(?:\s+(?:per|by|in each|for each)\s+currency)?\s*[?.!]*\s*$",
+    re.I,
+)
+
+
 def stands_alone(req: Request, text: str, catalog: Catalog) -> bool:
     """A message that names its own subject and does not open like an edit of the last one."""
-    if _LEAD.match(text) and not req.doc_ids:
+    if (_LEAD.match(text) or _TOTAL_ONLY.match(text)) and not req.doc_ids:
         return False
     if _BARE_NAME.match(text) and not req.doc_ids and req.report is None:
         return False
@@ -249,7 +258,8 @@ def _sum_of_them(base: Request, text: str) -> bool:
     if not questions.says("sum_of_them", text):
         return False
     base.kind = Kind.TOTAL
-    if "outstanding" in e.fields and _OWED.search(base.text):
+    owed = set(base.statuses) and set(base.statuses) <= {"Unpaid", "Overdue", "Partly Paid"}
+    if "outstanding" in e.fields and (_OWED.search(base.text) or owed):
         base.fields_asked = ["outstanding"]
     return True
 
@@ -279,7 +289,7 @@ def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[s
         group, part = intents.group_of(e, haystack, catalog)
         if group is None:
             group = linked_group(e, text, catalog)
-        if group is not None:
+        if group is not None and group != "currency":  # every sum is per currency already
             base.group, base.date_part = group, part
             changed.append("group")
         statuses = intents.status_words(e, haystack)

@@ -189,22 +189,41 @@ def _enum_matches(entity: Entity, haystack: str) -> dict[str, list[str]]:
     return found
 
 
+def _negated(haystack: str, value: str) -> bool:
+    """'have not paid', "haven't been paid", 'not yet delivered': the status denied, not named."""
+    return bool(
+        re.search(
+            rf"\b(?:not|never)\s+(?:yet\s+|been\s+|fully\s+)*{re.escape(norm(value).strip())}\b",
+            haystack,
+        )
+    )
+
+
 def _status_words(entity: Entity, haystack: str) -> list[str]:
     """Status values named directly, or by the usual words for them."""
     if not entity.status_field:
         return []
+    haystack = haystack.replace("n't ", " not ")  # "haven't paid" denies as "have not paid"
     values = entity.fields[entity.status_field].values
     own = norm(" ".join((entity.label, entity.plural)))
-    hits = [v for v in values if has_term(haystack, v) and norm(v) not in own]
+    hits = [
+        v
+        for v in values
+        if has_term(haystack, v) and norm(v) not in own and not _negated(haystack, v)
+    ]
     aliases = load_questions().statuses
     # "unpaid" is also ERPNext's name for one status, but people mean every invoice not yet
     # paid (overdue and partly paid ones too, as outstanding > 0 counts them): the everyday
     # meaning wins over the literal status of the same name.
     broad = [w for w in ("unpaid",) if has_term(haystack, w)]
     if not hits or broad:
-        for word, candidates in aliases.items():
-            if has_term(haystack, word) and (not hits or word in broad):
-                hits += [v for v in candidates if v in values and v not in hits]
+        said = [w for w in aliases if has_term(haystack, w)]
+        for word in said:
+            # "not paid on time" (overdue) is said, not also "not paid" (every unpaid one).
+            if any(word != longer and f" {word} " in f" {longer} " for longer in said):
+                continue
+            if not hits or word in broad:
+                hits += [v for v in aliases[word] if v in values and v not in hits]
     if entity.lifecycle is not None:
         # "Submitted" is the booked state every read counts by default, not one of the
         # statuses a booked document then moves through (Unpaid, Paid…).

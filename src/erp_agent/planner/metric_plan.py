@@ -56,6 +56,21 @@ _STOCK_WORDS = re.compile(
     r"\b(how many|how much|stock|on hand|in stock|do we have|have we got|quantity|quantities|"
     r"units|level)\b"
 )
+_STOCK_ONLY = re.compile(r"\b(stock|on hand|quantity|quantities|units|level)\b")
+
+
+def _records_counted(req: Request) -> bool:
+    """ "How many items are in the Power Tools group": the records named are counted, not the
+    stock of them, unless stock is said."""
+    e = req.entity
+    if e is None or _STOCK_ONLY.search(req.text.lower()):
+        return False
+    after = norm(req.text.lower().split("how many", 1)[-1])
+    return " how many " in norm(req.text) and any(
+        after.startswith(f" {norm(t).strip()} ") for t in (e.plural, e.label, *e.synonyms)
+    )
+
+
 # Places and groups a figure is often asked per, named before it ("branch sales").
 _PER_PLACE = frozenset(["branch", "territory", "warehouse", "item", "item_group"])
 
@@ -400,8 +415,8 @@ def unsupported_dimension(catalog: Catalog, metric: Any, req: Request) -> str | 
                 break
             hay = f" {head} "
             named = [d for d in dims if any(has_term(hay, t) for t in _dimension_terms(catalog, d))]
-            if any(d in metric.dimensions for d in named):
-                break
+            if "currency" in named or any(d in metric.dimensions for d in named):
+                break  # every figure is one sum per currency already
             if named:
                 return str(named[0])
     return None
@@ -598,7 +613,7 @@ def metric_step(
         metric = counted(ctx.catalog, metric)
     names = list(req.names) + [(None, code) for code in req.items]
     resolved: dict[str, tuple[str, str]] = {}
-    if metric is None and not _STOCK_WORDS.search(req.text.lower()):
+    if metric is None and (not _STOCK_WORDS.search(low) or _records_counted(req)):
         return None
     said = " ".join(v.lower() for _, v in names) + " " + " ".join(req.settled).lower()
     loose = [n for n in vocabulary.loose_names(req.text, ctx.catalog) if n.lower() not in said]

@@ -53,6 +53,37 @@ def _shift_months(day: dt.date, months: int) -> dt.date:
 shift_months = _shift_months
 
 
+# "The past week" is the days just gone up to today, as Frappe's "previous 1 week" filter reads
+# it, not the calendar week before this one ("last week").
+_PAST_MONTHS = {"week": 0, "month": 1, "quarter": 3, "year": 12}
+
+
+def _rolling(unit: str, today: dt.date) -> Period:
+    months = _PAST_MONTHS[unit]
+    start = _shift_months(today, -months) if months else today - dt.timedelta(days=7)
+    return Period(start, today, f"the past {unit}")
+
+
+def _counted_span(t: str, today: dt.date) -> Period | None:
+    """'The last 30 days' up to today; 'the next 2 weeks' from today ('due in …')."""
+    m = re.search(
+        r"\b(last|past|previous|next|coming|within the next)\s+(\d{1,3})\s+(day|week|month)s?\b",
+        t,
+    )
+    if m is None:
+        return None
+    sign = -1 if m.group(1) in ("last", "past", "previous") else 1
+    n, unit = int(m.group(2)), m.group(3)
+    other = (
+        _shift_months(today, sign * n)
+        if unit == "month"
+        else today + dt.timedelta(days=sign * n * _UNITS[unit])
+    )
+    if sign < 0:
+        return Period(other, today, f"the last {n} {unit}s")
+    return Period(today, other, f"the next {n} {unit}s")
+
+
 def _relative(which: str, unit: str, today: dt.date) -> Period:
     step = {"this": 0, "current": 0, "last": -1, "previous": -1, "past": -1, "next": 1}[which]
     if unit == "week":
@@ -154,15 +185,9 @@ def parse_period(text: str, today: dt.date) -> Period | None:
     since = _since_date(t, today)
     if since is not None:
         return since
-    m = re.search(r"\b(?:last|past|previous)\s+(\d{1,3})\s+(day|week|month)s?\b", t)
-    if m:
-        n, unit = int(m.group(1)), m.group(2)
-        start = (
-            _shift_months(today, -n)
-            if unit == "month"
-            else today - dt.timedelta(days=n * _UNITS[unit])
-        )
-        return Period(start, today, f"the last {n} {unit}s")
+    span = _counted_span(t, today)
+    if span is not None:
+        return span
     if re.search(r"\b(ytd|year to date|year-to-date|so far this year)\b", t):
         return Period(dt.date(today.year, 1, 1), today, f"{today.year} to date")
     if re.search(r"\b(mtd|month to date)\b", t):
@@ -178,6 +203,8 @@ def parse_period(text: str, today: dt.date) -> Period | None:
         unit = (
             "fiscal year" if m.group(2) in ("fiscal year", "financial year", "fy") else m.group(2)
         )
+        if m.group(1) == "past" and unit in _PAST_MONTHS:
+            return _rolling(unit, today)
         return _relative(m.group(1), unit, today)
     if re.search(r"\btoday\b", t):
         return Period(today, today, "today")

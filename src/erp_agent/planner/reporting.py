@@ -167,8 +167,13 @@ def _per_company(
     pending: list[Any] = []
     texts: list[str] = []
     empty: list[str] = []
+    before, settled = list(ctx.req.settled), list(ctx.req.settled)
     for company in companies:
+        # Each company's report takes the names the question gave, lowercase ones included
+        # (settled by the first company's run, they filter every other company's too).
+        ctx.req.settled = list(before)
         step = _run(ctx, report, name, schema, props, {"company": company, **preset}, show=False)
+        settled += [n for n in ctx.req.settled if n not in settled]
         if step.calls:
             pending += [c for c in step.calls if c not in pending]
         elif step.text is not None:
@@ -184,6 +189,7 @@ def _per_company(
                 empty.append(company)  # nothing of what was asked in this company
             else:
                 texts.append(step.text)
+    ctx.req.settled = settled
     if pending:
         return Step(calls=pending)
     if texts and empty:
@@ -453,7 +459,7 @@ def _report_text(label: str, r: Result, args: Mapping[str, Any], req: Request) -
         if isinstance(total, dict):
             lines += [
                 f"- {k.replace('_', ' ')}: {fmt(v)}" for k, v in total.items() if is_number(v)
-            ][:8]
+            ][:12]
         elif isinstance(total, list):
             labels = [
                 str(c.get("label", "")) for c in data.get("columns") or [] if isinstance(c, dict)

@@ -1,6 +1,6 @@
-"""'Who is info@equatorlogistics.co.ke?', 'which customer has the phone number 0722 802 476?':
-the contacts, customers and suppliers an email address or phone number in the question
-belongs to. An email is matched whole (any case); a phone by its last nine digits, so
+"""'Who is info@equatorlogistics.co.ke?', 'which customer has the phone number 0722 802 476?',
+"who's Megan Johnson?": the contacts, customers and suppliers an email address, a phone number
+or a person's name in the question belongs to. An email is matched whole (any case); a phone by its last nine digits, so
 "0722 802 476" finds "+254 722802476" as the ERP stores it."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ _PHONE_DIGITS = 9  # the subscriber part, without a country or trunk prefix
 # (entity, field) pairs an email or a phone is looked up in, in this order.
 _EMAIL_FIELDS = [("contact", "email"), ("customer", "email"), ("supplier", "email")]
 _PHONE_FIELDS = [("contact", "mobile"), ("contact", "phone"), ("customer", "mobile")]
+_PERSON_FIELDS = [("contact", "full_name")]
 _SHOWN = {
     "contact": ["id", "full_name", "organization", "linked_type", "linked_id", "email", "phone",
                 "mobile"],
@@ -29,8 +30,32 @@ _SHOWN = {
 }  # fmt: skip
 
 
+# A person asked about by name: "who's Megan Johnson?", "Dennis Mwangi's mobile number", "the
+# email of Grace Otieno". Two or three capitalised words make the name.
+_PERSON = r"([A-Z][a-z]+(?:[ '-][A-Z][a-z]+){1,2})"
+_PERSON_ASKED = [
+    re.compile(rf"\bwho(?:'s| is| was)\s+{_PERSON}\b"),
+    re.compile(
+        rf"\b{_PERSON}'s\s+(?:\w+\s+)?(?:phone|mobile|cell|email|e-mail|number|contact|details|company)\b"
+    ),
+    re.compile(
+        rf"\b(?:phone|mobile|cell|email|e-mail|number|contact details|details)\s+(?:of|for)\s+{_PERSON}\b"
+    ),
+]
+
+
+def person(text: str) -> str | None:
+    """The person a question asks about by name, if it asks about one."""
+    for pattern in _PERSON_ASKED:
+        m = pattern.search(text)
+        if m:
+            return m.group(1)
+    return None
+
+
 def said(text: str) -> tuple[str, str, str] | None:
-    """('email', address, as typed) or ('phone', digits, as typed) the text holds, if any."""
+    """('email', address, as typed), ('phone', digits, as typed) or ('person', name, name) the
+    text holds, if any."""
     email = _EMAIL.search(text)
     if email:
         typed = email.group(0).strip(".")
@@ -45,7 +70,8 @@ def said(text: str) -> tuple[str, str, str] | None:
         looks = all(len(g) >= 3 for g in groups[1 if typed.startswith("+") else 0 :])
         if len(digits) >= 9 and looks and (cued or typed[0] in "+0"):
             return "phone", digits, typed
-    return None
+    name = person(text)
+    return ("person", name, name) if name else None
 
 
 def applies(ctx: Ctx) -> bool:
@@ -54,10 +80,14 @@ def applies(ctx: Ctx) -> bool:
 
 
 def _calls(ctx: Ctx, kind: str, value: str) -> list[Call]:
-    pairs = _EMAIL_FIELDS if kind == "email" else _PHONE_FIELDS
+    pairs = {"email": _EMAIL_FIELDS, "phone": _PHONE_FIELDS, "person": _PERSON_FIELDS}[kind]
     # A phone's digits in order, whatever stands between them ("+254 722 802 476" as stored);
     # the rows are then held to those digits exactly (``_same_phone``).
-    pattern = value if kind == "email" else "%" + "%".join(value[-_PHONE_DIGITS:]) + "%"
+    pattern = {
+        "email": value,
+        "phone": "%" + "%".join(value[-_PHONE_DIGITS:]) + "%",
+        "person": f"%{value}%",
+    }[kind]
     calls = []
     for entity, name in pairs:
         spec = ctx.catalog.entities.get(entity)
@@ -74,7 +104,7 @@ def handle(ctx: Ctx) -> Step | None:
     if found is None:
         return None
     kind, value, typed = found
-    if typed not in ctx.req.settled:
+    if typed not in ctx.req.settled and kind != "person":
         ctx.req.settled.append(typed)  # its words are the address, not words left out
     calls = _calls(ctx, kind, value)
     if not calls:
@@ -91,9 +121,11 @@ def handle(ctx: Ctx) -> Step | None:
         lines += [
             _line(entity, row)
             for row in rows_of(r)
-            if kind == "email" or _same_phone(row, c.args["filters"][0]["field"], value)
+            if kind != "phone" or _same_phone(row, c.args["filters"][0]["field"], value)
         ]
     lines = list(dict.fromkeys(lines))
+    if not lines and kind == "person":
+        return None  # not a contact's name: the question is read another way
     if not lines:
         return say(f"No contact, customer or supplier you can see has the {kind} {typed}.")
     return say("\n".join(f"- {line}" for line in lines))
