@@ -12,6 +12,7 @@ import datetime as dt
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -195,3 +196,83 @@ def test_one_statement_search_uses_the_hnsw_and_gin_indexes(scaled: Index) -> No
     hits = scaled.search("card ACC-00042", QUERIES[0], scope)
     assert hits
     assert all(scope.matches(h.doc) for h in hits)
+
+
+@pytest.mark.postgres
+def test_pgvector_scans_a_narrow_scope_exactly(
+    scaled: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One branch and ten days (20 of the 4,000 cards): the dense leg, alone and in the one
+    statement, is an exact scan of just those cards through the scope's B-tree indexes, never
+    the HNSW graph, and returns exactly the numpy brute force's in-scope top 10. The same
+    comparison fails for a scope filter that lets the window's later cards in."""
+    from erp_agent.retrieval import _sql
+    from erp_agent.retrieval.index_postgres import PostgresIndex
+
+    assert isinstance(scaled, PostgresIndex)
+    with scaled._connection() as db:
+        db.execute(f"ANALYZE {scaled.prefix}_docs")
+        # A generic plan would ignore how narrow each scope is (see _pg_connections.configure).
+        assert db.execute("SHOW plan_cache_mode").fetchone() == {
+            "plan_cache_mode": "force_custom_plan"
+        }
+    narrow = Scope(
+        "acme",
+        kinds=frozenset({Kind.RECORD}),
+        branches=frozenset({"Thika"}),
+        date_from=dt.date(2025, 3, 1),
+        date_to=dt.date(2025, 3, 11),
+    )
+    assert 10 < sum(1 for d in DOCS if narrow.matches(d)) < 30
+    assert scaled._exact_cap(narrow, 10) is not None, "not taken for a narrow scope"
+
+    def agrees() -> bool:
+        return all(
+            [key for key, _ in scaled.dense(query, narrow, 10)] == _exact(narrow, query, 10)
+            for query in QUERIES
+        )
+
+    assert agrees()
+    for query in QUERIES[:5]:  # the vector-only hybrid ranks by the dense leg alone
+        hits = scaled.search("", query, narrow, limit=10)
+        assert [h.doc.key for h in hits] == _exact(narrow, query, 10)
+    plan = scaled.explain("", QUERIES[0], narrow)
+    assert f"{scaled.prefix}_scope_" in plan, plan
+    walked = [line for line in plan.splitlines() if f"{scaled.prefix}_hnsw" in line]
+    assert all("never executed" in line for line in walked), plan
+
+    scope_where = _sql.scope_where
+
+    def leaky(scope: Scope, *args: Any) -> str:
+        return scope_where(replace(scope, date_to=None), *args)
+
+    monkeypatch.setattr(_sql, "scope_where", leaky)
+    assert not agrees(), "a scope filter letting later cards in went unnoticed"
+
+
+@pytest.mark.postgres
+def test_pgvector_exact_path_falls_back_when_the_estimate_was_wrong(
+    scaled: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scope the estimate called narrow but holding more rows than the exact path reads
+    (here: every card of the tenant) is answered inside the same statement by the ordered
+    scan instead, still complete and inside the scope, never a truncated exact scan."""
+    from erp_agent.retrieval import index_postgres
+    from erp_agent.retrieval.index_postgres import PostgresIndex
+
+    assert isinstance(scaled, PostgresIndex)
+    monkeypatch.setattr(index_postgres, "EXACT_MIN", 5)
+    monkeypatch.setattr(scaled, "_estimate", lambda scope: 0.0)
+    scope = SCOPES["company + two branches"]
+    cap = scaled._exact_cap(scope, K)
+    assert cap is not None
+    assert cap < sum(1 for d in DOCS if scope.matches(d))
+    by_key = {d.key: d for d in DOCS}
+    found = []
+    for query in QUERIES:
+        got = [key for key, _ in scaled.dense(query, scope, K)]
+        assert len(got) == K
+        assert all(scope.matches(by_key[key]) for key in got)
+        truth = _exact(scope, query, 10)
+        found.append(len(set(got[:10]) & set(truth)) / 10)
+    assert np.mean(found) >= 0.95, found

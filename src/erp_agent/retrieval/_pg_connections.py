@@ -13,10 +13,18 @@ def configure(db: psycopg.Connection[Any], *, ef_search: int) -> None:
     """Each pooled connection: the vector type, and the HNSW scan settings every dense search
     uses (set once here rather than per search, which would cost round trips): a scope applied
     in the WHERE is filled by scanning on (``iterative_scan``) instead of returning the few
-    survivors of an unfiltered top-k."""
+    survivors of an unfiltered top-k.
+
+    Every statement is planned for its own values (``force_custom_plan``): psycopg prepares a
+    statement run five times, and PostgreSQL's generic plan for it, blind to how many rows the
+    scope holds, sorts a B-tree range scan by distance (0.5 s for a scope of 30k of 200k cards,
+    measured) where the custom plan walks the HNSW graph. Custom plans were what the searches
+    got anyway: their generic plan (a sequential scan and sort) looked dearer until the scope
+    indexes existed."""
     register_vector(db)
     db.execute(f"SET hnsw.ef_search = {int(ef_search)}")
     db.execute("SET hnsw.iterative_scan = relaxed_order")
+    db.execute("SET plan_cache_mode = force_custom_plan")
 
 
 def alive(db: psycopg.Connection[Any]) -> None:

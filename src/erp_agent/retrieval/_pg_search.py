@@ -1,7 +1,8 @@
-"""The PostgreSQL hybrid search as ONE statement (one round trip): the dense leg (an HNSW scan
-with the scope in its WHERE, filled by pgvector's iterative scan), the keyword leg (GIN; AND
-first, the OR fill-up only when the AND found fewer than k, decided inside the statement), the
-exact-id pins, reciprocal rank fusion and the cards themselves.
+"""The PostgreSQL hybrid search as ONE statement (one round trip): the dense leg (see
+``nearest``: an exact scan of a narrow scope's rows, else an HNSW scan with the scope in its
+WHERE, filled by pgvector's iterative scan), the keyword leg (GIN; AND first, the OR fill-up only
+when the AND found fewer than k, decided inside the statement), the exact-id pins, reciprocal
+rank fusion and the cards themselves.
 
 It computes what ``Index.search`` computes from the backend's legs, step for step (the contract
 suite runs both backends through the same tests):
@@ -44,6 +45,52 @@ def scope_sql(scope: Scope, params: dict[str, Any]) -> sql.Composed:
     return sql.SQL(_sql.scope_where(scope, "d", param, in_list)).format()
 
 
+def opaque(where: sql.Composable) -> sql.Composed:
+    """The scope as one condition no B-tree index can serve (the planner still estimates its
+    rows from the parts), for the keyword legs: ANDed with their GIN bitmap, the scope indexes
+    cost more than they save (a 30k-row scope's bitmap, ~3 ms, to narrow ~30 matches); they
+    are there for the exact dense path."""
+    return sql.SQL("({}) IS TRUE").format(where)
+
+
+def nearest(
+    docs: sql.Identifier, where: sql.Composable, exact_cap: int | None, params: dict[str, Any]
+) -> tuple[list[sql.Composable], sql.Composable]:
+    """CTEs and a subquery of (key, score): the ``%(k)s`` in-scope cards nearest ``%(v)s``.
+
+    ``exact_cap`` None (a wide scope): the HNSW graph, the scope in its WHERE, filled by the
+    iterative scan, which visits about k / (the scope's share of rows) cards to find k.
+    Otherwise (a narrow scope, as pgvector's docs advise for selective filters): the in-scope
+    rows through the scope's B-tree indexes, every one's exact distance (perfect recall, no
+    graph). The exact path reads at most ``exact_cap`` rows: a scope that turns out to hold more
+    (the planner's estimate was wrong) gets the plain ordered query instead, decided inside the
+    statement (its plan is the planner's: the graph, or the scope's rows sorted).
+    """
+    walk = (
+        "SELECT d.key, 1 - (d.embedding <=> %(v)s) AS score FROM {docs} d WHERE {where} "
+        "AND d.embedding IS NOT NULL{gate} ORDER BY d.embedding <=> %(v)s LIMIT %(k)s"
+    )
+    if exact_cap is None:
+        return [], sql.SQL(walk).format(docs=docs, where=where, gate=sql.SQL(""))
+    params["cap"] = exact_cap
+    ctes: list[sql.Composable] = [
+        # Each in-scope row's distance as it is read (one heap visit); no ORDER BY, so no graph.
+        sql.SQL(
+            "cand AS MATERIALIZED (SELECT d.key, 1 - (d.embedding <=> %(v)s) AS score "
+            "FROM {docs} d WHERE {where} AND d.embedding IS NOT NULL LIMIT %(cap)s + 1)"
+        ).format(docs=docs, where=where),
+        sql.SQL("few AS MATERIALIZED (SELECT count(*) <= %(cap)s AS yes FROM cand)"),
+    ]
+    exact = sql.SQL(
+        "SELECT key, score FROM cand WHERE (SELECT yes FROM few) ORDER BY score DESC, key "
+        "LIMIT %(k)s"
+    )
+    fallback = sql.SQL(walk).format(
+        docs=docs, where=where, gate=sql.SQL(" AND NOT (SELECT yes FROM few)")
+    )
+    return ctes, sql.SQL("({}) UNION ALL ({})").format(exact, fallback)
+
+
 def hybrid(
     docs: sql.Identifier,
     table: str,
@@ -56,9 +103,10 @@ def hybrid(
     leg_k: int,
     rrf_k: int,
     limit: int,
+    exact_cap: int | None = None,
 ) -> tuple[sql.Composed, dict[str, Any]]:
     """The statement and its parameters; rows: score, dense_rank, keyword_rank, then the
-    card's columns (``_sql.COLUMNS``), best first."""
+    card's columns (``_sql.COLUMNS``), best first. ``exact_cap``: see ``nearest``."""
     params: dict[str, Any] = {
         "k": leg_k,
         "rrf": float(rrf_k),
@@ -70,13 +118,13 @@ def hybrid(
     legs: list[sql.Composable] = []
     if vector is not None:
         params["v"] = vector
+        dense_ctes, dense = nearest(docs, where, exact_cap, params)
+        ctes += dense_ctes
         ctes.append(
             sql.SQL(
                 "sem AS MATERIALIZED (SELECT s.key, row_number() OVER "
-                "(ORDER BY s.score DESC, s.key) AS rk FROM (SELECT d.key, "
-                "1 - (d.embedding <=> %(v)s) AS score FROM {docs} d WHERE {where} "
-                "AND d.embedding IS NOT NULL ORDER BY d.embedding <=> %(v)s LIMIT %(k)s) s)"
-            ).format(docs=docs, where=where)
+                "(ORDER BY s.score DESC, s.key) AS rk FROM ({}) s)"
+            ).format(dense)
         )
         legs.append(
             sql.SQL(
@@ -84,7 +132,7 @@ def hybrid(
             )
         )
     if terms or ids:
-        ctes += _keyword(docs, table, where, terms, ids, parts, params)
+        ctes += _keyword(docs, table, opaque(where), terms, ids, parts, params)
         credit = (
             "CASE WHEN bare AND EXISTS (SELECT 1 FROM sem) THEN 2 ELSE 1 END"
             if vector is not None
