@@ -128,3 +128,21 @@ async def test_ageing_for_a_customer_typed_in_lowercase_is_that_customers(
     assert figure_present(a["text"], round(float(owed), 2)), a["text"]
     # A report that dropped the customer shows every customer's total instead.
     assert not any(figure_present(a["text"], round(float(t), 2)) for _, t in everyone)
+
+
+@pytest.mark.anyio
+async def test_an_item_named_in_lowercase_plural_with_its_colour_is_that_item(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    # An item whose name past its colour others share ("Blue Wall Switch", "Green Wall
+    # Switch"): only the colour, an everyday word, tells it apart.
+    items = _rows(demo_erp, "select i.item_name, sum(b.actual_qty) from tabItem i join tabBin b "
+                  "on b.item_code = i.name group by i.name order by i.item_name")  # fmt: skip
+    rest: dict[str, int] = {}
+    for name, _ in items:
+        key = str(name).split(" ", 1)[-1]
+        rest[key] = rest.get(key, 0) + 1
+    name, qty = next((n, q) for n, q in items if rest[str(n).split(" ", 1)[-1]] > 1)
+    a = await ask(runtime, f"how many {str(name).lower()}s do we have in stock", "stock@demo.local")
+    assert figure_present(a["text"], round(float(qty))), a["text"]
+    assert "ignored" not in a["reading"], a["reading"]

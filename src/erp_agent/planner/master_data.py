@@ -149,6 +149,8 @@ def resolve(
     found: dict[str, tuple[str, str]] = {}
     near: dict[str, list[tuple[float, str, str]]] = {}
     for name, dims_for in where.items():
+        if name in optional and any(f" {name.lower()} " in f" {f.lower()} " for f in found):
+            continue  # "wall switches" once "blue wall switches" found its record
         candidates: list[tuple[float, int, str, str, str]] = []  # score, order, dim, id, title
         near.setdefault(name, [])
         for order, dim_name in enumerate(dims_for):

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from erp_agent.catalog import Catalog
-from erp_agent.planner import master_data, questions, vocabulary
+from erp_agent.planner import master_data, name_phrases, questions, vocabulary
 from erp_agent.planner.answer import fmt, is_number, join
 from erp_agent.planner.direction import IN, OUT, direction_field
 from erp_agent.planner.intents import COMPARE
@@ -355,8 +355,11 @@ def _hinted(
                 for t in _dimension_terms(catalog, d):
                     after = rf" {re.escape(v)} {re.escape(t)}(?:s|es)? "
                     before = rf" {re.escape(t)} {re.escape(v)} "
+                    # "Office chairs" is no branch's name: a lowercase word after a dimension's
+                    # word is what it qualifies, unless typed as a name ("branch Nakuru").
+                    typed = value[:1].isupper() or any(ch.isdigit() for ch in value)
                     if f" {t} " not in f" {v} " and (
-                        re.search(after, hay) or re.search(before, hay)
+                        re.search(after, hay) or (typed and re.search(before, hay))
                     ):
                         hint = d
                         break
@@ -640,7 +643,9 @@ def metric_step(
             found, step = master_data.resolve(ctx, names, dims, loose, entity, prefer)
             if step is not None:
                 return step
-        resolved = found
+        # "Red widgets" found whole is the Red Widget item, not also the Widgets group.
+        resolved = {n: v for n, v in found.items() if n not in name_phrases.whole_first(found)}
+        req.settled += [n for n in loose if n in resolved and n not in req.settled]
         if metric is None:
             metric = stock_metric(ctx.catalog, req, {d for d, _ in resolved.values()})
         else:

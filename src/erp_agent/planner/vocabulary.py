@@ -689,6 +689,8 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
     only what is found there."""
     vocab = known_words(catalog) | _MONTHS
     runs: list[list[str]] = [[]]
+    leads: list[list[str]] = [[]]  # everyday words just before each run ("red widgets")
+    previous: list[str] = []
     for word in re.findall(r"[A-Za-z][A-Za-z'&\-]*|\S", text):
         low = word.lower().strip("'").removesuffix("'s")
         stem = low[:-1] if low.endswith("s") else low
@@ -697,10 +699,22 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
         if len(parts) > 1 and all(p in vocab or p.rstrip("s") in vocab for p in parts):
             unknown = False  # "take-home", "year-to-date": each part a word of ours
         if unknown and low not in ABBREVIATIONS and english_frequency(low) < COMMON:
+            if not runs[-1]:
+                leads[-1] = previous
             runs[-1].append(word)
         elif runs[-1]:
             runs.append([])
-    return list(dict.fromkeys(" ".join(r) for r in runs if r))
+            leads.append([])
+        adjective = word == low and low.isalpha() and low not in vocab and low not in GRAMMAR
+        previous = [*previous, low][-3:] if adjective and len(low) > 2 else []
+    # A run with the words before it comes first: found whole, its own words are not looked up.
+    qualified = [
+        " ".join([*lead[i:], *run])
+        for lead, run in zip(leads, runs, strict=True)
+        if run
+        for i in range(len(lead))
+    ]
+    return list(dict.fromkeys([*qualified, *(" ".join(r) for r in runs if r)]))
 
 
 # Words before a name that say it is one ("for acme", "customer gulf traders").
