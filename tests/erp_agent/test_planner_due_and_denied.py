@@ -146,3 +146,39 @@ async def test_an_item_named_in_lowercase_plural_with_its_colour_is_that_item(
     a = await ask(runtime, f"how many {str(name).lower()}s do we have in stock", "stock@demo.local")
     assert figure_present(a["text"], round(float(qty))), a["text"]
     assert "ignored" not in a["reading"], a["reading"]
+
+
+@pytest.mark.anyio
+async def test_how_many_is_that_and_which_of_those_are_the_records_behind_the_figure(
+    runtime: Runtime, demo_erp: DemoERP
+) -> None:
+    from erp_agent.config import EngineSettings
+    from erp_agent.gateway.signin import sign_in
+    from erp_agent.planner import OfflinePlanner
+
+    today = TEST_TODAY.isoformat()
+    late = (TEST_TODAY - dt.timedelta(days=90)).isoformat()
+    [(customer, n)] = _rows(demo_erp, "select customer, count(*) from `tabSales Invoice` where "
+                            "docstatus = 1 and outstanding_amount > 0 and due_date < ? group by "
+                            "customer order by count(*) desc, customer limit 1", today)  # fmt: skip
+    old = {str(x) for (x,) in _rows(demo_erp, "select name from `tabSales Invoice` where docstatus "
+           "= 1 and outstanding_amount > 0 and due_date < ? and customer = ?", late, customer)}  # fmt: skip
+    recent = {str(x) for (x,) in _rows(demo_erp, "select name from `tabSales Invoice` where "
+              "docstatus = 1 and outstanding_amount > 0 and due_date between ? and ? and "
+              "customer = ?", late, today, customer)}  # fmt: skip
+    assert old
+    assert recent
+    session = await sign_in(runtime.connector, runtime.registry, runtime.policy,
+                            "admin@demo.local", "demo")  # fmt: skip
+    engine = runtime.engine(OfflinePlanner(runtime.catalog), EngineSettings(today=TEST_TODAY))
+
+    async def say(text: str, conversation: str | None) -> tuple[str, str]:
+        r = await engine.run_turn(session, text, conversation_id=conversation)
+        return "\n".join(b["markdown"] for b in r.blocks if b["type"] == "text"), r.conversation_id
+
+    _, conv = await say(f"{customer} - how much is overdue?", None)
+    counted, _ = await say("how many invoices is that?", conv)
+    assert figure_present(counted, n), counted
+    listed, _ = await say("which of those are more than 90 days late?", conv)
+    assert all(x in listed for x in list(old)[:5]), listed
+    assert not any(x in listed for x in recent), listed  # the age was dropped

@@ -73,6 +73,10 @@ for the words), and named in every answer. As of Friday 2026-12-05:
 | last month vs the month before | 2026-11-01 to 2026-11-30 | 2026-10-01 to 2026-10-31 |
 | last 30 days vs the 30 before | 2026-11-05 to 2026-12-05 | 2026-10-05 to 2026-11-04 |
 | since the start of last quarter | 2026-07-01 to 2026-12-05 | — |
+| last week | the calendar week before this one (2026-11-23 to 2026-11-29, Monday to Sunday) | — |
+| the past week, the past month | the days just gone, up to today (2026-11-28 to 2026-12-05; 2026-11-05 to 2026-12-05) | — |
+| in the next 2 weeks | 2026-12-05 to 2026-12-19 | — |
+| invoices that fall due next week, bills due in the next 14 days | the period is of the due date, not the posting date | — |
 | a month named alone ("in March") | the latest such month not after today | — |
 | fiscal year | the ERP's Fiscal Year records when the metric's grain is `fiscal_year`; calendar years otherwise, said in the answer | — |
 

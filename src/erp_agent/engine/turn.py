@@ -461,6 +461,7 @@ class Engine:
             outcome = await self.gateway.call(
                 run.session, call.name, arguments, conversation_id=run.turn.conversation_id,
                 origin=write_origin(self.gateway.registry, self.catalog, run) if writes else None,
+                today=self.settings.today,
             )  # fmt: skip
             content = await self._after_call(run, call.name, arguments, outcome)
             self._answer(run, call, content)

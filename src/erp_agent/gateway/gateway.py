@@ -140,9 +140,11 @@ class Gateway:
         *,
         conversation_id: str | None = None,
         origin: OriginCheck | None = None,
+        today: dt.date | None = None,
     ) -> Outcome:
         """``origin``: the caller's check of where a write came from (``gateway/origin.py``);
-        the warning it returns is stored with the proposal."""
+        the warning it returns is stored with the proposal. ``today``: the caller's pinned
+        business date (an engine built for an eval's day), else the gateway's."""
         started = time.perf_counter()
         digest = args_digest(args)
         tool = self.registry.get(name)
@@ -186,7 +188,7 @@ class Gateway:
                 message=f"The arguments for {name} are not valid; fix them and call it again.",
             )  # fmt: skip
             return await self.audit(session, name, digest, started, Decision.INVALID, outcome)
-        ctx = ToolContext(session, self.connector, self.catalog, self.results, self.today)
+        ctx = ToolContext(session, self.connector, self.catalog, self.results, today or self.today)
         try:
             if tool.effect is Effect.READ:
                 assert tool.run is not None

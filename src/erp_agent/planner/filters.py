@@ -138,10 +138,12 @@ def name_candidates(e: Entity, hint: str | None, value: str) -> list[Filter]:
     if company is not None and company.filterable:
         # "Harbor Goods" for Harbor Goods Inc: a company is named by the start of its name.
         out.append({"field": "company", "op": "like", "value": f"{value}%"})
+    # A place or group typed in lowercase ("wholesale customers") matches its name in any case.
+    op = "like" if value == value.lower() else "="
     for place in _PLACE_FIELDS:
         f2 = fields.get(place)
         if f2 is not None and f2.filterable and place != "company":
-            out.append({"field": place, "op": "=", "value": value})
+            out.append({"field": place, "op": op, "value": value})
     if not out and title is not None and title.filterable:
         out.append({"field": title.name, "op": "like", "value": f"%{value}%"})
     return out[:5]
@@ -211,7 +213,13 @@ def lookup_loose_names(ctx: Ctx) -> Step | None:
     loose = [n for n in vocabulary.loose_names(req.text, ctx.catalog) if n.lower() not in said]
     if not loose:
         return None
-    found, step = master_data.resolve(ctx, [(None, n) for n in loose], LOOSE_DIMENSIONS, loose)
+    # The groups the records themselves are filed under too ("how many are wholesale?" of
+    # customers is their customer group).
+    known = getattr(ctx.catalog, "dimensions", {}) or {}
+    own = [f.target for f in req.entity.fields.values()
+           if f.filterable and f.target in known] if req.entity else []  # fmt: skip
+    dims = list(dict.fromkeys([*LOOSE_DIMENSIONS, *(t for t in own if t)]))
+    found, step = master_data.resolve(ctx, [(None, n) for n in loose], dims, loose)
     if step is not None:
         return step
     for _name, (dim, record) in found.items():

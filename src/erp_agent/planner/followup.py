@@ -170,9 +170,18 @@ _TOTAL_ONLY = re.compile(
 )
 
 
+# "How many invoices is that?", "which of those are more than 90 days late?": the records of
+# the last answer, counted or listed, whatever records they are named as.
+_OF_THOSE = re.compile(
+    r"\b(?:is|are|was|were) (?:that|those|these|they|it)\s*[?.!]*\s*$"
+    r"|\b(?:which|how many|what) of (?:those|them|these|that)\b",
+    re.I,
+)
+
+
 def stands_alone(req: Request, text: str, catalog: Catalog) -> bool:
     """A message that names its own subject and does not open like an edit of the last one."""
-    if (_LEAD.match(text) or _TOTAL_ONLY.match(text)) and not req.doc_ids:
+    if (_LEAD.match(text) or _TOTAL_ONLY.match(text) or _OF_THOSE.search(text)) and not req.doc_ids:
         return False
     if _BARE_NAME.match(text) and not req.doc_ids and req.report is None:
         return False
@@ -298,6 +307,10 @@ def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[s
             changed.append("status")
     if _sum_of_them(base, text):
         changed.append("total")
+    elif _OF_THOSE.search(text):
+        # The records behind the last answer: counted, or listed ("which of those …").
+        base.kind = Kind.COUNT if questions.says("count", text) else Kind.LIST
+        changed.append("kind")
     amount = parse_amount(text)
     if amount is not None:
         base.amount = amount

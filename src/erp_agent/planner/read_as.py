@@ -90,7 +90,9 @@ def _probe(args: Mapping[str, Any]) -> bool:
     fields = args.get("fields")
     like = any(isinstance(f, Mapping) and f.get("op") == "like" for f in args.get("filters") or [])
     # A look-up asks for ids and names only; a count probe has one filter and nothing else.
-    lookup = isinstance(fields, list) and set(fields) <= {"id", "name", "title"}
+    lookup = isinstance(fields, list) and (
+        set(fields) <= {"id", "name", "title"} or (fields[:1] == ["id"] and len(fields) == 2)
+    )  # ids and titles ("id", "item_name"): what master_data.probe_args asks for
     counted_one = fields is None and "limit" not in args and len(args.get("filters") or []) == 1
     return (like and lookup) or counted_one
 
