@@ -23,22 +23,20 @@ from erp_agent.runtime import Runtime
 MONDAY = dt.date(2026, 11, 30)
 
 
+def _span(text: str) -> tuple[dt.date, dt.date]:
+    period = parse_period(text, MONDAY)
+    assert period is not None, text
+    return period.start, period.end
+
+
 def test_the_past_week_runs_up_to_today_and_last_week_is_the_calendar_week() -> None:
-    past = parse_period("payments over the past week", MONDAY)
-    assert past is not None
-    assert (past.start, past.end) == (dt.date(2026, 11, 23), MONDAY)
-    last = parse_period("payments last week", MONDAY)
-    assert last is not None
-    assert (last.start, last.end) == (dt.date(2026, 11, 23), dt.date(2026, 11, 29))
-    month = parse_period("sales in the past month", MONDAY)
-    assert month is not None
-    assert (month.start, month.end) == (dt.date(2026, 10, 30), MONDAY)
+    assert _span("payments over the past week") == (dt.date(2026, 11, 23), MONDAY)
+    assert _span("payments last week") == (dt.date(2026, 11, 23), dt.date(2026, 11, 29))
+    assert _span("sales in the past month") == (dt.date(2026, 10, 30), MONDAY)
 
 
 def test_the_next_days_start_today_and_a_term_within_is_no_period() -> None:
-    ahead = parse_period("invoices that fall due in the next 2 weeks", MONDAY)
-    assert ahead is not None
-    assert (ahead.start, ahead.end) == (MONDAY, dt.date(2026, 12, 14))
+    assert _span("invoices that fall due in the next 2 weeks") == (MONDAY, dt.date(2026, 12, 14))
     assert parse_period("invoices paid within 30 days", MONDAY) is None
 
 

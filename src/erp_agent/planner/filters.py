@@ -32,7 +32,7 @@ def base_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], str | None]:
         # shows (a partly paid invoice past due is overdue too): the ERP's own ageing reads it so.
         out += [{"field": "outstanding", "op": ">", "value": 0},
                 {"field": "due_date", "op": "<", "value": ctx.view.today.isoformat()}]  # fmt: skip
-        rest = [s for s in req.statuses if s not in _OWED_STATUSES]
+        rest = [s for s in req.statuses if s not in OWED_STATUSES]
         if rest and e.status_field:
             out.append(value_filter(e.status_field, rest))
     elif req.statuses and e.status_field:
@@ -99,7 +99,7 @@ def _dated_by(e: Entity, text: str) -> str:
 
 
 # Statuses that only say money is still owed: read from the amounts and dates instead.
-_OWED_STATUSES = ("Overdue", "Unpaid", "Partly Paid")
+OWED_STATUSES = ("Overdue", "Unpaid", "Partly Paid")
 
 
 def _overdue_by_dates(e: Entity, statuses: list[str]) -> bool:

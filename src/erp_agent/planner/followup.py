@@ -20,6 +20,7 @@ from rapidfuzz import fuzz, process, utils
 
 from erp_agent.catalog import Catalog, Entity
 from erp_agent.planner import intents, questions, vocabulary
+from erp_agent.planner.filters import OWED_STATUSES
 from erp_agent.planner.intents import understand
 from erp_agent.planner.metric_terms import metric_scores
 from erp_agent.planner.parse_amounts import parse_amount, parse_top
@@ -161,15 +162,6 @@ _BARE_NAME = re.compile(
 )
 
 
-# "Total per currency?", "and the total?": nothing but a sum of what is in play (its currency
-# is how any sum is split, not a subject of its own).
-_TOTAL_ONLY = re.compile(
-    r"^\s*(?:and\s+)?(?:what(?:'s| is) the\s+)?(?:sum|total)s?(?:\s+(?:amount|value))?"
-    r"(?:\s+(?:per|by|in each|for each)\s+currency)?\s*[?.!]*\s*$",
-    re.I,
-)
-
-
 # "How many invoices is that?", "which of those are more than 90 days late?": the records of
 # the last answer, counted or listed, whatever records they are named as.
 _OF_THOSE = re.compile(
@@ -181,7 +173,8 @@ _OF_THOSE = re.compile(
 
 def stands_alone(req: Request, text: str, catalog: Catalog) -> bool:
     """A message that names its own subject and does not open like an edit of the last one."""
-    if (_LEAD.match(text) or _TOTAL_ONLY.match(text) or _OF_THOSE.search(text)) and not req.doc_ids:
+    sum_only = questions.says("sum_only", text)
+    if (_LEAD.match(text) or sum_only or _OF_THOSE.search(text)) and not req.doc_ids:
         return False
     if _BARE_NAME.match(text) and not req.doc_ids and req.report is None:
         return False
@@ -267,7 +260,7 @@ def _sum_of_them(base: Request, text: str) -> bool:
     if not questions.says("sum_of_them", text):
         return False
     base.kind = Kind.TOTAL
-    owed = set(base.statuses) and set(base.statuses) <= {"Unpaid", "Overdue", "Partly Paid"}
+    owed = bool(base.statuses) and set(base.statuses) <= set(OWED_STATUSES)
     if "outstanding" in e.fields and (_OWED.search(base.text) or owed):
         base.fields_asked = ["outstanding"]
     return True
