@@ -43,12 +43,12 @@ def test_an_email_or_phone_is_read_whole_and_an_id_or_amount_is_neither() -> Non
 
 def latest_purchase(demo: DemoERP) -> tuple[str, str, str, float, float]:
     """A supplier, one of its items' name, the supplier's latest and earliest rate for it (on
-    submitted Purchase Invoices, not returns), where the two differ."""
+    submitted Purchase Receipts, not returns), where the two differ."""
     with sqlite3.connect(demo.path) as conn:
         rows = list(conn.execute(
-            "select p.supplier, i.item_name, pi.item_code, pi.rate from `tabPurchase Invoice` p "
-            "join `tabPurchase Invoice Item` pi on pi.parent = p.name join tabItem i on "
-            "i.name = pi.item_code where p.docstatus = 1 and p.is_return = 0 "
+            "select p.supplier, i.item_name, pi.item_code, pi.rate from `tabPurchase Receipt` p "
+            "join `tabPurchase Receipt Item` pi on pi.parent = p.name join tabItem i on "
+            "i.name = pi.item_code where p.docstatus = 1 and p.status != 'Return' "
             "order by p.supplier, pi.item_code, p.posting_date desc, p.name desc"))  # fmt: skip
     seen: dict[tuple[str, str], list[float]] = {}
     names: dict[tuple[str, str], str] = {}
@@ -62,7 +62,7 @@ def latest_purchase(demo: DemoERP) -> tuple[str, str, str, float, float]:
 
 
 @pytest.mark.anyio
-async def test_what_we_last_paid_a_supplier_for_an_item_is_its_latest_invoice_rate(
+async def test_what_we_last_paid_a_supplier_for_an_item_is_its_latest_receipt_rate(
     runtime: Runtime, demo_erp: DemoERP
 ) -> None:
     supplier, item_name, code, latest, earliest = latest_purchase(demo_erp)

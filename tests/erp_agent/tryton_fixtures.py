@@ -9,6 +9,7 @@ not the connector under test, asking Tryton in its own terms (model, native fiel
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import shutil
@@ -96,7 +97,11 @@ def tryton(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tryton]:
     if not available():
         pytest.fail("Tryton is not installed: run `uv sync --extra tryton` (CI installs it).")
     cache = _cache()
-    build(cache, seed=SEED, today=TEST_TODAY)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    # Test workers running side by side build the shared cache once: the first holds the lock.
+    with (cache.parent / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        build(cache, seed=SEED, today=TEST_TODAY)
     folder = tmp_path_factory.mktemp("tryton")
     shutil.copytree(cache / "db", folder / "db")
     server = Server(folder)

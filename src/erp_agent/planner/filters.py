@@ -219,6 +219,9 @@ def lookup_loose_names(ctx: Ctx) -> Step | None:
     own = [f.target for f in req.entity.fields.values()
            if f.filterable and f.target in known] if req.entity else []  # fmt: skip
     dims = list(dict.fromkeys([*LOOSE_DIMENSIONS, *(t for t in own if t)]))
+    loose, step = _rest_of_names(ctx, loose, dims)
+    if step is not None or not loose:
+        return step
     found, step = master_data.resolve(ctx, [(None, n) for n in loose], dims, loose)
     if step is not None:
         return step
@@ -227,6 +230,22 @@ def lookup_loose_names(ctx: Ctx) -> Step | None:
         req.names.append((dim if req.entity and dim in req.entity.fields else None, record))
     req.settled += loose
     return None
+
+
+def _rest_of_names(ctx: Ctx, loose: list[str], dims: list[str]) -> tuple[list[str], Step | None]:
+    """The loose words left once the names said just before them are found: "hardware" of
+    "Jambo hardware" is the rest of Jambo Hardware & Tools' name, not a name of its own. A
+    name found nowhere, or fitting several records, is left to the name filters to report."""
+    text = ctx.req.text
+    before = [v for _, v in ctx.req.names
+              if any(re.search(rf"\b{re.escape(v)}\s+{re.escape(n)}\b", text, re.I) for n in loose)]  # fmt: skip
+    if not before:
+        return loose, None
+    found, step = master_data.resolve(ctx, [(None, v) for v in before], dims)
+    if step is not None and step.calls and all(c.name.endswith(".list") for c in step.calls):
+        return loose, step  # the look-ups still to make
+    records = [record for _, record in found.values()]
+    return [n for n in loose if not any(master_data.holds(r, n) for r in records)], None
 
 
 def all_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:

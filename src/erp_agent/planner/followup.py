@@ -27,6 +27,7 @@ from erp_agent.planner.parse_amounts import parse_amount, parse_top
 from erp_agent.planner.parse_dates import (
     Period,
     month_end,
+    oldest_bucket,
     parse_age_days,
     parse_as_of,
     parse_period,
@@ -171,10 +172,20 @@ _OF_THOSE = re.compile(
 )
 
 
+def _edits_last(text: str) -> bool:
+    """A message that opens like an edit of the last one, sums or picks from its records, or
+    names a bucket of the ageing just shown ("which invoice is in the oldest bucket?")."""
+    return bool(
+        _LEAD.match(text)
+        or questions.says("sum_only", text)
+        or oldest_bucket(text) is not None
+        or _OF_THOSE.search(text)
+    )
+
+
 def stands_alone(req: Request, text: str, catalog: Catalog) -> bool:
     """A message that names its own subject and does not open like an edit of the last one."""
-    sum_only = questions.says("sum_only", text)
-    if (_LEAD.match(text) or sum_only or _OF_THOSE.search(text)) and not req.doc_ids:
+    if _edits_last(text) and not req.doc_ids:
         return False
     if _BARE_NAME.match(text) and not req.doc_ids and req.report is None:
         return False
@@ -420,7 +431,7 @@ def _unrelated(message: str, catalog: Catalog) -> bool:
     """A message that is no edit of the last question: it does not open like one, refers to
     nothing earlier, and says something none of our words mean ("what's the weather in
     Nairobi?" after a sales question is not Nairobi's sales)."""
-    if _LEAD.match(message) or _ANAPHORA.search(message) or _BARE_NAME.match(message):
+    if _edits_last(message) or _ANAPHORA.search(message) or _BARE_NAME.match(message):
         return False
     strange = [w for w in vocabulary.unknown_words(message, catalog) if vocabulary.is_english(w)]
     return bool(strange)

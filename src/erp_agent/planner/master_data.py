@@ -138,9 +138,14 @@ def resolve(
     catalog = ctx.catalog
     dims = getattr(catalog, "dimensions", {}) or {}
     where: dict[str, list[str]] = {
-        name: [hint] if hint is not None and hint in dimensions else list(dimensions)
+        name: [hint, *_owner(catalog, hint, dimensions)]
+        if hint is not None and hint in dimensions
+        else list(dimensions)
         for hint, name in names
     }
+    # A name tied to a kind of record is that record when it fits one; else the company that
+    # owns such records ("the Savanna warehouses" are Savanna Trading's warehouses).
+    prefer = {**{n: h for h, n in names if h is not None and h in dimensions}, **(prefer or {})}
     wanted = list(dict.fromkeys(d for ds in where.values() for d in ds))
     enable = _enable_lists(ctx, [getattr(dims.get(d), "entity", None) or "" for d in wanted])
     if enable is not None:
@@ -148,9 +153,12 @@ def resolve(
     pending: list[Call] = []
     found: dict[str, tuple[str, str]] = {}
     near: dict[str, list[tuple[float, str, str]]] = {}
-    for name, dims_for in where.items():
+    # Names said outright first: a loose word may be part of what one of them found.
+    for name, dims_for in sorted(where.items(), key=lambda kv: kv[0] in optional):
         if name in optional and any(f" {name.lower()} " in f" {f.lower()} " for f in found):
             continue  # "wall switches" once "blue wall switches" found its record
+        if name in optional and any(holds(rec, name) for _, rec in found.values()):
+            continue  # "hardware" of "Jambo hardware", once Jambo Hardware & Tools was found
         candidates: list[tuple[float, int, str, str, str]] = []  # score, order, dim, id, title
         near.setdefault(name, [])
         for order, dim_name in enumerate(dims_for):
@@ -238,6 +246,19 @@ def resolve(
     if pending:
         return found, Step(calls=pending)
     return found, None
+
+
+def holds(record: str, words: str) -> bool:
+    """Whether a record's name has these words (any case), as whole words."""
+    return re.search(rf"(?<![\w&]){re.escape(_singular(words))}", _singular(record)) is not None
+
+
+def _owner(catalog: Any, hint: str, dimensions: Sequence[str]) -> list[str]:
+    """The company dimension, when the records ``hint`` names belong to a company."""
+    dim = (getattr(catalog, "dimensions", {}) or {}).get(hint)
+    entity = catalog.entities.get(getattr(dim, "entity", None) or "")
+    owned = entity is not None and "company" in entity.fields and hint != "company"
+    return ["company"] if owned and "company" in dimensions else []
 
 
 def _same_in_each_company(

@@ -80,7 +80,7 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
     metrics = getattr(catalog, "metrics", None) or {}
     if not metrics:
         return []
-    scores = _directed(metrics, req, metric_scores(catalog, req.text))
+    scores = _directed(metrics, req, _said_last(catalog, req.text))
     if not scores:
         scores = {m: 1 for m in questions.meant_metrics(req.text) if m in metrics}
     if not scores:
@@ -96,6 +96,7 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
         return (scores[n], int(metrics[n].entity == entity), -order.index(n))
 
     best = [metrics[n] for n in sorted(scores, key=rank, reverse=True)]
+    best = _summed(req, best)
     if req.kind == Kind.COUNT:
         best = list({m.name: m for m in (counted(catalog, m) for m in best)}.values())
         # "Number of invoices that are past due": the count that keeps the condition named too.
@@ -105,6 +106,22 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
             best.remove(narrower[0])
             best.insert(0, narrower[0])
     return best
+
+
+def _said_last(catalog: Catalog, text: str) -> dict[str, int]:
+    """The scores of the metrics the words name; after a follow-up that names another figure of
+    the same records ("and the credits?" after the debits), that figure's alone."""
+    scores = metric_scores(catalog, text)
+    parts = text.split(" ; ")  # the follow-ups read into the request, in order
+    if len(parts) < 2 or not scores:
+        return scores
+    metrics = catalog.metrics
+    for part in reversed(parts[1:]):
+        said = metric_scores(catalog, part)
+        if said:
+            best = metrics[max(scores, key=lambda n: scores[n])]
+            return {n: v for n, v in said.items() if metrics[n].entity == best.entity} or scores
+    return scores
 
 
 def _means(metric: Any, field: str, value: Any) -> bool:
@@ -142,8 +159,21 @@ def _directed(metrics: Mapping[str, Any], req: Request, scores: dict[str, int]) 
 
 def pick(catalog: Catalog, req: Request) -> Any | None:
     """The metric the request names, or None (then the record plane answers)."""
-    found = ranked(catalog, req) or ranking(catalog, req)
+    found = ranked(catalog, req) or _summed(req, ranking(catalog, req))
     return found[0] if found else None
+
+
+def _summed(req: Request, best: list[Any]) -> list[Any]:
+    """The metrics that can be the sum a TOTAL asks: never a count of the records ("total per
+    currency?" of a list of bills), and what is still owed when that is asked, not another
+    figure of the same records."""
+    if req.kind != Kind.TOTAL or _COUNTED.search(req.text.lower()):
+        return best
+    best = [m for m in best if m.measure.func != "count"]
+    entity = req.entity.name if req.entity is not None else None
+    if "outstanding" in req.fields_asked and entity is not None:
+        best = [m for m in best if m.entity == entity and m.measure.field == "outstanding"]
+    return best
 
 
 def counted(catalog: Catalog, metric: Any) -> Any:
@@ -593,6 +623,7 @@ def metric_step(
         )
         return enable(ctx, "metrics.query") if wanted else None
     candidates = [forced] if forced else ranked(ctx.catalog, req) or ranking(ctx.catalog, req)
+    candidates = candidates if forced else _summed(req, candidates)
     named = dimensions_named(ctx.catalog, req.text)
     parties = {d for d in named if d in _PARTY_DIMENSIONS}
     own = candidates and req.entity is not None and candidates[0].entity == req.entity.name
@@ -606,6 +637,7 @@ def metric_step(
         known, metrics = ctx.catalog.dimensions, ctx.catalog.metrics
         by = [getattr(known[d], "ranked_by", None) for d in sorted(parties) if d in known]
         candidates += [metrics[m] for m in by if m in metrics and metrics[m] not in candidates]
+        candidates = candidates if forced else _summed(req, candidates)
     metric = fitting(candidates, parties)
     low = req.text.lower()
     if metric is not None and (
@@ -875,6 +907,18 @@ def _before(row: Mapping[str, Any], cur: str, key: str = "") -> str:
     return f", against {cur}{fmt(before)} in the earlier period"
 
 
+def _latest(row: Mapping[str, Any], details: list[str]) -> str:
+    """Where a latest(...) figure was read: its document and date, then the rest of its line
+    ("per Nos, on MAT-PRE-2026-00123 of 2026-09-18; supplier Nairobi Steel Works Ltd, qty 1,220")."""
+    if not details or not row.get("document"):
+        return ""
+    text = f" per {row['uom']}" if row.get("uom") and "uom" in details else ""
+    text += f", on {row['document']}" + (f" of {row['date']}" if row.get("date") else "")
+    rest = [f"{k.replace('_', ' ')} {fmt(row[k]) if is_number(row[k]) else row[k]}"
+            for k in details if k not in ("date", "document", "uom") and row.get(k) not in (None, "")]  # fmt: skip
+    return text + ("; " + ", ".join(rest) if rest else "")
+
+
 def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple[str, str]]) -> str:
     """The figures as returned (per currency), then what was counted, in the result's words."""
     if not isinstance(data, dict):
@@ -892,6 +936,7 @@ def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple
         for k, c in columns.items()
         if c.get("kind") in ("dimension", "period") and k != "currency"
     ]
+    details = [str(k) for k, c in columns.items() if c.get("kind") == "detail"]
     if keys and rows:
         # One currency after the other: figures in different currencies are never interleaved;
         # up to twelve rows of each (a year of months) in words, the rest in the table.
@@ -906,7 +951,9 @@ def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple
                 continue
             who = ", ".join(str(row.get(k)) for k in keys)
             cur = f"{row['currency']} " if row.get("currency") else ""
-            lines.append(f"- {who}: {cur}{fmt(row.get(metric))}" + _before(row, cur))
+            lines.append(
+                f"- {who}: {cur}{fmt(row.get(metric))}" + _latest(row, details) + _before(row, cur)
+            )
         if hidden:
             # No count of the rest: a number made here would be no tool's figure.
             lines.append("(the rest are in the table)")
@@ -919,7 +966,8 @@ def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple
         parts = [f"{t['currency'] + ' ' if t.get('currency') else ''}{fmt(t.get('value'))}"
                  + (f" {t['uom']}" if t.get("uom") else "")
                  + (f" over {fmt(t['records'])} record{'' if t['records'] == 1 else 's'}"
-                    if is_number(t.get("records")) and t.get("records") != t.get("value") else "")
+                    if is_number(t.get("records")) and t.get("records") != t.get("value")
+                    and not details else "")
                  + _before(t, f"{t['currency']} " if t.get("currency") else "", "value")
                  for t in totals]  # fmt: skip
         head += (" in total: " if keys else ": ") + "; ".join(parts)
@@ -934,6 +982,10 @@ def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple
     where = (" for " + join(named)) if named else ""
     when = f" ({period})" if period else ""
     text = f"{head}{where}{when}."
+    if details and not keys:
+        # The line each latest figure was read from (its receipt, date, supplier, quantity).
+        lines = [f"- {r['currency'] + ' ' if r.get('currency') else ''}{fmt(r.get(metric))}"
+                 + _latest(r, details) for r in rows[:MAX_LINES] if r.get("document")]  # fmt: skip
     if lines:
         text += "\n" + "\n".join(lines)
     filters = definition.get("filters") or []

@@ -292,7 +292,21 @@ def parse_age_days(text: str) -> int | None:
     m = re.search(r"\b(\d{1,4})\+?\s+days?\s+(?:overdue|late|past due|old)", t)
     if m:
         return int(m.group(1))
-    return None
+    return oldest_bucket(t)
+
+
+# "The oldest bucket", "the 121-above band": the last of the ageing buckets (0-30 … 121-above,
+# ERPNext's default ranges), more than 120 days past due.
+_OLDEST = re.compile(
+    r"\b(?:oldest|last|highest|top|worst|longest)\s+(?:ageing\s+|aging\s+|age\s+)?"
+    r"(?:bucket|band|bracket|range|column)s?\b|\b121\s*(?:-|to)?\s*(?:above|plus|\+)"
+    r"|\b120\s*(?:\+|plus)"
+)
+OLDEST_BUCKET_DAYS = 120
+
+
+def oldest_bucket(text: str) -> int | None:
+    return OLDEST_BUCKET_DAYS if _OLDEST.search(text.lower()) else None
 
 
 def age_words(text: str, days: int) -> str:

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from erp_agent.planner.answer import join
-from erp_agent.planner.steps import Call, Ctx, Step, rows_of, say
+from erp_agent.planner.steps import Call, Ctx, Step, call, rows_of, say
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # Eight digits or more, spaced or not, with no letter or hyphen joined on (not "INV-44035").
@@ -113,22 +113,51 @@ def handle(ctx: Ctx) -> Step | None:
     if pending:
         return Step(calls=pending)
     lines: list[str] = []
+    picked = {v for h, v in ctx.req.names if h == "contact"}
     for c in calls:
         r = ctx.result(c.name, c.args)
         if r is None or not r.ok:
             continue
         entity = c.name.removesuffix(".list")
-        lines += [
-            _line(entity, row)
+        rows = [
+            row
             for row in rows_of(r)
             if kind != "phone" or _same_phone(row, c.args["filters"][0]["field"], value)
         ]
+        if entity == "contact" and kind == "person":
+            rows = [row for row in rows if not picked or str(row.get("id")) in picked]
+            step = _which_person(ctx, value, rows)
+            if step is not None:
+                return step
+        lines += [_line(entity, row) for row in rows]
     lines = list(dict.fromkeys(lines))
     if not lines and kind == "person":
         return None  # not a contact's name: the question is read another way
     if not lines:
         return say(f"No contact, customer or supplier you can see has the {kind} {typed}.")
     return say("\n".join(f"- {line}" for line in lines))
+
+
+# One detail of a person asked ("Dennis Mwangi's mobile"), not who they are.
+_ONE_DETAIL = re.compile(r"\b(phone|mobile|cell|email|e-mail|number|whatsapp|extension)\b", re.I)
+
+
+def _which_person(ctx: Ctx, name: str, rows: list[dict[str, Any]]) -> Step | None:
+    """Two people of one name, one detail asked: which of them is meant (their firms tell
+    them apart). Asking who someone is shows every one of that name."""
+    same = [r for r in rows if str(r.get("full_name") or "").lower() == name.lower()]
+    if len(same) < 2 or not _ONE_DETAIL.search(ctx.req.text):
+        return None
+    options = [
+        {"label": f"{name} of {r.get('linked_id') or r.get('organization') or r.get('id')}",
+         "value": str(r.get("id"))}
+        for r in same[:8]
+    ]  # fmt: skip
+    question = f"There are {len(same)} contacts named {name}. Which one do you mean?"
+    if ctx.has("display.choices") and ctx.result("display.choices") is None:
+        slot = f"name:contact:{name}"[:60]
+        return call("display.choices", {"question": question, "options": options, "slot": slot})
+    return say(question + " " + ", ".join(o["label"] for o in options) + ".")
 
 
 def _same_phone(row: dict[str, Any], field: str, digits: str) -> bool:
