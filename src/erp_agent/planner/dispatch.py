@@ -285,6 +285,9 @@ def _record_in(
     elif source == "report":
         report = catalog.reports.get(tool.split(".", 1)[-1])
         source = report.entity if report is not None and report.entity else source
+    own = catalog.entities.get(source)
+    if row.get("id") and own is not None and own.kind.value == "master":
+        return source, str(row["id"])  # a customer's row is the customer, not its group
     for column, value in row.items():
         if value in (None, "") or isinstance(value, (list, dict)):
             continue
@@ -314,7 +317,16 @@ def _field_named(entity: Any, words: str) -> str | None:
     best = process.extractOne(
         words, names, scorer=fuzz.token_set_ratio, processor=utils.default_process, score_cutoff=85
     )
-    return str(best[2]) if best else None
+    if best:
+        return str(best[2])
+    # "Phone number", "cell", "e-mail address": how people name the ways to reach someone.
+    said = re.sub(r"\s+(?:number|no\.?|address)$", "", words.strip())
+    return next((f for f in _REACH.get(said, ()) if f in entity.fields), None)
+
+
+_REACH = {"phone": ("phone", "mobile"), "telephone": ("phone", "mobile"), "tel": ("phone", "mobile"),
+          "cell": ("mobile", "phone"), "cellphone": ("mobile", "phone"), "mobile": ("mobile", "phone"),
+          "e-mail": ("email",), "mail": ("email",), "email": ("email",)}  # fmt: skip
 
 
 def _page(view: TurnView, args: dict[str, Any]) -> tuple[list[dict[str, Any]], Step | None]:

@@ -14,7 +14,7 @@ from erp_agent.catalog import Catalog, Entity, FieldType
 from erp_agent.catalog.questions import load_questions
 from erp_agent.planner import questions, vocabulary
 from erp_agent.planner.direction import direction_field, direction_filter, money_direction
-from erp_agent.planner.parse_amounts import parse_amount, parse_top
+from erp_agent.planner.parse_amounts import exact_amount, parse_amount, parse_top
 from erp_agent.planner.parse_dates import parse_age_days, parse_as_of, parse_period
 from erp_agent.planner.reading import Kind, Request
 from erp_agent.planner.terms import has_term, has_verb_form, norm
@@ -447,6 +447,9 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
     req.kind = questions.classify(questions.Facts(req, low, reports, catalog))
     if req.kind == Kind.REPORT:
         req.report = catalog.reports[max(reports, key=lambda n: reports[n])]
+    if req.amount is None and req.kind in (Kind.FIND, Kind.LIST) and req.entity is not None:
+        # "The invoice for 5407.42 dollars": a document looked for by its amount.
+        req.amount = exact_amount(text)
     return req
 
 

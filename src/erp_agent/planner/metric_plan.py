@@ -96,7 +96,7 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
         return (scores[n], int(metrics[n].entity == entity), -order.index(n))
 
     best = [metrics[n] for n in sorted(scores, key=rank, reverse=True)]
-    best = _summed(req, best)
+    best = _summed(req, _with_tax(catalog, req.text, best))
     if req.kind == Kind.COUNT:
         best = list({m.name: m for m in (counted(catalog, m) for m in best)}.values())
         # "Number of invoices that are past due": the count that keeps the condition named too.
@@ -161,6 +161,30 @@ def pick(catalog: Catalog, req: Request) -> Any | None:
     """The metric the request names, or None (then the record plane answers)."""
     found = ranked(catalog, req) or _summed(req, ranking(catalog, req))
     return found[0] if found else None
+
+
+# "Incl. VAT", "including taxes", "with tax": amounts with the taxes on them.
+_WITH_TAX = re.compile(
+    r"\b(?:incl(?:uding|usive of|\.)?|inc\.?|with|plus|after)\s+(?:the\s+)?(?:vat|tax(?:es)?|gst)\b",
+    re.I,
+)
+_NET_FIELDS = ("net_total", "base_net_total")
+_GROSS_FIELDS = ("total", "base_total")
+
+
+def _with_tax(catalog: Catalog, text: str, best: list[Any]) -> list[Any]:
+    """A figure before tax asked with its taxes ("credit notes in 2025, incl. VAT"): the same
+    documents' grand total first, when the catalog has that figure."""
+    if not best or best[0].measure.field not in _NET_FIELDS or not _WITH_TAX.search(text):
+        return best
+    m = best[0]
+    twins = [
+        o
+        for o in catalog.metrics.values()
+        if o.entity == m.entity and o.filters == m.filters and o.returns == m.returns
+        and o.measure.func == m.measure.func and o.measure.field in _GROSS_FIELDS
+    ]  # fmt: skip
+    return [twins[0], *[b for b in best if b is not twins[0]]] if twins else best
 
 
 def _summed(req: Request, best: list[Any]) -> list[Any]:

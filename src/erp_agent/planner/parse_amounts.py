@@ -22,7 +22,7 @@ _WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven
 
 @dataclass(frozen=True)
 class Amount:
-    op: str  # a filter operator: > >= < <=
+    op: str  # a filter operator: > >= < <= (=: the one amount a document is for)
     value: Decimal
 
 
@@ -49,6 +49,24 @@ def parse_amount(text: str) -> Amount | None:
         if m:
             return Amount(op, to_number(m.group(1), m.group(2) or ""))
     return None
+
+
+_MONEY_WORDS = r"(?:dollars?|bucks|shillings?|bob|euros?|pounds?|usd|kes|ksh|eur|gbp)"
+# "For 5407.42 dollars", "of $5,407.42", "worth KES 12,000": one amount a document is for.
+_EXACT = re.compile(
+    rf"\b(?:for|of|worth|totall?ing|amounting to|valued at|=)\s+(?:{_CURRENCY}{_NUMBER}\s*{_MONEY_WORDS}"
+    rf"|(?:\$|€|£|ksh\.?\s?|kes\s?|usd\s?|eur\s?|gbp\s?){_NUMBER}|(\d{{1,3}}(?:,\d{{3}})*\.\d{{2}}|\d+\.\d{{2}}))\b"
+)
+
+
+def exact_amount(text: str) -> Amount | None:
+    """The one amount a document is asked for by ("the invoice for 5407.42 dollars"): money by
+    its currency or its cents, never a bare number (a year, a count)."""
+    m = _EXACT.search(text.lower())
+    if m is None:
+        return None
+    raw = next(g for g in m.groups() if g)
+    return Amount("=", to_number(raw))
 
 
 def parse_top(text: str) -> int | None:

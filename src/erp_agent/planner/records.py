@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from erp_agent.catalog import load_catalog
+from erp_agent.catalog.metrics import Returns
+from erp_agent.metrics.compute import resolve_today
 from erp_agent.planner.answer import fmt, is_number, record_line
 from erp_agent.planner.context import TurnView
 from erp_agent.planner.followup import linked_group
@@ -28,7 +30,7 @@ def behind(view: TurnView, tools: Mapping[str, Any], last: Mapping[str, Any]) ->
         if metric is None or metric.entity not in catalog.entities:
             return None
         entity = catalog.entities[metric.entity]
-        filters = _filters(entity, metric, args)
+        filters = _filters(entity, metric, args, view)
         label = metric.label
     elif action in ("aggregate", "count") and entity_name in catalog.entities:
         # The records' own aggregate: its filters are already the list's.
@@ -82,20 +84,29 @@ def behind(view: TurnView, tools: Mapping[str, Any], last: Mapping[str, Any]) ->
     return say(f"{head} behind that figure ({label}):\n" + "\n".join(lines) + more)
 
 
-def _filters(entity: Any, metric: Any, args: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+def _filters(
+    entity: Any, metric: Any, args: Mapping[str, Any], view: TurnView
+) -> list[dict[str, Any]] | None:
     """The metric's population in the entity's own fields, or None when some condition can't
-    be said as a filter of the list (a link path, a comparison of two fields)."""
+    be said as a filter of the list (a link path, a comparison of two fields). "today" in a
+    definition is the turn's business date; returns are kept out or in as the metric has them."""
     fields = entity.fields
     out: list[dict[str, Any]] = []
     life = entity.lifecycle  # booked documents only, in the entity's own lifecycle
     if life is not None:
         out.append({"field": life.field, "op": "=", "value": life.booked})
+    returns = {Returns.EXCLUDED: 0, Returns.ONLY: 1}.get(metric.returns)
+    if returns is not None:
+        if "is_return" not in fields:
+            return None
+        out.append({"field": "is_return", "op": "=", "value": returns})
     for flt in metric.filters:
         if "." in flt.field or str(flt.value).startswith("$") or flt.field not in fields:
             return None
         if life is not None and flt.field == life.field:
             continue
-        out.append({"field": flt.field, "op": flt.op, "value": flt.value})
+        value = resolve_today(flt.value, view.today, view.user)
+        out.append({"field": flt.field, "op": flt.op, "value": value})
     period = args.get("period")
     if isinstance(period, Mapping) and period.get("from") and metric.date_field:
         if metric.date_field not in fields:

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+from erp_agent.catalog import Entity
 from erp_agent.planner.answer import fmt, is_number
-from erp_agent.planner.steps import Ctx, Step, call, failed, hand_over, missing_tool, say
+from erp_agent.planner.steps import (
+    Call,
+    Ctx,
+    Step,
+    call,
+    failed,
+    hand_over,
+    missing_tool,
+    rows_of,
+    say,
+)
 
 
 def handle(ctx: Ctx) -> Step:
@@ -16,11 +27,24 @@ def handle(ctx: Ctx) -> Step:
     r = ctx.result(name, {"id": doc_id})
     if r is None:
         return call(name, {"id": doc_id})
-    if not r.ok:
-        if r.status == "erp_refused":
+    said = ""
+    if not r.ok and r.status == "erp_refused":
+        # Not our number: perhaps the other party's ("bill INV-44035" is the supplier's own
+        # invoice number, kept on our Purchase Invoice).
+        found, step = _by_reference(ctx, e, doc_id)
+        if step is not None:
+            return step
+        if found is None:
             return say(
                 f"No records found for {e.label} {doc_id} that you can see. The ERP said: {r.message}"
             )
+        field, ours = found
+        said = f" ({e.fields[field].label.lower()} {doc_id})"
+        doc_id = ours
+        r = ctx.result(name, {"id": doc_id})
+        if r is None:
+            return call(name, {"id": doc_id})
+    if not r.ok:
         return failed(r)
     row = r.data if isinstance(r.data, dict) else {}
     parts: list[str] = []
@@ -43,6 +67,27 @@ def handle(ctx: Ctx) -> Step:
         ):
             parts.append(f"{label} {fmt(value)}")
     for fname in ("due_date", "customer_name", "supplier_name"):
-        if row.get(fname) and fname.replace("_", " ") not in " ".join(parts):
+        shown = " ".join(parts)
+        if row.get(fname) and fname.replace("_", " ") not in shown and str(row[fname]) not in shown:
             parts.append(f"{fname.replace('_', ' ')} {row[fname]}")
-    return say(f"{e.label} {doc_id}: " + ", ".join(parts) + ".")
+    return say(f"{e.label} {doc_id}{said}: " + ", ".join(parts) + ".")
+
+
+def _by_reference(ctx: Ctx, e: Entity, ref: str) -> tuple[tuple[str, str] | None, Step | None]:
+    """(field, our id) of the record whose reference field holds ``ref`` (the supplier's
+    invoice number, the customer's PO number), or the look-ups still to make."""
+    fields = [n for n, f in e.fields.items()
+              if f.filterable and f.type.value == "string" and n.endswith(("_no", "_po"))]  # fmt: skip
+    if not fields or not ctx.has(f"{e.name}.list"):
+        return None, None
+    calls = [Call(f"{e.name}.list", {"filters": [{"field": f, "op": "=", "value": ref}],
+                                     "fields": ["id"], "limit": 2}) for f in fields]  # fmt: skip
+    pending = [c for c in calls if ctx.result(c.name, c.args) is None]
+    if pending:
+        return None, Step(calls=pending)
+    for c, field in zip(calls, fields, strict=True):
+        got = ctx.result(c.name, c.args)
+        rows = rows_of(got) if got is not None and got.ok else []
+        if len(rows) == 1 and rows[0].get("id"):
+            return (field, str(rows[0]["id"])), None
+    return None, None

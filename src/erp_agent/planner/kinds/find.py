@@ -13,6 +13,12 @@ from erp_agent.planner.steps import Ctx, Step, call, failed, hand_over, rows_of,
 
 def handle(ctx: Ctx) -> Step:
     query = " ".join(ctx.req.loose_ids) or ctx.req.text
+    e = ctx.req.entity
+    if e is not None and ctx.req.amount is not None and ctx.has(f"{e.name}.list"):
+        # "The sales invoice for 5407.42 dollars to Hudson Retail": the records' own fields
+        # say it exactly (amount, party); a search by words would only come close.
+        ctx.req.kind = Kind.LIST
+        return hand_over("list")
     if not ctx.has("records.search"):
         if ctx.req.entity is not None and ctx.req.kind == Kind.FIND:
             ctx.req.kind = Kind.LIST
