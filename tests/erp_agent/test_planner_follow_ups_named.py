@@ -227,3 +227,16 @@ async def test_a_bill_found_by_the_suppliers_own_number(chat: Chat, rest: RestER
     )
     assert bill["name"] in answer, answer
     assert bill["supplier"] in answer, answer
+
+
+async def test_a_record_described_in_everyday_words_is_found_by_its_name(
+    chat: Chat, rest: RestERP
+) -> None:
+    tape = {i["name"] for i in rest.rows("Item", [], [["item_name", "like", "%tape measure%"]])}
+    other_tape = {
+        i["name"] for i in rest.rows("Item", [], [["item_name", "like", "%tape%"]])
+    } - tape
+    assert tape
+    answer = text_of(await chat.say("looking for an item, it's a tape measure of some sort"))
+    assert all(code in answer for code in tape), answer
+    assert not any(code in answer for code in other_tape), answer

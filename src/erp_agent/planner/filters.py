@@ -5,6 +5,7 @@ master data when typed in lower case)."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from typing import Any
 
@@ -264,4 +265,46 @@ def all_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
             f"{problem[0].upper()}{problem[1:]}, so I won't guess an answer. {capabilities(e, ctx.tools)}"
         )
     named, step = name_filters(ctx, e)
-    return base + named, step
+    if step is not None:
+        return base + named, step
+    described, step = _described(ctx, e)
+    return base + named + described, step
+
+
+def _described(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
+    """'Looking for an item, it's a tape measure of some sort': everyday words left over in a
+    search for master records, looked for in their names; those some record's name holds
+    become filters (the rest stay left out, and the reading says so)."""
+    req, title = ctx.req, e.title_field
+    count = f"{e.name}.count"
+    if (req.kind not in (Kind.LIST, Kind.FIND) or e.kind.value != "master" or title is None
+            or not title.filterable or req.names or not ctx.has(count)):  # fmt: skip
+        return [], None
+    left = [*req.ignored, *vocabulary.filler_words(req.text, ctx.catalog)]
+    words = [w for w in dict.fromkeys(left) if len(w) > 3 and w.isalpha() and w not in req.settled]
+    if not words:
+        return [], None
+    # A word with the one after it ("tape measure") is tried too: the longer phrase that some
+    # name holds is the description.
+    tokens = re.findall(r"[a-z]+", req.text.lower())
+    after = {t: n for t, n in itertools.pairwise(tokens) if n not in vocabulary.GRAMMAR}
+    phrases = [p for w in words for p in ([f"{w} {after[w]}"] if w in after else []) + [w]]
+    calls = [
+        (w, Call(count, {"filters": [{"field": title.name, "op": "like", "value": f"%{w}%"}]}))
+        for w in phrases
+    ]
+    pending = [c for _, c in calls if ctx.result(c.name, c.args) is None]
+    if pending:
+        return [], Step(calls=pending)
+    kept: list[str] = []
+    for phrase, c in calls:
+        r = ctx.result(c.name, c.args)
+        found = (
+            r is not None and r.ok and isinstance(r.data, dict) and (r.data.get("count") or 0) > 0
+        )
+        if found and not any(phrase in k for k in kept):
+            kept.append(phrase)
+    said = {w for k in kept for w in k.split()}
+    req.ignored = [w for w in req.ignored if w not in said]
+    req.settled += sorted(said)  # words of the names asked for, not words left out
+    return [{"field": title.name, "op": "like", "value": f"%{w}%"} for w in kept], None
