@@ -128,3 +128,17 @@ def test_ask_says_how_a_figure_was_computed() -> None:
     assert plain.exit_code == 0, plain.output
     assert "How this was computed" in plain.stdout
     assert "drafts and cancelled excluded" in plain.stdout
+
+
+def test_ask_says_how_the_figure_was_computed_not_how_names_were_looked_up() -> None:
+    """A question naming a supplier and an item looks both up ("name like %Nairo%"); the plain
+    answer explains the figure it gives, never those look-ups."""
+    question = "what did we pay Nairobi Steel Works for the Green Wall Switch last time?"
+    base = ["ask", question, "--as", "admin@demo.local", "--model", "offline"]
+    calls = json.loads(runner.invoke(app, [*base, "--json"]).stdout)["tools_called"]
+    assert any(" like %" in " ".join(c.get("definition", {}).get("filters", [])) for c in calls)
+    plain = runner.invoke(app, base, env={"COLUMNS": "250"})
+    assert plain.exit_code == 0, plain.output
+    assert plain.stdout.count("How this was computed") == 1, plain.stdout
+    assert "Last purchase rate" in plain.stdout
+    assert " like %" not in plain.stdout

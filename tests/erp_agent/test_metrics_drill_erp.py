@@ -96,7 +96,8 @@ def check(truth: Truth, metric: Metric, opened: dict[str, Any]) -> None:
         assert len(rows) == figure["records"]
         document = opened["listed"]["document"]
         assert rows[0]["id"] == document
-        line = truth.rest.client.get(f"/api/resource/Purchase Invoice/{document}").json()["data"]
+        doctype = CATALOG.entity(metric.entity).label  # the ERP's doctype of the documents read
+        line = truth.rest.client.get(f"/api/resource/{doctype}/{document}").json()["data"]
         rates = {i["rate"] for i in line["items"] if i["item_code"] == rows[0]["item"]}
         assert figure["value"] in rates
         return

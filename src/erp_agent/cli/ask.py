@@ -28,11 +28,16 @@ ErpUrlOption = Annotated[
 
 
 def _definitions(response: TurnResponse) -> list[dict[str, Any]]:
+    """How the answer's figures were computed: every call's definition but the look-ups of
+    where a name lives ("name like %Nairo%"), unless nothing else was called."""
+    from erp_agent.planner.read_as import is_lookup
+
+    calls = [c for c in response.tools_called if isinstance(c.get("definition"), dict)]
+    kept = [c for c in calls if not is_lookup(c.get("arguments") or {})] or calls[-1:]
     seen: list[dict[str, Any]] = []
-    for call in response.tools_called:
-        definition = call.get("definition")
-        if isinstance(definition, dict) and definition not in seen:
-            seen.append(definition)
+    for call in kept:
+        if call["definition"] not in seen:
+            seen.append(call["definition"])
     return seen
 
 

@@ -80,13 +80,15 @@ def _source(results: list[Result]) -> Result | None:
         if r.ok and (r.name == "metrics.query" or r.name.startswith(("report.", "analytics."))):
             return r
     for suffix in _DATA_SUFFIXES:  # a list before the counts that probed where names live
-        found = [r for r in results if r.ok and r.name.endswith(suffix) and not _probe(r.args)]
+        found = [r for r in results if r.ok and r.name.endswith(suffix) and not is_lookup(r.args)]
         if found:
             return max(found, key=lambda r: len(r.args.get("filters") or []))
     return None
 
 
-def _probe(args: Mapping[str, Any]) -> bool:
+def is_lookup(args: Mapping[str, Any]) -> bool:
+    """A call that looks up where a name lives (ids and titles "like" the words), not one an
+    answer is computed from."""
     fields = args.get("fields")
     like = any(isinstance(f, Mapping) and f.get("op") == "like" for f in args.get("filters") or [])
     # A look-up asks for ids and names only; a count probe has one filter and nothing else.
