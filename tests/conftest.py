@@ -18,6 +18,14 @@ from demo_erp.context import ADMINISTRATOR, Ctx, Settings, as_user
 TEST_TODAY = dt.date(2026, 11, 30)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Browser checks wait up to 15 s for what a page shows (Playwright's default is 5 s): with
+    a test worker per CPU the server behind the page shares the machine with another test."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=15_000)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Stores, indexes and exports the agent writes go to a temporary folder, not the checkout."""

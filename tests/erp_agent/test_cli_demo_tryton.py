@@ -16,11 +16,10 @@ from typing import Any
 import httpx
 import pytest
 from server_doubles import demo_process, sse_events
-from tryton_fixtures import SEED, Tryton, TrytonRPC, _cache
+from tryton_fixtures import Tryton, TrytonRPC, built
 
-from conftest import TEST_TODAY
 from demo_erp.server import free_port
-from demo_erp.tryton.instance import DATABASE, build
+from demo_erp.tryton.instance import DATABASE
 
 pytestmark = pytest.mark.slow
 
@@ -73,8 +72,7 @@ def _money(value: Decimal) -> str:
 
 
 def test_demo_on_tryton_answers_as_two_users(tmp_path: Path) -> None:
-    cache = _cache()
-    build(cache, seed=SEED, today=TEST_TODAY)  # the session's build, reused by the demo
+    cache = built()  # the session's build, reused by the demo
     data = tmp_path / "data"
     shutil.copytree(cache, data / "tryton")
     port = free_port()

@@ -89,19 +89,27 @@ class TrytonRPC:
         return list(self(f"{model}.search_read", domain, 0, None, [["id", "ASC"]], fields))
 
 
-@pytest.fixture(scope="session")
-def tryton(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tryton]:
-    """One seeded Tryton per test session (built once per machine, then copied)."""
-    from demo_erp.tryton.instance import DATABASE, Server, available, build
+def built() -> Path:
+    """The seeded database's cache folder, built once per machine; test workers running side by
+    side wait for the one that builds it (it is never read half-written)."""
+    from demo_erp.tryton.instance import build
 
-    if not available():
-        pytest.fail("Tryton is not installed: run `uv sync --extra tryton` (CI installs it).")
     cache = _cache()
     cache.parent.mkdir(parents=True, exist_ok=True)
-    # Test workers running side by side build the shared cache once: the first holds the lock.
     with (cache.parent / "build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         build(cache, seed=SEED, today=TEST_TODAY)
+    return cache
+
+
+@pytest.fixture(scope="session")
+def tryton(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tryton]:
+    """One seeded Tryton per test session (built once per machine, then copied)."""
+    from demo_erp.tryton.instance import DATABASE, Server, available
+
+    if not available():
+        pytest.fail("Tryton is not installed: run `uv sync --extra tryton` (CI installs it).")
+    cache = built()
     folder = tmp_path_factory.mktemp("tryton")
     shutil.copytree(cache / "db", folder / "db")
     server = Server(folder)
