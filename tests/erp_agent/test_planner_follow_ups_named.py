@@ -240,3 +240,29 @@ async def test_a_record_described_in_everyday_words_is_found_by_its_name(
     answer = text_of(await chat.say("looking for an item, it's a tape measure of some sort"))
     assert all(code in answer for code in tape), answer
     assert not any(code in answer for code in other_tape), answer
+
+
+async def test_which_items_sold_the_most_is_revenue_cut_by_item(chat: Chat, rest: RestERP) -> None:
+    """Revenue has no item of its own (an invoice holds many): "which items sold the most" is
+    the same sales cut by the invoices' item lines, never declined and never another figure."""
+    company, currency = "Savanna Trading Ltd", "KES"
+    start = dt.date(TEST_TODAY.year, (TEST_TODAY.month - 1) // 3 * 3 + 1, 1).isoformat()
+    invoices = rest.rows(
+        "Sales Invoice", ["currency"],
+        [["docstatus", "=", 1], ["company", "=", company],
+         ["posting_date", "between", [start, TEST_TODAY.isoformat()]]],
+    )  # fmt: skip
+    assert {i["currency"] for i in invoices} == {currency}  # company currency: amount is base
+    per_item: dict[str, Decimal] = {}
+    for invoice in invoices:
+        doc = rest.client.get(f"/api/resource/Sales Invoice/{invoice['name']}").json()["data"]
+        for line in doc["items"]:
+            per_item[line["item_code"]] = per_item.get(line["item_code"], Decimal(0)) + Decimal(
+                str(line["amount"])
+            )
+    top = max(per_item, key=lambda k: per_item[k])
+    answer = await chat.say(f"which 5 items sold the most this quarter at {company}?")
+    assert query_args(answer)["metric"] == "gross_profit_selling_amount"
+    assert query_args(answer)["group_by"] == ["item"]
+    assert top in text_of(answer)
+    assert figure_present(text_of(answer), float(cents(per_item[top]))), text_of(answer)

@@ -278,6 +278,9 @@ class Metric(Frozen):
     # grouped by a time grain, the balance at each period's end.
     cumulative: bool = False
     also: dict[str, Companion] = PydanticField(default_factory=dict)
+    # The same figure cut by a dimension this one lacks comes from that metric ("revenue by
+    # item" is the selling amount of the invoices' item lines, the Gross Profit report's).
+    split_by: dict[str, str] = PydanticField(default_factory=dict)
     # Fields of the latest record shown beside a latest(...) figure (its supplier, its unit).
     details: tuple[str, ...] = ()
     report: ReportSource | None = None

@@ -73,6 +73,16 @@ def _metric(catalog: Catalog, metric: Metric) -> list[str]:
     if entity is None:
         return [f"unknown entity {metric.entity!r}"]
     problems: list[str] = []
+    for cut, target in metric.split_by.items():
+        other = catalog.metrics.get(target)
+        if other is None or cut not in other.dimensions or cut in metric.dimensions:
+            problems.append(
+                f"split_by {cut}: {target!r} must be a metric cut by {cut} (this one is not)"
+            )
+        elif other.entity != metric.entity or other.currency != metric.currency:
+            problems.append(
+                f"split_by {cut}: {target!r} must count the same records in the same currency"
+            )
     measure = metric.measure
     if measure.func is MeasureFunc.RATIO:
         for part in (measure.numerator, measure.denominator):

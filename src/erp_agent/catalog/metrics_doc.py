@@ -123,6 +123,9 @@ def render(catalog: Catalog) -> str:
                 out.append(f"- Each row also: {shown}")
             if m.details:
                 out.append(f"- With the latest record's: date, id, {', '.join(m.details)}")
+            if m.split_by:
+                cuts = ", ".join(f"by {d}: `{n}`" for d, n in m.split_by.items())
+                out.append(f"- The same figure cut further comes from: {cuts}")
             out.append(f"- Filters: {', '.join(filters) or 'none'}")
             if m.cumulative:
                 out.append(f"- Date: `{m.date_field}`, a balance: on or before the period's end")

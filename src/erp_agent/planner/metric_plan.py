@@ -720,6 +720,10 @@ def figure_step(ctx: Ctx, metric: Any, resolved: Mapping[str, tuple[str, str]]) 
     value), then its answer; None when the request says something the metric cannot express."""
     req = ctx.req
     missing = unsupported_dimension(ctx.catalog, metric, req)
+    split = ctx.catalog.metrics.get(metric.split_by.get(missing)) if missing else None
+    if split is not None:
+        # "Which items sold the most": the same figure of the same records, cut by item.
+        metric, missing = split, unsupported_dimension(ctx.catalog, split, req)
     if missing is not None:
         return say(_cannot_break_down(ctx.catalog, metric, missing))
     args = _arguments(ctx, metric, req, resolved)
