@@ -266,3 +266,17 @@ async def test_which_items_sold_the_most_is_revenue_cut_by_item(chat: Chat, rest
     assert query_args(answer)["group_by"] == ["item"]
     assert top in text_of(answer)
     assert figure_present(text_of(answer), float(cents(per_item[top]))), text_of(answer)
+
+
+async def test_an_item_received_is_goods_into_stock_not_money(chat: Chat, rest: RestERP) -> None:
+    rows = rest.rows(
+        "Stock Ledger Entry", ["item_code", "actual_qty"],
+        [["voucher_type", "=", "Purchase Receipt"], ["is_cancelled", "=", 0],
+         ["posting_date", "between", [f"{TEST_TODAY.year}-01-01", TEST_TODAY.isoformat()]]],
+    )  # fmt: skip
+    qty = sums(rows, lambda r: r["item_code"], "actual_qty")
+    code = max(qty, key=lambda k: qty[k])
+    [item] = rest.rows("Item", ["item_name"], [["name", "=", code]])
+    answer = await chat.say(f"how many {item['item_name'].lower()}s were received this year?")
+    assert query_args(answer)["metric"] == "goods_received_qty"
+    assert figure_present(text_of(answer), float(qty[code])), text_of(answer)

@@ -815,9 +815,18 @@ _BUYING_WORDS = re.compile(
 def _item_figures(ctx: Ctx, req: Request) -> list[Any]:
     """An item's own figures: what we last paid for it when the words are of buying."""
     metrics = ctx.catalog.metrics
-    if _BUYING_WORDS.search(req.text.lower()) and "last_purchase_rate" in metrics:
+    low = req.text.lower()
+    if _BUYING_WORDS.search(low) and "last_purchase_rate" in metrics:
         return [metrics["last_purchase_rate"]]
+    if _RECEIVING.search(low):
+        # "How many grey hammers were received": goods into stock, not money received.
+        valued = bool(re.search(r"\b(value|worth|cost)\b", low))
+        names = ["goods_received_stock_value", "goods_received_qty"][:: 1 if valued else -1]
+        return [metrics[n] for n in names if n in metrics]
     return []
+
+
+_RECEIVING = re.compile(r"\b(?:receiv(?:e|ed|ing)|came in|arrived|goods in)\b")
 
 
 def _whole_earlier(ctx: Ctx, args: Mapping[str, Any]) -> dict[str, Any] | None:
