@@ -26,6 +26,22 @@ def pytest_configure(config: pytest.Config) -> None:
     expect.set_options(timeout=15_000)
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """What a test recorded for the log (``record_property("printed", text)``: the eval runs'
+    scores), printed at the end whichever worker process ran it."""
+    printed = [
+        value
+        for status in ("passed", "failed")
+        for report in terminalreporter.stats.get(status, [])
+        for key, value in getattr(report, "user_properties", [])
+        if key == "printed" and getattr(report, "when", "call") == "call"
+    ]
+    if printed:
+        terminalreporter.section("recorded by the tests")
+        for text in printed:
+            terminalreporter.write_line(str(text))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Stores, indexes and exports the agent writes go to a temporary folder, not the checkout."""
