@@ -299,9 +299,7 @@ def _described(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
     kept: list[str] = []
     for phrase, c in calls:
         r = ctx.result(c.name, c.args)
-        found = (
-            r is not None and r.ok and isinstance(r.data, dict) and (r.data.get("count") or 0) > 0
-        )
+        found = r is not None and r.ok and found_any(r)
         if found and not any(phrase in k for k in kept):
             kept.append(phrase)
     said = {w for k in kept for w in k.split()}

@@ -249,7 +249,8 @@ def resolve(
 
 
 def holds(record: str, words: str) -> bool:
-    """Whether a record's name has these words (any case), as whole words."""
+    """Whether a record's name has these words (any case, singular or plural) where one of its
+    words starts."""
     return re.search(rf"(?<![\w&]){re.escape(_singular(words))}", _singular(record)) is not None
 
 

@@ -159,8 +159,13 @@ def _directed(metrics: Mapping[str, Any], req: Request, scores: dict[str, int]) 
 
 def pick(catalog: Catalog, req: Request) -> Any | None:
     """The metric the request names, or None (then the record plane answers)."""
-    found = ranked(catalog, req) or _summed(req, ranking(catalog, req))
+    found = named_metrics(catalog, req)
     return found[0] if found else None
+
+
+def named_metrics(catalog: Catalog, req: Request) -> list[Any]:
+    """The metrics the request names, best first; else those its ranking is by."""
+    return ranked(catalog, req) or _summed(req, ranking(catalog, req))
 
 
 # "Incl. VAT", "including taxes", "with tax": amounts with the taxes on them.
@@ -646,8 +651,7 @@ def metric_step(
             bool(req.items) and bool(_STOCK_WORDS.search(req.text.lower()))
         )
         return enable(ctx, "metrics.query") if wanted else None
-    candidates = [forced] if forced else ranked(ctx.catalog, req) or ranking(ctx.catalog, req)
-    candidates = candidates if forced else _summed(req, candidates)
+    candidates = [forced] if forced else named_metrics(ctx.catalog, req)
     named = dimensions_named(ctx.catalog, req.text)
     parties = {d for d in named if d in _PARTY_DIMENSIONS}
     own = candidates and req.entity is not None and candidates[0].entity == req.entity.name
