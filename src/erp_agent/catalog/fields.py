@@ -74,6 +74,9 @@ class Field(Frozen):
     summable: bool = False
     required: bool = False
     read_only: bool = False
+    # A yes/no field whose records people call by their own name ("credit notes" are the
+    # invoices with is_return set): those phrases, which then mean the field is true.
+    named_by: tuple[str, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -109,6 +112,8 @@ class Field(Frozen):
             raise ValueError("a table needs the fields of its rows")
         if self.type is not FieldType.TABLE and self.fields:
             raise ValueError("only table fields have row fields")
+        if self.named_by and self.type is not FieldType.BOOLEAN:
+            raise ValueError(f"only boolean fields are named by phrases; this one is {self.type}")
         if any(child.type is FieldType.TABLE for child in self.fields.values()):
             raise ValueError("tables cannot nest")
         if self.summable and self.type not in NUMERIC_TYPES:

@@ -40,6 +40,7 @@ def base_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], str | None]:
         out.append(value_filter(e.status_field, req.statuses))
     for name, values in req.enum_filters.items():
         out.append(value_filter(name, values))
+    out += [{"field": name, "op": "=", "value": int(on)} for name, on in req.flags.items()]
     if req.period is not None and e.date_field and req.kind not in (Kind.TREND,):
         out.append({"field": _dated_by(e, req.text), "op": "between",
                     "value": [req.period.start.isoformat(), req.period.end.isoformat()]})  # fmt: skip

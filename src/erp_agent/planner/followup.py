@@ -38,7 +38,8 @@ from erp_agent.planner.terms import explicit, norm
 
 _LEAD = re.compile(
     r"^\s*(?:and|also|but|ok(?:ay)?|now|then|what about|how about|same for|same but|and for|"
-    r"and in|only|just|instead|break (?:that|it|this) down|split (?:that|it|this)|"
+    # "just wondering, …", "just to confirm …": an opener, not "just Nairobi".
+    r"and in|only|just(?!,?\s+(?:wondering|checking|curious|asking|quickly|a quick|to (?:check|confirm|ask)))|instead|break (?:that|it|this) down|split (?:that|it|this)|"
     r"show (?:that|it|this)|make (?:that|it|this)|as an?|in an?|the same|"
     # "by branch", "per month": a new grouping of the last figure.
     # ("Per unit cost of …" is a price, not a grouping.)

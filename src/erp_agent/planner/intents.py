@@ -189,11 +189,32 @@ def _enum_matches(entity: Entity, haystack: str) -> dict[str, list[str]]:
     return found
 
 
+# "net of credit notes", "excluding returns": the records named are left out, not asked for.
+_LEFT_OUT = r"(?:net of|excluding|excl\.?|exclusive of|without|less|minus|not counting|except(?: for)?|other than|apart from|but not|no|non)"
+
+
+def _flags_named(entity: Entity, low: str) -> dict[str, bool]:
+    """The entity's yes/no fields the request names its records by ("credit notes": true),
+    or leaves them out by ("excluding credit notes": false)."""
+    found: dict[str, bool] = {}
+    text = norm(low)
+    for name, f in entity.fields.items():
+        for phrase in f.named_by if f.filterable else ():
+            if has_term(text, phrase):
+                said = re.escape(norm(phrase).strip())
+                found[name] = not re.search(
+                    rf"\b{_LEFT_OUT}\s+(?:any\s+|the\s+|all\s+)?{said}", text
+                )
+                break
+    return found
+
+
 def _negated(haystack: str, value: str) -> bool:
     """'have not paid', "haven't been paid", 'not yet delivered': the status denied, not named."""
     return bool(
         re.search(
-            rf"\b(?:not|never)\s+(?:yet\s+|been\s+|fully\s+)*{re.escape(norm(value).strip())}\b",
+            rf"\b(?:not|never|{_LEFT_OUT})\s+(?:yet\s+|been\s+|fully\s+|any\s+|the\s+)*"
+            rf"{re.escape(norm(value).strip())}(?:s|es)?\b",
             haystack,
         )
     )
@@ -415,6 +436,7 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
                 if k != req.entity.status_field
             },
         )
+        req.flags = _flags_named(req.entity, low)
         req.fields_asked = _fields_asked(req.entity, haystack)
         req.group, req.date_part = _group(req.entity, haystack, catalog)
         if (

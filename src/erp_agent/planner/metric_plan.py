@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from erp_agent.catalog import Catalog
+from erp_agent.catalog.metrics import Returns
 from erp_agent.planner import master_data, name_phrases, questions, vocabulary
 from erp_agent.planner.answer import fmt, is_number, join
 from erp_agent.planner.direction import IN, OUT, direction_field
@@ -81,6 +82,8 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
     if not metrics:
         return []
     scores = _directed(metrics, req, _said_last(catalog, req.text))
+    if req.flags.get("is_return") is False:  # "net of credit notes": not a figure of them
+        scores = {n: v for n, v in scores.items() if metrics[n].returns is not Returns.ONLY}
     if not scores:
         scores = {m: 1 for m in questions.meant_metrics(req.text) if m in metrics}
     if not scores:
@@ -127,6 +130,15 @@ def _said_last(catalog: Catalog, text: str) -> dict[str, int]:
 def _means(metric: Any, field: str, value: Any) -> bool:
     """Whether the metric's own definition filters ``field`` to ``value``."""
     return any(f.field == field and f.op == "=" and f.value == value for f in metric.filters)
+
+
+def _flagged(metric: Any, field: str, on: bool) -> bool:
+    """Whether the metric's records agree with a yes/no field the request names them by:
+    credit notes (``is_return``) are what the metric's returns rule says; any other field must
+    be in the metric's own filters."""
+    if field == "is_return":
+        return (metric.returns is Returns.ONLY) == on
+    return _means(metric, field, int(on)) or _means(metric, field, on)
 
 
 def _dimension_filter(dimension: str, values: list[Any]) -> dict[str, Any]:
@@ -885,6 +897,9 @@ def _arguments(
         if name not in metric.dimensions or name in by_dim:
             return None
         filters.append(_dimension_filter(name, values))
+    for name, on in req.flags.items() if said_of_its_records else ():
+        if not _flagged(metric, name, on):
+            return None  # "credit notes" of a figure that is not of credit notes: never dropped
     if ctx.view.company and "company" in metric.dimensions and "company" not in by_dim:
         filters.append({"dimension": "company", "op": "=", "value": ctx.view.company})
     if filters:

@@ -57,7 +57,8 @@ def line(
         spec = catalog.entities.get(entity)
         what = spec.plural.lower() if spec is not None else entity.replace("_", " ")
         verb = {"list": "list of", "count": "count of", "aggregate": "totals of", "get": "one of"}
-        parts = [f"{verb.get(action, '')} {what}".strip(), *_filters(args.get("filters"))]
+        fields = spec.fields if spec is not None else {}
+        parts = [f"{verb.get(action, '')} {what}".strip(), *_filters(args.get("filters"), fields)]
     if company and not any(company in p for p in parts):
         parts.append(f"company {company}")
     text = PREFIX + ", ".join(p for p in parts if p)
@@ -120,13 +121,17 @@ def _metric(catalog: Catalog, r: Result, args: Mapping[str, Any]) -> list[str]:
     return parts + _filters(args.get("filters"))
 
 
-def _filters(raw: Any) -> list[str]:
+def _filters(raw: Any, fields: Mapping[str, Any] | None = None) -> list[str]:
     out = []
     for f in raw or []:
         if not isinstance(f, Mapping):
             continue
         field = str(f.get("dimension") or f.get("field") or "").replace("_", " ")
         value = f.get("value")
+        spec = (fields or {}).get(str(f.get("field")))
+        if spec is not None and spec.named_by and f.get("op") == "=":
+            out.append(f"{spec.named_by[0]}s only" if value else f"no {spec.named_by[0]}s")
+            continue
         shown = join([str(v) for v in value], "or") if isinstance(value, list) else str(value)
         op = str(f.get("op") or "=")
         if op in ("=", "in"):

@@ -50,6 +50,9 @@ class Request:
     chart: bool = False
     statuses: list[str] = field(default_factory=list)  # values of the entity's status field
     enum_filters: dict[str, list[str]] = field(default_factory=dict)  # other enum fields
+    # Yes/no fields the request names the records by: "credit notes" (is_return true), or
+    # leaves them out by ("excluding credit notes": false).
+    flags: dict[str, bool] = field(default_factory=dict)
     fields_asked: list[str] = field(default_factory=list)  # fields the question names
     names: list[tuple[str | None, str]] = field(default_factory=list)  # (field or None, value)
     verb: str | None = None

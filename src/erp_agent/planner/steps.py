@@ -100,6 +100,9 @@ def described(ctx: Ctx, names: Sequence[str] = ()) -> str:
     ]
     if said:
         parts.append("with " + " and ".join(said))
+    for name, on in req.flags.items():
+        phrase = fields[name].named_by[0] if name in fields and fields[name].named_by else name
+        parts.append(f"that are {phrase}s" if on else f"excluding {phrase}s")
     for value in names:
         parts.append(f"for {value}")
     if req.age_days is not None:

@@ -385,6 +385,12 @@ GRAMMAR |= frozenset(
     ]
 )
 
+# What people ask an assistant to do before the question itself ("remind me what we last
+# paid…", "can you confirm…", "just wondering…"): never a record's name.
+GRAMMAR |= frozenset(
+    ["remind", "recall", "confirm", "wonder", "wondering", "curious", "quick", "quickly"]
+)
+
 # English's function words (prepositions, conjunctions, pronouns, hedges): never a record's
 # name, so "money in from Lakeside Hardware during october" is not a search for "during".
 GRAMMAR |= frozenset(
