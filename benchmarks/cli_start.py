@@ -38,7 +38,7 @@ def wall(argv: list[str], env: dict[str, str], runs: int) -> float:
 
 async def warm_turn(runs: int) -> float:
     """The same question through one engine that is already up: the turn without the start."""
-    from erp_agent.cli._model import offline
+    from erp_agent.assembly import offline
     from erp_agent.config import load_settings
     from erp_agent.runtime import Runtime
 

@@ -13,8 +13,8 @@ import pytest
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
+from erp_agent.assembly import configure
 from erp_agent.cli import app as cli_app
-from erp_agent.cli._model import configure
 from erp_agent.config import ModelSettings, load_settings
 from erp_agent.errors import ConfigError
 from erp_agent.models._fit import fit, tool_tokens

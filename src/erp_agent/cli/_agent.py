@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
+from erp_agent.assembly import configure, model_for
 from erp_agent.cli._common import fail, password_for
-from erp_agent.cli._model import configure, model_for
 from erp_agent.config import Settings
 from erp_agent.engine.turn import Engine
 from erp_agent.errors import ErpAgentError

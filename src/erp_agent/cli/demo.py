@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from erp_agent.assembly import configure
 from erp_agent.cli._common import console, ensure_port_free, fail
-from erp_agent.cli._model import BaseUrlOption, ModelOption, configure
+from erp_agent.cli._model import BaseUrlOption, ModelOption
 from erp_agent.errors import ConfigError, ErpAgentError
 
 if TYPE_CHECKING:
@@ -168,14 +169,13 @@ async def serve_agent(
     once it answers; the runtime and the model switch are closed when it stops."""
     import uvicorn
 
-    from erp_agent.cli._model import model_switch
-    from erp_agent.server import create_app
+    from erp_agent.assembly import assemble
 
-    knowledge, retriever = _knowledge(runtime, settings) if index else (None, None)
-    switch = model_switch(runtime, model)
-    app = create_app(runtime, switch, knowledge=knowledge)
+    assembly = await assemble(settings, model, runtime=runtime)
     server = uvicorn.Server(
-        uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False)
+        uvicorn.Config(
+            assembly.app(), host=host, port=port, log_level="warning", proxy_headers=False
+        )
     )
     serving = asyncio.create_task(server.serve())
     background = None
@@ -185,17 +185,16 @@ async def serve_agent(
                 await serving  # raises why it could not start (e.g. the port is taken)
                 return
             await asyncio.sleep(0.05)
-        announce(switch.describe()["model"])
-        if knowledge is not None and retriever is not None:
+        announce(assembly.switch.describe()["model"])
+        if index:
             background = asyncio.create_task(
-                _index(settings, knowledge, retriever, runtime, index_as=index_as)
+                _index(settings, assembly.knowledge, runtime.retriever, runtime, index_as=index_as)
             )
         await serving
     finally:
         if background is not None:
             background.cancel()
-        await switch.aclose()
-        await runtime.aclose()
+        await assembly.aclose()
 
 
 def _announce(host: str, port: int, erp_url: str, model: str, seconds: float) -> None:
@@ -210,15 +209,6 @@ def _announce(host: str, port: int, erp_url: str, model: str, seconds: float) ->
     for user in DEMO_USERS:
         console.print(f"  {user.email:<30} {user.description}", soft_wrap=True)
     console.print("\nCtrl-C stops the demo.")
-
-
-def _knowledge(runtime: Runtime, settings: Settings) -> tuple[IndexedKnowledge, Retriever]:
-    """The admin console's knowledge upload, over the runtime's own index."""
-    from erp_agent.server.knowledge import IndexedKnowledge
-
-    return IndexedKnowledge(
-        runtime.knowledge, Path(settings.data_dir) / "knowledge"
-    ), runtime.retriever
 
 
 async def _index(

@@ -99,11 +99,11 @@ async def _model(settings: Settings) -> Check:
     if model is None:
         return Check("model", "warn", "no reasoning model: the offline planner answers")
     from erp_agent.models.registry import build_model
-    from erp_agent.server.models import _try
+    from erp_agent.server.models import try_model
 
     try:
         built = build_model(model)
-        await _try(built, model)
+        await try_model(built, model)
         await built.aclose()
     except ErpAgentError as exc:
         return Check("model", "FAIL", str(exc))

@@ -17,8 +17,9 @@ from typing import Annotated
 
 import typer
 
+from erp_agent.assembly import configure
 from erp_agent.cli._common import console, err_console
-from erp_agent.cli._model import BaseUrlOption, configure
+from erp_agent.cli._model import BaseUrlOption
 from erp_agent.cli.demo_sql import mapping_path
 from erp_agent.config import Settings, load_settings
 from erp_agent.errors import ConfigError, ErpAgentError

@@ -8,14 +8,9 @@ from typing import Annotated
 
 import typer
 
+from erp_agent.assembly import configure, model_options
 from erp_agent.cli._common import console, ensure_port_free, fail
-from erp_agent.cli._model import (
-    BaseUrlOption,
-    ModelOption,
-    ModelSettingOption,
-    configure,
-    model_options,
-)
+from erp_agent.cli._model import BaseUrlOption, ModelOption, ModelSettingOption
 from erp_agent.config import Settings
 from erp_agent.errors import ConfigError, ErpAgentError
 
@@ -64,7 +59,7 @@ def _serve_many(
 
     import uvicorn
 
-    from erp_agent.server.factory import BASE_URL_VARIABLE, MODEL_VARIABLE
+    from erp_agent.assembly import hand_over
 
     if not settings.session_key:
         raise ConfigError(
@@ -82,10 +77,7 @@ def _serve_many(
 
     if not os.environ.get(SHARED_VARIABLE):  # /metrics adds up every worker's counts
         share_between_workers(Path(settings.data_dir) / "metrics")
-    if model:  # each worker process configures the same model from these
-        os.environ[MODEL_VARIABLE] = model
-    if base_url:
-        os.environ[BASE_URL_VARIABLE] = base_url
+    hand_over(model, base_url)  # each worker process configures the same model
     for name, value in model_options(options).items():  # beside the model, in every worker
         os.environ[f"ERP_AGENT_REASONING_MODEL__{name.upper()}"] = value
     console.print(
@@ -106,20 +98,13 @@ def _serve_many(
 async def _serve(host: str, port: int, model: str | None, settings: Settings) -> None:
     import uvicorn
 
-    from erp_agent.cli._model import model_switch
-    from erp_agent.runtime import Runtime
-    from erp_agent.server import create_app
-    from erp_agent.server.knowledge import IndexedKnowledge
+    from erp_agent.assembly import assemble
 
-    runtime = await Runtime.create(settings)
-    switch = model_switch(runtime, model)
-    knowledge = IndexedKnowledge(
-        runtime.knowledge, Path(settings.data_dir) / "knowledge", settings.site_dir
-    )
-    app = create_app(runtime, switch, knowledge=knowledge)
+    assembly = await assemble(settings, model)
+    app = assembly.app()
     console.print(
         f"erp-agent on [bold]http://{host}:{port}/[/] — ERP {settings.erp_url} — "
-        f"model {switch.describe()['model']}"
+        f"model {assembly.switch.describe()['model']}"
     )
     try:
         config = uvicorn.Config(
@@ -134,5 +119,4 @@ async def _serve(host: str, port: int, model: str | None, settings: Settings) ->
         )
         await uvicorn.Server(config).serve()
     finally:
-        await switch.aclose()
-        await runtime.aclose()
+        await assembly.aclose()

@@ -41,7 +41,8 @@ def worker(
                 "No queue is configured. Set ERP_AGENT_QUEUE_URL, e.g. "
                 "amqp://guest:guest@127.0.0.1:5672// (RabbitMQ) or redis://127.0.0.1:6379/1."
             )
-        from erp_agent.queue import tasks
+        from erp_agent.assembly import hand_over
+        from erp_agent.queue import tasks  # noqa: F401 - registers the tasks the worker runs
         from erp_agent.queue.celery_app import configure
         from erp_agent.queue.scheduled import beat_schedule
         from erp_agent.queue.subscriptions import subscription_schedule
@@ -60,7 +61,7 @@ def worker(
             schedule=schedule,
             schedule_file=str(data_dir / "celerybeat-schedule"),
         )
-        tasks.MODEL_SPEC["model"] = model
+        hand_over(model)
         queue = settings.queue_name
         console.print(f"erp-agent worker on queue [bold]{queue}[/] — model {model or 'configured'}")
         for name, entry in schedule.items():

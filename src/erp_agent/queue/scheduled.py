@@ -80,9 +80,8 @@ async def sync_records(runtime: Runtime) -> dict[str, Any]:
 
 async def reindex_knowledge(runtime: Runtime) -> dict[str, Any]:
     """The knowledge base re-indexed: the packaged documents, uploads and the site's own."""
-    from erp_agent.server.knowledge import IndexedKnowledge
+    from erp_agent.assembly import knowledge_admin
 
-    settings = runtime.settings
     async with held(
         "reindex-knowledge",
         redis=runtime.redis,
@@ -91,10 +90,7 @@ async def reindex_knowledge(runtime: Runtime) -> dict[str, Any]:
     ) as mine:
         if not mine:
             return {"skipped": "another re-index is running"}
-        knowledge = IndexedKnowledge(
-            runtime.knowledge, Path(settings.data_dir) / "knowledge", settings.site_dir
-        )
-        return await knowledge.reindex()
+        return await knowledge_admin(runtime).reindex()
 
 
 def _cache_invalidation(runtime: Runtime) -> Any:

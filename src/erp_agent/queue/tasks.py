@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
 from typing import Any
 
 from erp_agent.queue import scheduled
@@ -15,28 +14,20 @@ from erp_agent.queue.celery_app import PING, RUN_TURN, celery
 from erp_agent.server.state import ServerState
 
 log = logging.getLogger(__name__)
-MODEL_SPEC: dict[str, str | None] = {"model": None}  # `erp-agent worker --model`
 
 
 class WorkerContext:
-    def __init__(self, model: str | None) -> None:
+    def __init__(self) -> None:
         self.runner = asyncio.Runner()
-        self.state: ServerState = self.runner.run(self._build(model))
+        self.state: ServerState = self.runner.run(self._build())
 
     @staticmethod
-    async def _build(model: str | None) -> ServerState:
-        from erp_agent.cli._model import configure, model_switch
-        from erp_agent.runtime import Runtime
+    async def _build() -> ServerState:
+        from erp_agent.assembly import assemble, configure, handed_over
         from erp_agent.server import settings_store
-        from erp_agent.server.app import build_state
-        from erp_agent.server.knowledge import IndexedKnowledge
 
-        settings = configure(None, model)
-        runtime = await Runtime.create(settings)
-        knowledge = IndexedKnowledge(
-            runtime.knowledge, Path(settings.data_dir) / "knowledge", settings.site_dir
-        )
-        state = build_state(runtime, model_switch(runtime, model), knowledge=knowledge)
+        model, base_url = handed_over()  # `erp-agent worker --model`
+        state = (await assemble(configure(None, model, base_url), model)).state()
         await settings_store.load(state)  # the model an administrator chose, and the rest
         return state
 
@@ -49,7 +40,7 @@ _context: list[WorkerContext] = []
 
 def context() -> WorkerContext:
     if not _context:
-        _context.append(WorkerContext(MODEL_SPEC["model"]))
+        _context.append(WorkerContext())
     return _context[0]
 
 

@@ -4,15 +4,10 @@ processes) and shares everything else through the store and Redis."""
 
 from __future__ import annotations
 
-import os
 from contextlib import AsyncExitStack
-from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
-
-# `serve --model/--base-url`, handed to the worker processes.
-MODEL_VARIABLE, BASE_URL_VARIABLE = "ERP_AGENT_SERVE_MODEL", "ERP_AGENT_SERVE_BASE_URL"
 
 Scope = dict[str, Any]
 
@@ -25,21 +20,12 @@ class WorkerApp:
         self._stack = AsyncExitStack()
 
     async def _start(self) -> None:
-        from erp_agent.cli._model import configure, model_switch
-        from erp_agent.runtime import Runtime
-        from erp_agent.server import create_app
-        from erp_agent.server.knowledge import IndexedKnowledge
+        from erp_agent.assembly import assemble, configure, handed_over
 
-        model = os.environ.get(MODEL_VARIABLE) or None
-        settings = configure(None, model, os.environ.get(BASE_URL_VARIABLE) or None)
-        runtime = await Runtime.create(settings)
-        self._stack.push_async_callback(runtime.aclose)
-        switch = model_switch(runtime, model)
-        self._stack.push_async_callback(switch.aclose)
-        knowledge = IndexedKnowledge(
-            runtime.knowledge, Path(settings.data_dir) / "knowledge", settings.site_dir
-        )
-        app = create_app(runtime, switch, knowledge=knowledge)
+        model, base_url = handed_over()  # `serve --model/--base-url`
+        assembly = await assemble(configure(None, model, base_url), model)
+        self._stack.push_async_callback(assembly.aclose)
+        app = assembly.app()
         await self._stack.enter_async_context(app.router.lifespan_context(app))
         self.app = app
 

@@ -158,7 +158,7 @@ class ModelSwitch:
             raise ConfigError(str(exc)) from None
         model = self.registry.build(settings)
         if probe:
-            await _try(model, settings)
+            await try_model(model, settings)
         await self.registry.configure(TASK, settings, model)
         self.provider = settings.provider
         self.source = "admin console"
@@ -187,7 +187,7 @@ def _one_line(exc: ValidationError) -> str:
     return f"{where}: {str(first.get('msg', exc)).removeprefix('Value error, ')}{got}."
 
 
-async def _try(model: ChatModel, settings: ModelSettings) -> None:
+async def try_model(model: ChatModel, settings: ModelSettings) -> None:
     """One call of one token; the model is closed if it fails."""
     where = settings.base_url or f"the {settings.provider} default endpoint"
     try:
