@@ -220,8 +220,8 @@ def _summed(req: Request, best: list[Any]) -> list[Any]:
 def counted(catalog: Catalog, metric: Any) -> Any:
     """'How many invoices are overdue?' asks for the count of what the amount metric sums:
     the count metric over the same records (same entity, same defining filters), if any."""
-    if metric.measure.func == "count":
-        return metric
+    if metric.measure.func == "count" or getattr(metric, "unit", None) not in (None, "", "%"):
+        return metric  # "how many leave days", "how many units": that quantity is the count
     same = [
         m
         for m in (getattr(catalog, "metrics", None) or {}).values()

@@ -13,7 +13,10 @@ from erp_agent.planner.terms import has_term, norm
 VALUE_WORDS = {"worth": "value", "valued": "value", "valuation": "value", "values": "value"}
 # Words that say what a two-word term measures; only such terms are matched with their words
 # apart ("how much is the stock … worth" names the stock value).
-_MEASURE_WORDS = frozenset(["value", "amount", "quantity", "count", "number", "average", "total"])
+# Words of a measure a two-word term may be said apart from: "leave … left" ("how many leave
+# days does Grace have left") is the leave left, as "the stock … worth" is the stock value.
+_MEASURE_WORDS = frozenset(["value", "amount", "quantity", "count", "number", "average", "total",
+                            "left", "remaining"])  # fmt: skip
 _SPREAD = 6  # at most this many words between the two words of such a term
 
 
