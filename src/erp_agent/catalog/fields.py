@@ -77,6 +77,9 @@ class Field(Frozen):
     # A yes/no field whose records people call by their own name ("credit notes" are the
     # invoices with is_return set): those phrases, which then mean the field is true.
     named_by: tuple[str, ...] = ()
+    # A quantity whose records at nil people name in a phrase ("out of stock": the stock
+    # balances with no quantity on hand): those phrases, which then mean the field is <= 0.
+    none_named_by: tuple[str, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -114,6 +117,8 @@ class Field(Frozen):
             raise ValueError("only table fields have row fields")
         if self.named_by and self.type is not FieldType.BOOLEAN:
             raise ValueError(f"only boolean fields are named by phrases; this one is {self.type}")
+        if self.none_named_by and self.type not in NUMERIC_TYPES:
+            raise ValueError(f"only quantities are named at nil by phrases; this one is {self.type}")
         if any(child.type is FieldType.TABLE for child in self.fields.values()):
             raise ValueError("tables cannot nest")
         if self.summable and self.type not in NUMERIC_TYPES:

@@ -52,6 +52,10 @@ def record_line(entity: Entity, row: Mapping[str, Any]) -> str:
     else:
         if title is not None and row.get(title.name) and row.get(title.name) != row.get("id"):
             parts.append(str(row[title.name]))
+        elif title is None:
+            # A record known by what it links ("the stock of an item in a warehouse"): those.
+            parts += [str(row[n]) for n, f in entity.fields.items()
+                      if f.required and f.target and row.get(n)]  # fmt: skip
     if entity.date_field and row.get(entity.date_field):
         parts.append(str(row[entity.date_field]))
     if entity.amount_field and is_number(row.get(entity.amount_field)):

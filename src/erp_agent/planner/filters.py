@@ -41,6 +41,7 @@ def base_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], str | None]:
     for name, values in req.enum_filters.items():
         out.append(value_filter(name, values))
     out += [{"field": name, "op": "=", "value": int(on)} for name, on in req.flags.items()]
+    out += [{"field": name, "op": "<=", "value": 0} for name in req.nil_fields]
     if req.period is not None and e.date_field and req.kind not in (Kind.TREND,):
         out.append({"field": _dated_by(e, req.text), "op": "between",
                     "value": [req.period.start.isoformat(), req.period.end.isoformat()]})  # fmt: skip
@@ -144,7 +145,10 @@ def name_candidates(e: Entity, hint: str | None, value: str) -> list[Filter]:
     op = "like" if value == value.lower() else "="
     for place in _PLACE_FIELDS:
         f2 = fields.get(place)
-        if f2 is not None and f2.filterable and place != "company":
+        if f2 is not None and f2.filterable and place == "warehouse":
+            # ERPNext names a warehouse "<name> - <company abbr>": "Mombasa" is its start.
+            out.append({"field": place, "op": "like", "value": f"{value}%"})
+        elif f2 is not None and f2.filterable and place != "company":
             out.append({"field": place, "op": op, "value": value})
     if not out and title is not None and title.filterable:
         out.append({"field": title.name, "op": "like", "value": f"%{value}%"})

@@ -209,6 +209,24 @@ def _flags_named(entity: Entity, low: str) -> dict[str, bool]:
     return found
 
 
+def _at_nil(
+    catalog: Catalog, entity: Entity | None, low: str
+) -> tuple[Entity | None, list[str]]:
+    """A quantity named at nil ("which items are out of stock"): the records that hold it
+    (stock balances) are the subject when the words named none, those same records, or what
+    they link to (the items), with that quantity <= 0."""
+    text = norm(low)
+    for holder in catalog.entities.values():
+        nil = [
+            name
+            for name, f in holder.fields.items()
+            if f.filterable and any(has_term(text, p) for p in f.none_named_by)
+        ]
+        if nil and (entity is None or entity is holder or _links_to(holder, entity.name)):
+            return holder, nil
+    return entity, []
+
+
 def _negated(haystack: str, value: str) -> bool:
     """'have not paid', "haven't been paid", 'not yet delivered': the status denied, not named."""
     return bool(
@@ -422,6 +440,8 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
         # A master named by its code ("item SKU-1266-BLU"): look that record up directly.
         req.doc_ids = [(named, code) for code in req.items]
     req.entity = req.doc_ids[0][0] if req.doc_ids else named
+    if not req.doc_ids:
+        req.entity, req.nil_fields = _at_nil(catalog, req.entity, low)
     if req.entity is not None and req.age_days is not None and not req.doc_ids:
         req.entity = _aged_records(catalog, req.entity)
     reports = report_scores(catalog, haystack)

@@ -79,8 +79,8 @@ _PER_PLACE = frozenset(["branch", "territory", "warehouse", "item", "item_group"
 def ranked(catalog: Catalog, req: Request) -> list[Any]:
     """The metrics the request names, best first (empty: the record plane answers)."""
     metrics = getattr(catalog, "metrics", None) or {}
-    if not metrics:
-        return []
+    if not metrics or req.nil_fields:
+        return []  # "which items are out of stock": records at nil, not a figure
     scores = _directed(metrics, req, _said_last(catalog, req.text))
     if req.flags.get("is_return") is False:  # "net of credit notes": not a figure of them
         scores = {n: v for n, v in scores.items() if metrics[n].returns is not Returns.ONLY}

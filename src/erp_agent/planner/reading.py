@@ -53,6 +53,8 @@ class Request:
     # Yes/no fields the request names the records by: "credit notes" (is_return true), or
     # leaves them out by ("excluding credit notes": false).
     flags: dict[str, bool] = field(default_factory=dict)
+    # Quantities the request names at nil ("out of stock": qty <= 0).
+    nil_fields: list[str] = field(default_factory=list)
     fields_asked: list[str] = field(default_factory=list)  # fields the question names
     names: list[tuple[str | None, str]] = field(default_factory=list)  # (field or None, value)
     verb: str | None = None

@@ -103,6 +103,9 @@ def described(ctx: Ctx, names: Sequence[str] = ()) -> str:
     for name, on in req.flags.items():
         phrase = fields[name].named_by[0] if name in fields and fields[name].named_by else name
         parts.append(f"that are {phrase}s" if on else f"excluding {phrase}s")
+    for name in req.nil_fields:
+        nil = fields[name].none_named_by if name in fields else ()
+        parts.append(nil[0] if nil else f"with no {name}")
     for value in names:
         parts.append(f"for {value}")
     if req.age_days is not None:

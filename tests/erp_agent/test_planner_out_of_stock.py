@@ -1,0 +1,73 @@
+""" "Which items are out of stock": the stock balances (ERPNext's Bin) with nothing on hand, per
+item and warehouse, not the total on hand. Truth is the demo ERP's Bin rows over REST."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+import pytest
+from rest_truth import RestERP
+from test_planner_conversation import Chat, block, text_of, tools
+
+from conftest import DemoERP
+from erp_agent.catalog import load_catalog
+from erp_agent.evals.score import figure_present
+from erp_agent.gateway.signin import sign_in
+from erp_agent.planner.intents import understand
+from erp_agent.runtime import Runtime
+
+pytestmark = pytest.mark.anyio
+STOCK = "stock@demo.local"
+
+
+@pytest.fixture
+async def chat(runtime: Runtime) -> Chat:
+    return Chat(
+        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, STOCK, "demo")
+    )
+
+
+@pytest.fixture
+def rest(demo_erp: DemoERP) -> Iterator[RestERP]:
+    erp = RestERP(demo_erp.url, STOCK)
+    yield erp
+    erp.close()
+
+
+def test_a_quantity_at_nil_names_the_records_that_hold_it() -> None:
+    from datetime import date
+
+    catalog = load_catalog()
+    for said in ("which items have no stock", "products that are out of stock", "stockouts?"):
+        req = understand(catalog, "erpnext", said, date(2026, 11, 30))
+        assert req.entity is not None, said
+        assert (req.entity.name, req.nil_fields) == ("stock_balance", ["qty"]), said
+    req = understand(catalog, "erpnext", "which items are in stock", date(2026, 11, 30))
+    assert req.nil_fields == []
+
+
+def test_only_a_quantity_is_named_at_nil() -> None:
+    from erp_agent.catalog.fields import Field
+
+    with pytest.raises(ValueError, match="only quantities"):
+        Field.model_validate({"name": "status", "spec": "string", "none_named_by": ["none"]})
+
+
+async def test_items_out_of_stock_are_the_bins_with_nothing_on_hand(
+    chat: Chat, rest: RestERP
+) -> None:
+    empty = rest.rows("Bin", ["item_code", "warehouse"], [["actual_qty", "<=", 0]])
+    stocked = rest.rows("Bin", ["item_code"], [["actual_qty", ">", 0]])
+    assert empty
+    assert stocked
+    response = await chat.say("which items are out of stock?")
+    assert "metrics.query" not in tools(response)
+    answer = text_of(response)
+    assert figure_present(answer, float(len(empty))), answer
+    listed = set(re.findall(r"SKU-[\w-]+", json.dumps(block(response, "table"))))
+    assert listed == {r["item_code"] for r in empty}, answer
+    mombasa = [r for r in empty if r["warehouse"].startswith("Mombasa")]
+    answer = text_of(await chat.say("anything out of stock in Mombasa?"))
+    assert set(re.findall(r"SKU-[\w-]+", answer)) == {r["item_code"] for r in mombasa}, answer
