@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the runtime and the planner load in seconds: only when a co
     from erp_agent.models.base import ChatModel
     from erp_agent.runtime import Runtime
     from erp_agent.server.knowledge import IndexedKnowledge
-    from erp_agent.server.models import ModelSwitch
+    from erp_agent.server.model_switch import ModelSwitch
     from erp_agent.server.state import ServerState
 
 OFFLINE = "offline"
@@ -129,7 +129,7 @@ def model_switch(runtime: Runtime, model: str | None) -> ModelSwitch:
     """What the server asks for a turn's model. A model named with ``--model`` (already in the
     runtime's settings, see ``configure``) or the configured one serves first, and an admin may
     switch providers at run time; ``--model offline`` serves the planner."""
-    from erp_agent.server.models import ModelSwitch
+    from erp_agent.server.model_switch import ModelSwitch
 
     configured = runtime.models.settings("reasoning") is not None
     registry = runtime.models if model != OFFLINE and configured else None

@@ -65,7 +65,7 @@ from erp_agent.tools.modules.discovery import search_tool
 from erp_agent.tools.modules.documents import VisionSource
 
 if TYPE_CHECKING:  # the Redis client loads only for a deployment that configures Redis
-    from erp_agent.shared.redis_link import RedisLink
+    from erp_agent.coordination.redis_link import RedisLink
 
 
 def build_registry(
@@ -220,8 +220,8 @@ class Runtime:
         models.budget = budgets
         redis: RedisLink | None = None
         if settings.redis_url:
-            from erp_agent.shared.rate_gate import RedisRateGate
-            from erp_agent.shared.redis_link import RedisLink
+            from erp_agent.coordination.rate_gate import RedisRateGate
+            from erp_agent.coordination.redis_link import RedisLink
 
             redis = RedisLink(settings.redis_url, prefix=settings.redis_prefix)
             if settings.tokens_per_minute:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from erp_agent.server.metrics import Metrics
-from erp_agent.store.models import Conversation, Proposal, Turn
+from erp_agent.server.prometheus import Metrics
+from erp_agent.store.records import Conversation, Proposal, Turn
 from erp_agent.store.sql_store import open_store
 
 pytestmark = pytest.mark.anyio

@@ -24,7 +24,7 @@ from erp_agent.costs.prices import PriceTable
 from erp_agent.errors import ModelUnavailable
 from erp_agent.models.base import ChatModel, Completion, Message, ModelProfile, ToolCall, Usage
 from erp_agent.runtime import Runtime
-from erp_agent.store.models import Interaction
+from erp_agent.store.records import Interaction
 from erp_agent.store.sql_store import open_store
 
 pytestmark = pytest.mark.anyio

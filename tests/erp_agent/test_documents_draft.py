@@ -23,7 +23,7 @@ from erp_agent.documents.samples import (
     render_png,
 )
 from erp_agent.runtime import Runtime
-from erp_agent.store.models import Decision
+from erp_agent.store.records import Decision
 
 pytestmark = pytest.mark.anyio
 

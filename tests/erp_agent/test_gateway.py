@@ -9,7 +9,7 @@ from gateway_doubles import make_gateway, session
 
 from erp_agent.gateway.outcome import Status
 from erp_agent.gateway.proposals import payload_hash
-from erp_agent.store.models import Decision, ProposalStatus
+from erp_agent.store.records import Decision, ProposalStatus
 
 pytestmark = pytest.mark.anyio
 

@@ -24,7 +24,7 @@ from erp_agent.gateway.session import Session
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore
-from erp_agent.store.models import ProposalStatus, Turn
+from erp_agent.store.records import ProposalStatus, Turn
 
 pytestmark = pytest.mark.anyio
 S = ScriptedModel

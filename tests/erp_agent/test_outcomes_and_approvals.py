@@ -21,7 +21,7 @@ from erp_agent.gateway.outcome import Status
 from erp_agent.gateway.session import Session
 from erp_agent.planner.offline_model import OfflinePlanner
 from erp_agent.runtime import Runtime
-from erp_agent.store.models import ProposalStatus
+from erp_agent.store.records import ProposalStatus
 from erp_agent.store.sql_store import open_store
 
 pytestmark = pytest.mark.anyio

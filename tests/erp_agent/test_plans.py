@@ -23,7 +23,7 @@ from erp_agent.gateway.session import RELAY_SESSION_PREFIX, Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.runtime import Runtime
-from erp_agent.store.models import Decision, Interaction
+from erp_agent.store.records import Decision, Interaction
 from erp_agent.store.sql_store import open_store
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,7 @@ from erp_agent.errors import StoreError
 from erp_agent.events import Audited, AuditLog, Event, ProposalDecided, ProposalMade, ToolDecided
 from erp_agent.gateway.gateway import TURN_ID
 from erp_agent.gateway.outcome import Status
-from erp_agent.store.models import AuditEvent, Decision
+from erp_agent.store.records import AuditEvent, Decision
 
 pytestmark = pytest.mark.anyio
 ADMIN = "admin@demo.local"

@@ -30,7 +30,7 @@ from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.reconcile import InFlight
 from erp_agent.gateway.session import Session
 from erp_agent.store.memory import MemoryStore
-from erp_agent.store.models import Proposal, ProposalStatus
+from erp_agent.store.records import Proposal, ProposalStatus
 from erp_agent.tools.base import Tool, ToolContext, ToolRegistry
 from erp_agent.tools.factories import catalog_tools
 

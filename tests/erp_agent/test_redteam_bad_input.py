@@ -276,7 +276,7 @@ async def test_the_postgres_store_never_fails_on_a_nul(tmp_path: Path) -> None:
 
     from pg_fixtures import pg_database
 
-    from erp_agent.store.models import Conversation, Turn
+    from erp_agent.store.records import Conversation, Turn
     from erp_agent.store.sql_store import open_store
 
     with pg_database() as url:

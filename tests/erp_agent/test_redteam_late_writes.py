@@ -64,7 +64,7 @@ from erp_agent.gateway.signin import sign_in
 from erp_agent.runtime import build_registry
 from erp_agent.store.base import Store
 from erp_agent.store.memory import MemoryStore
-from erp_agent.store.models import Decision, Proposal, ProposalStatus
+from erp_agent.store.records import Decision, Proposal, ProposalStatus
 from erp_agent.store.sql_store import open_store
 from erp_agent.tools.base import ToolRegistry
 from erp_agent.tools.factories import catalog_tools

@@ -19,17 +19,17 @@ from test_shared_redis import REDIS_URL
 from erp_agent.config import Settings
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.scope import DataScope
-from erp_agent.gateway.session import Session
-from erp_agent.retrieval.embeddings import MiniLMEmbedder
-from erp_agent.runtime import Runtime
-from erp_agent.shared.redis_link import RedisLink
-from erp_agent.shared.response_cache import (
+from erp_agent.coordination.redis_link import RedisLink
+from erp_agent.coordination.response_cache import (
     CacheScope,
     ResponseCache,
     about_the_asker,
     fingerprint,
     pinned,
 )
+from erp_agent.gateway.session import Session
+from erp_agent.retrieval.embeddings import MiniLMEmbedder
+from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore
 
 pytestmark = pytest.mark.anyio

@@ -21,7 +21,7 @@ from erp_agent.runtime import Runtime
 from erp_agent.server import retention
 from erp_agent.store.base import Store
 from erp_agent.store.memory import MemoryStore
-from erp_agent.store.models import Conversation, Interaction, Turn
+from erp_agent.store.records import Conversation, Interaction, Turn
 from erp_agent.store.sql_store import open_store
 
 pytestmark = pytest.mark.anyio

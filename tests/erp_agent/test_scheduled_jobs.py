@@ -18,12 +18,12 @@ from pg_fixtures import pg_database
 
 from conftest import DemoERP
 from erp_agent.config import RetrievalSettings, Settings
+from erp_agent.coordination.job_lock import held
+from erp_agent.coordination.redis_link import RedisLink
 from erp_agent.errors import ConfigError
 from erp_agent.queue import scheduled
 from erp_agent.retrieval.sync import watermark_name
 from erp_agent.runtime import Runtime
-from erp_agent.shared.job_lock import held
-from erp_agent.shared.redis_link import RedisLink
 from erp_agent.store.memory import MemoryStore
 
 pytestmark = pytest.mark.anyio

@@ -368,7 +368,7 @@ async def test_log_outcome_filters_find_what_they_name(
     from typing import get_args
 
     from erp_agent.server.routes.admin import Outcome
-    from erp_agent.store.models import RESULTS, Interaction
+    from erp_agent.store.records import RESULTS, Interaction
 
     assert get_args(Outcome) == RESULTS  # the API's filter and the store's outcomes agree
     proposals = [(await chat(admin, CREATE_LEAD))["turn_id"] for _ in range(2)]

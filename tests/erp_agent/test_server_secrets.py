@@ -21,7 +21,7 @@ from erp_agent.errors import ConfigError
 from erp_agent.models.fake_server import FakeOpenAIServer
 from erp_agent.runtime import Runtime
 from erp_agent.server import create_app
-from erp_agent.server.models import ModelSwitch
+from erp_agent.server.model_switch import ModelSwitch
 from erp_agent.store.memory import MemoryStore
 
 pytestmark = pytest.mark.anyio

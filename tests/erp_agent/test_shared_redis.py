@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from erp_agent.shared.rate_gate import RedisRateGate
-from erp_agent.shared.redis_link import RedisLink
-from erp_agent.shared.sign_ins import RedisSignInCounts
-from erp_agent.shared.turn_events import END, TurnEvents
+from erp_agent.coordination.rate_gate import RedisRateGate
+from erp_agent.coordination.redis_link import RedisLink
+from erp_agent.coordination.sign_ins import RedisSignInCounts
+from erp_agent.coordination.turn_events import END, TurnEvents
 from erp_agent.store.memory import MemoryStore
 
 pytestmark = [pytest.mark.anyio, pytest.mark.redis]
@@ -117,7 +117,7 @@ async def test_redis_down_falls_back_in_process_with_a_warning(
     caplog: pytest.LogCaptureFixture, links: list[RedisLink]
 ) -> None:
     dead = link(links, "erp-test-dead", DEAD_URL)
-    caplog.set_level(logging.WARNING, logger="erp_agent.shared")
+    caplog.set_level(logging.WARNING, logger="erp_agent.coordination")
     gate = RedisRateGate(dead, 600)
     await gate.acquire(100)  # answered by the local bucket
     assert 495 <= gate.local.available <= 505

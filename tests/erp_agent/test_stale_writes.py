@@ -25,7 +25,7 @@ from erp_agent.gateway.gateway import Gateway
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.session import Session
 from erp_agent.store.memory import MemoryStore
-from erp_agent.store.models import ProposalStatus
+from erp_agent.store.records import ProposalStatus
 from erp_agent.tools.base import ToolRegistry
 from erp_agent.tools.factories import catalog_tools
 

@@ -21,7 +21,7 @@ from conftest import DemoERP
 from erp_agent.config import RetrievalSettings, Settings
 from erp_agent.models.base import Completion, Message
 from erp_agent.runtime import Runtime
-from erp_agent.store.models import Decision
+from erp_agent.store.records import Decision
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres, pytest.mark.slow]
 ADMIN = "admin@demo.local"

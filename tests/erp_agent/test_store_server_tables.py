@@ -13,7 +13,7 @@ from pg_fixtures import pg_database
 
 from erp_agent.store.base import Store
 from erp_agent.store.memory import MemoryStore
-from erp_agent.store.models import AuditEvent, Decision, Interaction, WebSession
+from erp_agent.store.records import AuditEvent, Decision, Interaction, WebSession
 from erp_agent.store.sql_store import SQLStore
 
 pytestmark = pytest.mark.anyio
@@ -129,7 +129,7 @@ async def test_the_log_filters_by_its_outcome_and_keeps_feedback(store: Store) -
     """A proposal is its own outcome (its true outcome is "answered"): each turn is found by
     exactly one outcome. Feedback lands on the logged turn, replaces earlier feedback, and is
     found by rating and by the turn's time."""
-    from erp_agent.store.models import RESULTS
+    from erp_agent.store.records import RESULTS
 
     rows = {
         "answered": (turn(1), "answered"),

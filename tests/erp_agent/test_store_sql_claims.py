@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from erp_agent.store.models import Proposal, ProposalStatus
+from erp_agent.store.records import Proposal, ProposalStatus
 from erp_agent.store.sql_store import SQLStore
 
 pytestmark = pytest.mark.anyio

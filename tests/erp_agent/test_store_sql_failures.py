@@ -13,7 +13,7 @@ import pytest
 
 from erp_agent.errors import ConfigError, StoreError
 from erp_agent.store import schema
-from erp_agent.store.models import Conversation, Proposal, ProposalStatus, Turn
+from erp_agent.store.records import Conversation, Proposal, ProposalStatus, Turn
 from erp_agent.store.sql_store import SQLStore, open_store
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,7 @@ import pytest
 from pg_fixtures import pg_database
 
 from erp_agent.errors import StoreError
-from erp_agent.store.models import (
+from erp_agent.store.records import (
     AuditEvent,
     Conversation,
     Decision,

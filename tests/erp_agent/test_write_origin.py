@@ -39,7 +39,7 @@ from erp_agent.gateway.session import Session
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore
-from erp_agent.store.models import Proposal
+from erp_agent.store.records import Proposal
 from erp_agent.store.sql_store import open_store
 from erp_agent.tools.base import Change
 from erp_agent.tools.factories import catalog_tools

@@ -118,7 +118,9 @@ class Field(Frozen):
         if self.named_by and self.type is not FieldType.BOOLEAN:
             raise ValueError(f"only boolean fields are named by phrases; this one is {self.type}")
         if self.none_named_by and self.type not in NUMERIC_TYPES:
-            raise ValueError(f"only quantities are named at nil by phrases; this one is {self.type}")
+            raise ValueError(
+                f"only quantities are named at nil by phrases; this one is {self.type}"
+            )
         if any(child.type is FieldType.TABLE for child in self.fields.values()):
             raise ValueError("tables cannot nest")
         if self.summable and self.type not in NUMERIC_TYPES:

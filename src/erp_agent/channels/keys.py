@@ -22,7 +22,7 @@ from erp_agent.errors import ApiKeyInvalid, ChannelError, ErpAuthenticationError
 from erp_agent.gateway.policy import resolve_allowed_tools
 from erp_agent.gateway.session import CHANNEL_SESSION_PREFIX, Session
 from erp_agent.runtime import Runtime
-from erp_agent.store.models import ApiKey
+from erp_agent.store.records import ApiKey
 
 KEY_PREFIX = "eak_"
 ORGANISATIONS = "organisations"  # the admin setting that is the registry of organisations

@@ -99,7 +99,7 @@ async def _model(settings: Settings) -> Check:
     if model is None:
         return Check("model", "warn", "no reasoning model: the offline planner answers")
     from erp_agent.models.registry import build_model
-    from erp_agent.server.models import try_model
+    from erp_agent.server.model_switch import try_model
 
     try:
         built = build_model(model)

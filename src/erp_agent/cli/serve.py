@@ -73,7 +73,7 @@ def _serve_many(
             "[yellow]Without ERP_AGENT_REDIS_URL each worker keeps its own rate gate and "
             "progress streams.[/]"
         )
-    from erp_agent.server.metrics import SHARED_VARIABLE, share_between_workers
+    from erp_agent.server.prometheus import SHARED_VARIABLE, share_between_workers
 
     if not os.environ.get(SHARED_VARIABLE):  # /metrics adds up every worker's counts
         share_between_workers(Path(settings.data_dir) / "metrics")

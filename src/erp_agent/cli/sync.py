@@ -162,8 +162,8 @@ def shared_cache_invalidation(settings: Settings) -> Any:
     """With a shared response cache (Redis), changed records drop the answers that read them."""
     if not (settings.redis_url and settings.response_cache_seconds):
         return None
-    from erp_agent.shared.redis_link import RedisLink
-    from erp_agent.shared.response_cache import ResponseCache
+    from erp_agent.coordination.redis_link import RedisLink
+    from erp_agent.coordination.response_cache import ResponseCache
 
     cache = ResponseCache(RedisLink(settings.redis_url, prefix=settings.redis_prefix))
     return cache.invalidate

@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from erp_agent.costs.prices import money
 from erp_agent.store.base import Store
-from erp_agent.store.models import Interaction
+from erp_agent.store.records import Interaction
 from erp_agent.store.tables import interactions
 
 GroupBy = Literal["day", "user", "org", "model"]

@@ -17,7 +17,7 @@ from erp_agent.events import TurnFinished, true_outcome
 from erp_agent.gateway.session import Session
 from erp_agent.masking import mask_all, mask_secrets
 from erp_agent.store.base import Store
-from erp_agent.store.models import Conversation
+from erp_agent.store.records import Conversation
 
 
 async def save_turn(store: Store, run: Run) -> None:

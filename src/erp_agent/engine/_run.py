@@ -9,7 +9,7 @@ from typing import Any
 from erp_agent.engine import guards
 from erp_agent.gateway.session import Session
 from erp_agent.models.base import Message, Usage
-from erp_agent.store.models import Turn
+from erp_agent.store.records import Turn
 
 
 @dataclass

@@ -11,7 +11,7 @@ from erp_agent.engine.prompt import is_context
 from erp_agent.models.base import Message
 
 if TYPE_CHECKING:
-    from erp_agent.store.models import Turn
+    from erp_agent.store.records import Turn
 
 
 def estimate_tokens(message: Message) -> int:

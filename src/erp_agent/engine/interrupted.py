@@ -17,7 +17,7 @@ from erp_agent.errors import ErpAgentError
 from erp_agent.gateway.proposals import proposal_view
 from erp_agent.models.base import Usage
 from erp_agent.results.shaping import proposal_block
-from erp_agent.store.models import Turn
+from erp_agent.store.records import Turn
 
 if TYPE_CHECKING:
     from erp_agent.engine.turn import Engine

@@ -20,7 +20,7 @@ from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import StoreError
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.store.base import Store
-from erp_agent.store.models import Decision, Proposal, Turn
+from erp_agent.store.records import Decision, Proposal, Turn
 from erp_agent.tools.base import ToolRegistry
 
 log = logging.getLogger(__name__)

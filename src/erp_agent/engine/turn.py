@@ -59,7 +59,7 @@ from erp_agent.results.shaping import ResultShaper, citations_block
 from erp_agent.results.store import ResultStore
 from erp_agent.results.text import separate_lists
 from erp_agent.store.base import Store
-from erp_agent.store.models import Turn
+from erp_agent.store.records import Turn
 from erp_agent.tools.base import Effect
 
 # (the request, the session, a budget in tokens, the context messages already in the

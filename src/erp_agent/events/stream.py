@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from erp_agent.store.models import Decision
+from erp_agent.store.records import Decision
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import datetime as dt
 from erp_agent.costs.prices import PriceTable
 from erp_agent.events.stream import Audited, Event, TurnFinished
 from erp_agent.store.base import Store
-from erp_agent.store.models import AuditEvent, Interaction
+from erp_agent.store.records import AuditEvent, Interaction
 
 
 class InteractionLog:

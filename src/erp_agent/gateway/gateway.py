@@ -56,7 +56,7 @@ from erp_agent.gateway.proposals import (
 )
 from erp_agent.gateway.session import Session
 from erp_agent.store.base import Store
-from erp_agent.store.models import Decision, Proposal, ProposalStatus
+from erp_agent.store.records import Decision, Proposal, ProposalStatus
 from erp_agent.tools.base import Change, Effect, ResultAccess, Tool, ToolContext, ToolRegistry
 
 Clock = Callable[[], dt.datetime]

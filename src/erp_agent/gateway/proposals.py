@@ -10,7 +10,7 @@ from dataclasses import asdict
 from typing import Any
 
 from erp_agent.gateway.session import CHANNEL_SESSION_PREFIX, RELAY_SESSION_PREFIX
-from erp_agent.store.models import Proposal, ProposalStatus
+from erp_agent.store.records import Proposal, ProposalStatus
 from erp_agent.tools.base import BASE_MODIFIED
 
 

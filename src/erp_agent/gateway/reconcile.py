@@ -40,7 +40,7 @@ from erp_agent.errors import (
 )
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.proposals import args_digest, fresh_arguments, proposal_view
-from erp_agent.store.models import Decision, Proposal, ProposalStatus
+from erp_agent.store.records import Decision, Proposal, ProposalStatus
 from erp_agent.tools.base import BASE_MODIFIED, Tool, ToolContext
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from erp_agent.errors import ErpAgentError, ErpRefusal, NeedsChoice, ToolInputEr
 from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.proposals import args_digest, decision_refusal, proposal_view
 from erp_agent.gateway.session import Session
-from erp_agent.store.models import Decision, ProposalStatus
+from erp_agent.store.records import Decision, ProposalStatus
 from erp_agent.tools.base import ToolContext
 
 if TYPE_CHECKING:

@@ -209,9 +209,7 @@ def _flags_named(entity: Entity, low: str) -> dict[str, bool]:
     return found
 
 
-def _at_nil(
-    catalog: Catalog, entity: Entity | None, low: str
-) -> tuple[Entity | None, list[str]]:
+def _at_nil(catalog: Catalog, entity: Entity | None, low: str) -> tuple[Entity | None, list[str]]:
     """A quantity named at nil ("which items are out of stock"): the records that hold it
     (stock balances) are the subject when the words named none, those same records, or what
     they link to (the items), with that quantity <= 0."""

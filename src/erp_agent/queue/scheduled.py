@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from erp_agent.config import Settings
+from erp_agent.coordination.job_lock import held
 from erp_agent.errors import ConfigError
 from erp_agent.retrieval.sync import RecordSync
 from erp_agent.runtime import Runtime
-from erp_agent.shared.job_lock import held
 
 SYNC_RECORDS = "erp_agent.sync_records"
 REINDEX_KNOWLEDGE = "erp_agent.reindex_knowledge"
@@ -97,6 +97,6 @@ def _cache_invalidation(runtime: Runtime) -> Any:
     """With a shared response cache, changed records drop the answers that read them."""
     if runtime.redis is None or not runtime.settings.response_cache_seconds:
         return None
-    from erp_agent.shared.response_cache import ResponseCache
+    from erp_agent.coordination.response_cache import ResponseCache
 
     return ResponseCache(runtime.redis).invalidate

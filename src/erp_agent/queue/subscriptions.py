@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from erp_agent.config import Settings
-from erp_agent.shared.job_lock import held
+from erp_agent.coordination.job_lock import held
 from erp_agent.subscriptions.runner import SubscriptionRunner
 
 if TYPE_CHECKING:

@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from erp_agent.coordination.redis_link import RedisLink
 from erp_agent.errors import ChannelError
-from erp_agent.shared.redis_link import RedisLink
-from erp_agent.store.models import ApiKey
+from erp_agent.store.records import ApiKey
 
 VERSION = "erp-agent relay assertion v1"
 WINDOW_SECONDS = 300  # how far a signing time may be from the server's clock, either way

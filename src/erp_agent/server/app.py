@@ -18,6 +18,9 @@ from erp_agent import logs
 from erp_agent.channels.http import OAUTH_DISCOVERY, mcp_over_http, no_oauth
 from erp_agent.channels.keys import KeyRing
 from erp_agent.connectors.base import Connector
+from erp_agent.coordination.response_cache import CacheScopes, ResponseCache
+from erp_agent.coordination.sign_ins import RedisSignInCounts
+from erp_agent.coordination.turn_events import TurnEvents
 from erp_agent.errors import ConfigError
 from erp_agent.queue.submit import TurnQueue
 from erp_agent.queue.subscriptions import keep_ticking
@@ -26,9 +29,9 @@ from erp_agent.runtime import Runtime
 from erp_agent.server import failures, recovery, retention, settings_store
 from erp_agent.server.cached import invalidate_on_writes
 from erp_agent.server.input_check import CleanInput
-from erp_agent.server.metrics import Metrics
 from erp_agent.server.middleware import MetricsMiddleware, SecurityHeaders
-from erp_agent.server.models import ModelProvider
+from erp_agent.server.model_switch import ModelProvider
+from erp_agent.server.prometheus import Metrics
 from erp_agent.server.proxy import ProxyHeaders
 from erp_agent.server.routes import (
     admin,
@@ -55,9 +58,6 @@ from erp_agent.server.routes._deps import csrf_guard
 from erp_agent.server.security import Vault
 from erp_agent.server.state import KnowledgeAdmin, ServerState
 from erp_agent.server.throttle import SignInThrottle
-from erp_agent.shared.response_cache import CacheScopes, ResponseCache
-from erp_agent.shared.sign_ins import RedisSignInCounts
-from erp_agent.shared.turn_events import TurnEvents
 
 STATIC = Path(str(resources.files("erp_agent.server").joinpath("static")))
 SHUTDOWN_GRACE_SECONDS = 10.0

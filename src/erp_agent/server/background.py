@@ -16,6 +16,7 @@ import logging
 import secrets
 from typing import Any
 
+from erp_agent.coordination.turn_events import END
 from erp_agent.engine import interrupted
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import StoreError
@@ -25,14 +26,13 @@ from erp_agent.masking import mask_secrets
 from erp_agent.server.blocks import for_web
 from erp_agent.server.recovery import session_of
 from erp_agent.server.state import ServerState
-from erp_agent.shared.turn_events import END
-from erp_agent.store.models import Conversation, Turn
+from erp_agent.store.records import Conversation, Turn
 
 log = logging.getLogger(__name__)
 QUEUED = "queued"
 
 
-class Relay:
+class ProgressFeed:
     """Engine events → the turn's SSE messages, published in order by one task."""
 
     def __init__(self, state: ServerState, turn_id: str) -> None:
@@ -114,24 +114,24 @@ async def execute(
         raise StoreError(f"There is no turn {turn_id} to run.")
     if turn.status not in (QUEUED, "running"):
         return None  # delivered again after it finished
-    relay = Relay(state, turn_id)
+    feed = ProgressFeed(state, turn_id)
     try:
-        response = await _run(state, relay, turn, session_id, message, conversation_id)
-        relay.send("response", web_payload(response))
+        response = await _run(state, feed, turn, session_id, message, conversation_id)
+        feed.send("response", web_payload(response))
         return response
     except Exception as exc:
         from erp_agent.server.streaming import error_text
 
         log.exception("background turn %s failed", turn_id)
-        relay.send("error", {"message": error_text(exc)})
+        feed.send("error", {"message": error_text(exc)})
         raise
     finally:
-        await relay.close()
+        await feed.close()
 
 
 async def _run(
     state: ServerState,
-    relay: Relay,
+    feed: ProgressFeed,
     turn: Turn,
     session_id: str,
     message: str,
@@ -149,7 +149,7 @@ async def _run(
         return await _close(state, turn, "the sign-in it ran as has ended")
     engine = state.runtime.engine(state.models(session))
     bus = EventBus()
-    bus.subscribe(relay)
+    bus.subscribe(feed)
     if turn.status == QUEUED:
         return await engine.run_turn(
             session, message, conversation_id=conversation_id, bus=bus, turn_id=turn.id

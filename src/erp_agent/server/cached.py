@@ -11,6 +11,7 @@ from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.catalog.fields import Field
+from erp_agent.coordination.response_cache import ANY_ENTITY, ResponseCache
 from erp_agent.engine.response import TurnResponse
 from erp_agent.events import (
     ANSWERED,
@@ -24,8 +25,7 @@ from erp_agent.gateway.session import Session
 from erp_agent.masking import mask_secrets
 from erp_agent.server.blocks import for_web
 from erp_agent.server.state import ServerState
-from erp_agent.shared.response_cache import ANY_ENTITY, ResponseCache
-from erp_agent.store.models import Conversation, Decision, Turn
+from erp_agent.store.records import Conversation, Decision, Turn
 from erp_agent.tools.base import ToolRegistry
 
 

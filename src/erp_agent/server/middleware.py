@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from erp_agent.server.metrics import Metrics
+from erp_agent.server.prometheus import Metrics
 from erp_agent.server.proxy import route_path
 
 # Our pages load only their own scripts and styles; the API docs (/docs) keep FastAPI's CDN.

@@ -14,7 +14,7 @@ from erp_agent.errors import ErpAgentError
 from erp_agent.gateway.session import Session
 from erp_agent.server.security import session_from_row
 from erp_agent.server.state import ServerState
-from erp_agent.store.models import Proposal
+from erp_agent.store.records import Proposal
 
 log = logging.getLogger(__name__)
 MIN_INTERVAL, MAX_INTERVAL = 1.0, 30.0

@@ -13,7 +13,7 @@ from pydantic import SecretStr
 
 from erp_agent.errors import ConfigError, ErpAgentError
 from erp_agent.gateway.policy import load_policy, parse_policy
-from erp_agent.server.models import ModelChoice, ModelSwitch
+from erp_agent.server.model_switch import ModelChoice, ModelSwitch
 from erp_agent.server.state import ServerState
 
 log = logging.getLogger(__name__)

@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from erp_agent.channels.keys import KeyRing
+from erp_agent.coordination.response_cache import CacheScopes, ResponseCache
+from erp_agent.coordination.turn_events import TurnEvents
 from erp_agent.relay.hub import RelayHub
 from erp_agent.runtime import Runtime
-from erp_agent.server.metrics import Metrics
-from erp_agent.server.models import ModelProvider
+from erp_agent.server.model_switch import ModelProvider
+from erp_agent.server.prometheus import Metrics
 from erp_agent.server.security import Vault
 from erp_agent.server.throttle import SignInThrottle
-from erp_agent.shared.response_cache import CacheScopes, ResponseCache
-from erp_agent.shared.turn_events import TurnEvents
 from erp_agent.store.base import Store
 
 T = TypeVar("T")

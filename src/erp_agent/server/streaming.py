@@ -15,7 +15,7 @@ from erp_agent.engine.response import TurnResponse
 from erp_agent.events import Event, EventBus, TextDelta
 from erp_agent.gateway.session import Session
 from erp_agent.server import cached
-from erp_agent.server.background import Relay, web_payload
+from erp_agent.server.background import ProgressFeed, web_payload
 from erp_agent.server.state import ServerState
 
 log = logging.getLogger(__name__)
@@ -59,18 +59,18 @@ async def stream_turn(
     bus = EventBus()
     bus.subscribe(queue.put_nowait)
     # The same messages for a browser on any other worker (GET /api/turns/{id}/events).
-    relays: dict[str, Relay] = {}
+    feeds: dict[str, ProgressFeed] = {}
 
     def fan_out(event: Event) -> None:
-        if event.turn_id not in relays:
-            relays[event.turn_id] = Relay(state, event.turn_id)
-        relays[event.turn_id](event)
+        if event.turn_id not in feeds:
+            feeds[event.turn_id] = ProgressFeed(state, event.turn_id)
+        feeds[event.turn_id](event)
 
     bus.subscribe(fan_out)
     task = state.keep(run_and_record(state, session, message, conversation_id, bus))
     task.add_done_callback(lambda _: queue.put_nowait(None))
-    # The relays end with the turn, whether or not this browser is still reading.
-    task.add_done_callback(lambda done: state.keep(_end_relays(done, relays)))
+    # The feeds end with the turn, whether or not this browser is still reading.
+    task.add_done_callback(lambda done: state.keep(_end_relays(done, feeds)))
     while True:
         try:
             event = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
@@ -94,11 +94,11 @@ async def stream_turn(
     yield sse("response", web_payload(response))
 
 
-async def _end_relays(done: asyncio.Task[TurnResponse], relays: dict[str, Relay]) -> None:
+async def _end_relays(done: asyncio.Task[TurnResponse], feeds: dict[str, ProgressFeed]) -> None:
     failure = done.exception() if not done.cancelled() else None
-    for relay in relays.values():
+    for feed in feeds.values():
         if failure is not None or done.cancelled():
-            relay.send("error", {"message": error_text(failure or Exception())})
-        elif relay.turn_id == done.result().turn_id:
-            relay.send("response", web_payload(done.result()))
-        await relay.close()
+            feed.send("error", {"message": error_text(failure or Exception())})
+        elif feed.turn_id == done.result().turn_id:
+            feed.send("response", web_payload(done.result()))
+        await feed.close()

@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from erp_agent.store.models import (
+from erp_agent.store.records import (
     ApiKey,
     AuditEvent,
     Conversation,

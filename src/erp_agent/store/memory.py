@@ -10,7 +10,7 @@ from typing import Any
 
 from erp_agent.errors import StoreError
 from erp_agent.store.base import GRANTS_KEPT, SIGN_IN_FAILURES_KEPT, Store
-from erp_agent.store.models import (
+from erp_agent.store.records import (
     ApiKey,
     AuditEvent,
     Conversation,

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy.engine import RowMapping
 
-from erp_agent.store.models import (
+from erp_agent.store.records import (
     AuditEvent,
     Conversation,
     Decision,

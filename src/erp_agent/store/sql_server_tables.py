@@ -15,7 +15,7 @@ from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.sql.elements import ColumnElement
 
-from erp_agent.store.models import Interaction, WebSession
+from erp_agent.store.records import Interaction, WebSession
 from erp_agent.store.tables import admin_settings, interactions, web_sessions
 from erp_agent.store.upsert import insert_new, upsert
 

@@ -25,7 +25,8 @@ from sqlalchemy.pool import StaticPool
 from erp_agent.errors import ConfigError, StoreError
 from erp_agent.store import rows, schema
 from erp_agent.store.base import GRANTS_KEPT, SIGN_IN_FAILURES_KEPT, Store
-from erp_agent.store.models import (
+from erp_agent.store.postgres_setup import configure_postgres, json_without_nul
+from erp_agent.store.records import (
     ApiKey,
     AuditEvent,
     Conversation,
@@ -35,7 +36,6 @@ from erp_agent.store.models import (
     Turn,
     utcnow,
 )
-from erp_agent.store.postgres_setup import configure_postgres, json_without_nul
 from erp_agent.store.sql_errors import store_error
 from erp_agent.store.sql_retention import Retention
 from erp_agent.store.sql_server_tables import ServerTables

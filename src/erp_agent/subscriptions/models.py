@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypedDict
 
-from erp_agent.store.models import utcnow
+from erp_agent.store.records import utcnow
 
 DELIVERY_CHANNELS = ("inbox", "email", "erp")
 

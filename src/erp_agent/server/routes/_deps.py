@@ -22,7 +22,7 @@ from erp_agent.server.security import (
     token_hash,
 )
 from erp_agent.server.state import ServerState
-from erp_agent.store.models import WebSession
+from erp_agent.store.records import WebSession
 
 ADMIN_ROLE = "System Manager"
 # Routes authenticated by an API key in a header only, never by the session cookie: a browser

@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field
 from erp_agent.errors import ChannelError, ConfigError
 from erp_agent.gateway.policy import load_policy, parse_policy
 from erp_agent.server import settings_store
-from erp_agent.server.models import ModelChoice, ModelSwitch
+from erp_agent.server.model_switch import ModelChoice, ModelSwitch
 from erp_agent.server.routes._deps import Admin, Signed, State
-from erp_agent.store.models import Decision, Interaction
+from erp_agent.store.records import Decision, Interaction
 
 # The log's outcomes (store.models.RESULTS): each turn has exactly one.
 Outcome = Literal["answered", "proposal", "refused", "failed", "interrupted"]

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from erp_agent.errors import ChannelError, ErpAuthenticationError, ErpRefusal
 from erp_agent.server.routes._deps import Admin, State
-from erp_agent.store.models import ApiKey
+from erp_agent.store.records import ApiKey
 
 router = APIRouter(prefix="/api/admin/api-keys", tags=["admin"])
 

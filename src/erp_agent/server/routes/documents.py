@@ -22,7 +22,7 @@ from erp_agent.gateway.session import Session
 from erp_agent.models.base import Message
 from erp_agent.server.routes._deps import State, User
 from erp_agent.server.state import ServerState
-from erp_agent.store.models import Conversation, Turn
+from erp_agent.store.records import Conversation, Turn
 
 router = APIRouter(prefix="/api/documents", tags=["documents"])
 

@@ -11,7 +11,7 @@ from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.proposals import proposal_view
 from erp_agent.server.routes._deps import State, User
 from erp_agent.server.state import ServerState
-from erp_agent.store.models import Proposal, ProposalStatus
+from erp_agent.store.records import Proposal, ProposalStatus
 
 router = APIRouter(prefix="/api/proposals", tags=["proposals"])
 

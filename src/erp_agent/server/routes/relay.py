@@ -11,7 +11,7 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Request
 from erp_agent.errors import ChannelError, RelayProtocolError
 from erp_agent.relay.assertions import AssertionRefused
 from erp_agent.server.routes._deps import State
-from erp_agent.store.models import ApiKey
+from erp_agent.store.records import ApiKey
 
 router = APIRouter(prefix="/api/relay", tags=["relay"])
 

@@ -14,7 +14,7 @@ from erp_agent.server.blocks import for_web
 from erp_agent.server.routes._deps import State, User
 from erp_agent.server.state import ServerState
 from erp_agent.server.streaming import KEEPALIVE_SECONDS, sse
-from erp_agent.store.models import Turn
+from erp_agent.store.records import Turn
 
 router = APIRouter(prefix="/api/turns", tags=["chat"])
 

@@ -10,7 +10,7 @@ import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from erp_agent.shared.redis_link import ERRORS, RedisLink
+from erp_agent.coordination.redis_link import ERRORS, RedisLink
 
 # Deletes the key only while it still holds this run's token: a run that outlived its lease
 # never releases the next run's lock.

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from erp_agent.shared.redis_link import ERRORS, RedisLink, as_text
+from erp_agent.coordination.redis_link import ERRORS, RedisLink, as_text
 
 END = "end"
 KEEP_SECONDS = 600  # a finished turn's events can still be read this long

@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from erp_agent.events import Event, ModelCalled, ProposalDecided, ProposalMade, TurnFinished
-from erp_agent.store.models import Decision
+from erp_agent.store.records import Decision
 
 SHARED_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 _PROPOSAL_DECISIONS = frozenset({Decision.CONFIRMED, Decision.REJECTED, Decision.ERP_REFUSED})

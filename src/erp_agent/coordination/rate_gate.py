@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+from erp_agent.coordination.redis_link import ERRORS, RedisLink
 from erp_agent.models.limits import TokenRateGate
-from erp_agent.shared.redis_link import ERRORS, RedisLink
 
 # KEYS[1] bucket; ARGV capacity, rate/s, tokens (negative: give back), now. Returns the seconds
 # to wait ("0" once taken). The bucket refills continuously and never exceeds its capacity.

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from erp_agent.shared.redis_link import ERRORS, RedisLink
+from erp_agent.coordination.redis_link import ERRORS, RedisLink
 from erp_agent.store.base import SIGN_IN_FAILURES_KEPT, Store
 
 

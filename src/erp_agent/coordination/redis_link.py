@@ -11,7 +11,7 @@ from typing import Any
 from redis import exceptions as redis_errors
 from redis.asyncio import BlockingConnectionPool, Redis
 
-log = logging.getLogger("erp_agent.shared")
+log = logging.getLogger("erp_agent.coordination")
 ERRORS = (redis_errors.RedisError, OSError)
 _WARN_EVERY_SECONDS = 60.0
 MAX_CONNECTIONS = 50
