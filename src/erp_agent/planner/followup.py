@@ -23,7 +23,7 @@ from erp_agent.planner import intents, questions, vocabulary
 from erp_agent.planner.filters import OWED_STATUSES
 from erp_agent.planner.intents import understand
 from erp_agent.planner.metric_terms import metric_scores
-from erp_agent.planner.parse_amounts import parse_amount, parse_top
+from erp_agent.planner.parse_amounts import parse_amount, parse_top, rank_all
 from erp_agent.planner.parse_dates import (
     Period,
     month_end,
@@ -41,6 +41,7 @@ _LEAD = re.compile(
     # "just wondering, …", "just to confirm …": an opener, not "just Nairobi".
     r"and in|only|just(?!,?\s+(?:wondering|checking|curious|asking|quickly|a quick|to (?:check|confirm|ask)))|instead|break (?:that|it|this) down|split (?:that|it|this)|"
     r"show (?:that|it|this)|make (?:that|it|this)|as an?|in an?|the same|"
+    r"(?:rank|order|sort) (?:them|those|these|all|every)|"
     # "by branch", "per month": a new grouping of the last figure.
     # ("Per unit cost of …" is a price, not a grouping.)
     r"(?:(?:grouped|split|broken down|sorted) )?(?:by|per))\b(?!\s+(?:unit|piece|each|item)\b)",
@@ -51,7 +52,10 @@ _ANAPHORA = re.compile(r"\b(that|it|those|them|same|instead)\b", re.IGNORECASE)
 # through one of their links.
 _BACK = re.compile(r"\b(they|them|those|these|their)\b", re.IGNORECASE)
 # Words that choose records by what is still owed on them.
-_OWED = re.compile(r"\b(unpaid|overdue|outstanding|owe[sd]?|owing|open|late|past due)\b", re.I)
+_OWED = re.compile(
+    r"\b(unpaid|overdue|outstanding|owe[sd]?|owing|open|late|past due|not (?:yet |fully )?paid)\b",
+    re.I,
+)
 _EXPORT = re.compile(r"\b(export|download|excel|xlsx|spreadsheet|csv|pdf)\b", re.IGNORECASE)
 _WHY = re.compile(
     r"^\s*(why\??|how (?:did you|do you|was (?:that|this|it)|is (?:that|this|it)) (?:get|got|work|"
@@ -278,6 +282,21 @@ def _sum_of_them(base: Request, text: str) -> bool:
     return True
 
 
+def _new_top(base: Request, text: str) -> bool:
+    """'Top 10 instead', 'rank all four': how many groups of the figure to show, set on
+    ``base``; whether the message said so."""
+    ranked_all, count = rank_all(text)
+    if ranked_all and (base.group is not None or base.top is not None):
+        base.top = count  # every group when no number is said
+        return True
+    if re.search(r"\b(top|largest|biggest|best|highest)\b", text, re.I):
+        top = parse_top(text)
+        if top is not None:
+            base.top = top
+            return True
+    return False
+
+
 def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[str]:
     """Apply one follow-up message to ``base`` in place; the names of the slots it changed."""
     changed: list[str] = []
@@ -290,13 +309,7 @@ def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[s
     if as_of is not None:
         base.as_of = as_of
         changed.append("as_of")
-    top = (
-        parse_top(text)
-        if re.search(r"\b(top|largest|biggest|best|highest)\b", text, re.I)
-        else None
-    )
-    if top is not None:
-        base.top = top
+    if _new_top(base, text):
         changed.append("top")
     e = base.entity
     if e is not None:

@@ -229,7 +229,7 @@ def _negated(haystack: str, value: str) -> bool:
     """'have not paid', "haven't been paid", 'not yet delivered': the status denied, not named."""
     return bool(
         re.search(
-            rf"\b(?:not|never|{_LEFT_OUT})\s+(?:yet\s+|been\s+|fully\s+|any\s+|the\s+)*"
+            rf"\b(?:not|never|{_LEFT_OUT})\s+(?:yet\s+|been\s+|being\s+|fully\s+|any\s+|the\s+)*"
             rf"{re.escape(norm(value).strip())}(?:s|es)?\b",
             haystack,
         )

@@ -19,7 +19,7 @@ from erp_agent.planner.answer import fmt, is_number, join
 from erp_agent.planner.direction import IN, OUT, direction_field
 from erp_agent.planner.intents import COMPARE
 from erp_agent.planner.metric_terms import VALUE_WORDS, metric_scores, metric_terms, says
-from erp_agent.planner.parse_dates import Period, parse_comparison, sets_against, shift_months
+from erp_agent.planner.parse_dates import Period, compared_in, sets_against, shift_months
 from erp_agent.planner.reading import Kind, Request
 from erp_agent.planner.steps import Ctx, Step, call, enable, failed, say
 from erp_agent.planner.terms import explicit, has_term, norm
@@ -555,7 +555,7 @@ def _trend(ctx: Ctx, req: Request, args: dict[str, Any]) -> None:
             # "Kisumu against Mombasa": the places side by side, not two periods.
             args.pop("compare_to", None)
             return
-        compared = parse_comparison(low, today)
+        compared = compared_in(req.text, today)
         if compared is not None:
             # Periods defined once (parse_dates.Comparison): a running month, quarter or year
             # against the same days of the one before, named in the answer.
@@ -848,7 +848,7 @@ _RECEIVING = re.compile(r"\b(?:receiv(?:e|ed|ing)|came in|arrived|goods in)\b")
 def _whole_earlier(ctx: Ctx, args: Mapping[str, Any]) -> dict[str, Any] | None:
     if "compare_period" not in args:
         return None
-    compared = parse_comparison(ctx.req.text.split(" ; ")[-1], ctx.view.today)
+    compared = compared_in(ctx.req.text, ctx.view.today)
     if compared is None or compared.full_earlier is None:
         return None
     whole = {k: v for k, v in args.items() if k != "compare_period"}

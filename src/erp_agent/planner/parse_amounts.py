@@ -69,6 +69,24 @@ def exact_amount(text: str) -> Amount | None:
     return Amount("=", to_number(raw))
 
 
+# "Rank all four", "rank them", "sort all of them": every group of the last figure, ranked.
+_RANK_ALL = re.compile(
+    r"^\s*(?:and\s+|now\s+|can you\s+|could you\s+|please\s+)*(?:rank|order|sort)\s+"
+    r"(?:them|those|these|(?:them\s+)?all(?:\s+of\s+them)?|every\w*)"
+    r"(?:\s+(\d{1,3}|" + "|".join(_WORDS) + r"))?\b",
+    re.IGNORECASE,
+)
+
+
+def rank_all(text: str) -> tuple[bool, int | None]:
+    """Whether the message asks every group ranked, and how many it counts ("all four")."""
+    m = _RANK_ALL.search(text)
+    if m is None:
+        return False, None
+    word = (m.group(1) or "").lower()
+    return True, (int(word) if word.isdigit() else _WORDS.get(word))
+
+
 def parse_top(text: str) -> int | None:
     """'top 5', 'top five', 'largest 10', 'biggest 3' → N; 'top customers' alone → 5."""
     t = text.lower()

@@ -377,6 +377,21 @@ def sets_against(text: str) -> bool:
     return _VERSUS.search(text.lower()) is not None
 
 
+def compared_in(said: str, today: dt.date) -> Comparison | None:
+    """The comparison the last message of a conversation's request asks ("a ; b ; c", each
+    message in order): "vs the same quarter last year" after "revenue for Q3" sets Q3 against
+    Q3 a year back, because the words before "vs" name no period of their own."""
+    parts = said.split(" ; ")
+    last = parts[-1]
+    m = _VERSUS.search(last.lower())
+    if m is not None and parse_period(last[: m.start()], today) is None:
+        # The period asked last before this message is the one set against the other.
+        dated = next((p for p in reversed(parts[:-1]) if parse_period(p, today)), None)
+        if dated is not None:
+            return parse_comparison(f"{dated} {last}", today)
+    return parse_comparison(last, today)
+
+
 def parse_comparison(text: str, today: dt.date) -> Comparison | None:
     """'this month vs last month', 'Q3 vs Q2', 'last quarter against the same quarter last
     year', 'September compared with August', 'the last 30 days vs the 30 before'."""

@@ -388,7 +388,40 @@ GRAMMAR |= frozenset(
 # What people ask an assistant to do before the question itself ("remind me what we last
 # paid…", "can you confirm…", "just wondering…"): never a record's name.
 GRAMMAR |= frozenset(
-    ["remind", "recall", "confirm", "wonder", "wondering", "curious", "quick", "quickly"]
+    [
+        "remind",
+        "recall",
+        "confirm",
+        "wonder",
+        "wondering",
+        "curious",
+        "quick",
+        "quickly",
+        "round",
+        "rank",
+        "ranked",
+        "ranking",
+        "put",
+    ]  # "last time round", "rank them all"
+)
+
+# Currencies as people write them ("in KES", "in shillings"): the figure's currency, never a
+# record's name (planner/intents.py reads which one).
+GRAMMAR |= frozenset(
+    [
+        "kes",
+        "ksh",
+        "kshs",
+        "shilling",
+        "shillings",
+        "bob",
+        "usd",
+        "dollar",
+        "dollars",
+        "eur",
+        "euro",
+        "euros",
+    ]
 )
 
 # English's function words (prepositions, conjunctions, pronouns, hedges): never a record's
@@ -463,7 +496,9 @@ ABBREVIATIONS = {"r": "are", "rev": "revenue", "yr": "year", "yrs": "years", "mt
                  "custs": "customers", "supp": "supplier", "qty": "quantity", "whats": "what is",
                  "hw": "how", "tot": "total", "pls": "please", "plz": "please", "u": "you",
                  "thru": "through", "wk": "week", "avg": "average", "num": "number",
-                 "atm": "at the moment", "rn": "right now"}  # fmt: skip
+                 "atm": "at the moment", "rn": "right now", "frm": "from", "fr": "from",
+                 "wat": "what", "wht": "what", "abt": "about", "hv": "have", "ur": "your",
+                 "bal": "balance", "yday": "yesterday", "lst": "last", "mnth": "month"}  # fmt: skip
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 # How often a word occurs in everyday English (pyspellchecker's frequency list, built from
