@@ -347,7 +347,10 @@ class Comparison:
 
 _VERSUS = re.compile(
     r"\b(?:vs\.?|versus|v\.?s\.?|compared (?:to|with)|comparing (?:it )?(?:to|with)|as against|"
-    r"against|relative to|than(?= (?:the |in |during |for )?(?:last|previous|prior|same|a year|"
+    # "booked against the Nairobi branch", "raised against PO-1": what a posting is made to.
+    r"(?<!booked )(?<!posted )(?<!charged )(?<!raised )(?<!raise )(?<!issued )(?<!billed )(?<!invoiced )"
+    r"(?<!made )(?<!drawn )(?<!allocated )(?<!reconciled )against|relative to|"
+    r"than(?= (?:the |in |during |for )?(?:last|previous|prior|same|a year|"
     r"q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|\d{4})))\b"
 )
 _A_YEAR_AGO = re.compile(

@@ -22,7 +22,7 @@ from erp_agent.planner.metric_terms import metric_terms, says
 from erp_agent.planner.name_phrases import name_phrases, whole_first
 from erp_agent.planner.reading import Kind
 from erp_agent.planner.steps import Call, Ctx, Step, enable, rows_of
-from erp_agent.planner.terms import norm
+from erp_agent.planner.terms import explicit, norm
 
 REPORT = "general_ledger"
 # A ledger said outright, or money moving through an account ("went through the bank account").
@@ -68,15 +68,35 @@ _PERIOD_ROOTS = frozenset(["Income", "Expense"])
 CASH_TYPES = ["Bank", "Cash"]
 
 
+# Money spent on something ("marketing expense", "utilities booked against Nairobi"): when no
+# figure is named, the words before may name an expense account.
+_SPENT = re.compile(r"\b(expenses?|expenditure|costs?|spent|spend(?:ing)?|booked|charged)\b")
+
+
 def applies(ctx: Ctx) -> bool:
     req = ctx.req
     if req.doc_ids or REPORT not in ctx.catalog.reports:
         return False
     if ledger_figure(ctx) is not None:
         return req.kind in (Kind.REPORT, Kind.LIST, Kind.UNKNOWN, Kind.TOTAL)
+    if spent_on_account(ctx):
+        return True
     if req.kind not in (Kind.REPORT, Kind.LIST, Kind.UNKNOWN):
         return False
     return asks_ledger(req.text)
+
+
+def spent_on_account(ctx: Ctx) -> bool:
+    """Money spent said with no figure or records named ("marketing expense last quarter"):
+    what may be an expense account's movement in the period."""
+    req = ctx.req
+    if not _SPENT.search(req.text.lower()) or req.kind not in (
+        Kind.REPORT, Kind.LIST, Kind.UNKNOWN, Kind.TOTAL
+    ):  # fmt: skip
+        return False
+    e = req.entity
+    named = e is not None and e.kind.value == "transaction" and explicit(e, norm(req.text))
+    return not named and not metric_plan.ranked(ctx.catalog, req)
 
 
 def asks_balance(text: str) -> bool:
@@ -214,6 +234,15 @@ def handle(ctx: Ctx) -> Step | None:
     figure = ledger_figure(ctx)
     if figure is not None:
         return _figure(ctx, figure, matches, options, kinds)
+    if spent_on_account(ctx) and not asks_ledger(req.text):
+        spent = {
+            w: [m for m in found if kinds.get(m[1]) == "Expense"] for w, found in options.items()
+        }
+        spent = {w: found for w, found in spent.items() if found}
+        movement = ctx.catalog.metrics.get(MOVEMENT_METRIC)
+        if not spent or movement is None:
+            return None  # no expense account of that name: other readings answer
+        return _figure(ctx, movement, matches, spent, kinds, said=True)
     if not matches and not options:
         return _party_ledger(ctx)
     return _report(ctx, matches, options)
@@ -225,14 +254,17 @@ def _figure(
     picked: list[tuple[float, str, str]],
     options: dict[str, list[tuple[float, str, str]]],
     kinds: dict[str, str],
+    *,
+    said: bool = False,
 ) -> Step | None:
     """'Closing balance of Creditors on 30 Sep', 'how much cash is in the bank', 'debits on
     Bank - ST in October': the ledger figure of the accounts named (or, for cash, of the Bank
     and Cash accounts); a balance at the date asked (or today). A figure of no account named is
-    left to the other kinds (a customer's balance: what it still owes)."""
+    left to the other kinds (a customer's balance: what it still owes). ``said``: the words
+    are known to name accounts ("marketing expense")."""
     req = ctx.req
     balance = metric.name == BALANCE_METRIC
-    named = req.as_of is not None or bool(_ACCOUNT.search(req.text.lower()))
+    named = said or req.as_of is not None or bool(_ACCOUNT.search(req.text.lower()))
     # Only a name the chart of accounts holds as such counts without "account" or a date:
     # "Acme's balance" is what Acme owes, not an account that happens to look like it.
     exact = {w: [m for m in found if m[0] > 100] for w, found in options.items()}
@@ -265,6 +297,18 @@ def _figure(
             return None
     req.settled += list(chosen)  # the words are the accounts now, no other parameter's
     resolved = {f"account {i}": ("account", a) for i, a in enumerate(sorted(accounts))}
+    # Other names said ("utilities booked against the Nairobi branch"): the figure's filters,
+    # never dropped. The company already in play is not named again.
+    company = (ctx.view.company or "").lower()
+    account_words = " ".join(chosen).lower()
+    others = [(h, v) for h, v in req.names
+              if v.lower() not in account_words
+              and not (company and company.startswith(v.lower()))]  # fmt: skip
+    if others:
+        filters, step = resolve(ctx, others, [d for d in metric.dimensions if d != "account"])
+        if step is not None:
+            return step
+        resolved.update(filters)
     if balance and req.period is not None and req.as_of is None:
         if accounts and all(kinds.get(a) in _PERIOD_ROOTS for a in accounts):
             # An income or expense account's balance "this year" is what was posted to it
