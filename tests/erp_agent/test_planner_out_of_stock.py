@@ -71,3 +71,29 @@ async def test_items_out_of_stock_are_the_bins_with_nothing_on_hand(
     mombasa = [r for r in empty if r["warehouse"].startswith("Mombasa")]
     answer = text_of(await chat.say("anything out of stock in Mombasa?"))
     assert set(re.findall(r"SKU-[\w-]+", answer)) == {r["item_code"] for r in mombasa}, answer
+
+
+async def test_units_delivered_out_of_a_warehouse_are_the_delivery_notes_stock_moves(
+    chat: Chat, rest: RestERP
+) -> None:
+    from decimal import Decimal
+
+    from conftest import TEST_TODAY
+
+    month = [TEST_TODAY.replace(day=1).isoformat(), TEST_TODAY.isoformat()]
+    rows = rest.rows(
+        "Stock Ledger Entry", ["actual_qty", "item_code", "voucher_type"],
+        [["is_cancelled", "=", 0], ["posting_date", "between", month],
+         ["warehouse", "like", "Nakuru%"]],
+    )  # fmt: skip
+    unit = {i["name"]: i["stock_uom"] for i in rest.rows("Item", ["name", "stock_uom"])}
+    per_unit: dict[str, Decimal] = {}
+    for r in rows:
+        if r["voucher_type"] == "Delivery Note":
+            uom = unit[r["item_code"]]
+            per_unit[uom] = per_unit.get(uom, Decimal(0)) + Decimal(str(r["actual_qty"]))
+    assert per_unit
+    response = await chat.say("units delivered out of Nakuru Stores this month, total?")
+    answer = text_of(response)
+    for value in per_unit.values():
+        assert figure_present(answer, float(value)), answer

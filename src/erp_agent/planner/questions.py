@@ -102,6 +102,17 @@ def _named_transaction(f: Facts) -> bool:
     return e is not None and e.kind.value == "transaction" and explicit(e, norm(f.low))
 
 
+def _many_records(f: Facts) -> bool:
+    """The records named in the plural ("the payments we received"), not one record."""
+    e = f.req.entity
+    if e is None:
+        return False
+    haystack = norm(f.low)
+    singular = {norm(t).strip() for t in (e.label, *e.keywords, *e.synonyms)}
+    return any(f" {t}s " in haystack or f" {t}es " in haystack
+               for t in singular if t and not t.endswith("s"))  # fmt: skip
+
+
 def _report_by_label(f: Facts) -> bool:
     haystack = norm(f.low)
     return any(has_term(haystack, f.catalog.reports[n].label) for n in f.reports)
@@ -123,6 +134,7 @@ CHECKS: dict[str, Callable[[Facts], bool]] = {
     ),
     "reports": lambda f: bool(f.reports),
     "report_by_label": _report_by_label,
+    "many_records": _many_records,
     "named_transaction": _named_transaction,
     "grouped_transaction": lambda f: (
         f.req.entity is not None and f.req.entity.kind.value == "transaction" and bool(f.req.group)
