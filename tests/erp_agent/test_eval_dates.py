@@ -43,11 +43,11 @@ DATA = ((42, 0.1), (7, 0.2))  # (random seed, volume) of the demo data
 # runs keep CI near its half hour; every pair is one edit of this line away.
 RUNS = [(day, *DATA[i % len(DATA)]) for i, day in enumerate(DATES)]
 DATA_DIR = Path(__file__).parent / "data"
-# The held-out sets, and dev_v4: a set of the planner's weakest families, written the same way
-# but read while the planner was worked on (a development set, not a held-out one).
+# The held-out sets, and dev_v4 and dev_v5: sets of the planner's weakest families, written the
+# same way but read while the planner was worked on (development sets, not held-out ones).
 HELDOUT = tuple(
     DATA_DIR / f"{name}.yaml"
-    for name in ("heldout_v2", "heldout_v3", "heldout_paraphrases", "dev_v4")
+    for name in ("heldout_v2", "heldout_v3", "heldout_paraphrases", "dev_v4", "dev_v5")
 )
 
 # The floor of every gate of every suite on every run. Each is what the offline planner reached
@@ -71,16 +71,20 @@ FLOORS: dict[str, dict[str, tuple[float, ...]]] = {
     "routing": {"accuracy": ONE},  # gate: accuracy 1.0
     "stale_record": {"accuracy": ONE, "groundedness": ONE},  # gate: 0.9, 1.0
     "heldout_v2": {  # gate: accuracy 0.9, groundedness 1.0
-        "accuracy":               (0.54,  0.53,  0.54,  0.52),
+        "accuracy":               (0.55,  0.54,  0.56,  0.54),
         "groundedness":           (0.98,) * len(RUNS),
     },
     "heldout_v3": {  # gate: accuracy 0.9, groundedness 1.0
-        "accuracy":               (0.59,  0.57,  0.57,  0.56),
+        "accuracy":               (0.61,  0.59,  0.59,  0.58),
         "groundedness":           (0.99,) * len(RUNS),
     },
     "dev_v4": {  # gate: accuracy 0.9, groundedness 1.0; run on seed 42 only (WRITTEN_FOR)
         "accuracy":               (0.89,  0.0,   0.98,  0.0),
         "groundedness":           (0.98,  0.0,   0.99,  0.0),
+    },
+    "dev_v5": {  # gate: accuracy 0.9, groundedness 1.0; run on seed 42 only (WRITTEN_FOR)
+        "accuracy":               (0.70,  0.0,   0.60,  0.0),
+        "groundedness":           (0.99,  0.0,   0.99,  0.0),
     },
     "heldout": {  # gate: accuracy 0.95, groundedness 1.0
         "accuracy":               (0.85,  0.85,  0.85,  0.78),
@@ -90,7 +94,7 @@ FLOORS: dict[str, dict[str, tuple[float, ...]]] = {
 
 
 # A set written against one data set only (its picks name that seed's records): run there.
-WRITTEN_FOR = {"dev_v4": 42}
+WRITTEN_FOR = {"dev_v4": 42, "dev_v5": 42}
 
 
 def _suites(seed: int | None = None) -> list[Suite]:

@@ -70,7 +70,7 @@ CASH_TYPES = ["Bank", "Cash"]
 
 # Money spent on something ("marketing expense", "utilities booked against Nairobi"): when no
 # figure is named, the words before may name an expense account.
-_SPENT = re.compile(r"\b(expenses?|expenditure|costs?|spent|spend(?:ing)?|booked|charged)\b")
+_SPENT = re.compile(r"\b(expenses?|expenditure|spent|spend(?:ing)?|booked)\b")
 
 
 def applies(ctx: Ctx) -> bool:
@@ -300,9 +300,9 @@ def _figure(
     # Other names said ("utilities booked against the Nairobi branch"): the figure's filters,
     # never dropped. The company already in play is not named again.
     company = (ctx.view.company or "").lower()
-    account_words = " ".join(chosen).lower()
+    account_words = set(" ".join([*chosen, *accounts]).lower().split())
     others = [(h, v) for h, v in req.names
-              if v.lower() not in account_words
+              if not set(v.lower().split()) <= account_words
               and not (company and company.startswith(v.lower()))]  # fmt: skip
     if others:
         filters, step = resolve(ctx, others, [d for d in metric.dimensions if d != "account"])
