@@ -117,3 +117,17 @@ async def test_invoices_excluding_credit_notes_leave_them_out(chat: Chat, rest: 
     assert kept
     response = await chat.say("how many sales invoices in november, excluding credit notes?")
     assert figure_present(text_of(response), float(len(kept))), text_of(response)
+
+
+async def test_a_credit_note_raised_against_an_invoice_is_found_by_its_link(
+    chat: Chat, rest: RestERP
+) -> None:
+    notes = rest.rows(
+        "Sales Invoice", ["name", "return_against"],
+        [["docstatus", "=", 1], ["is_return", "=", 1], ["return_against", "is", "set"]],
+    )  # fmt: skip
+    assert notes
+    original = notes[0]["return_against"]
+    against = {r["name"] for r in notes if r["return_against"] == original}
+    answer = text_of(await chat.say(f"Was a credit note ever raised against {original}? Which?"))
+    assert set(re.findall(r"ACC-SINV-[\w-]+", answer)) - {original} == against, answer

@@ -479,6 +479,7 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
             req.date_part = _DATE_PARTS[word.group(1).split()[-1]]
     req.currency = currency_of(text)
     req.names = _names(text, req.entity, catalog, [d for _, d in req.doc_ids], req.ignored)
+    _raised_against(req)
     opening = questions.opening_verb(low)
     if opening is not None:
         req.verb, req.change = opening
@@ -491,6 +492,19 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
         # "The invoice for 5407.42 dollars": a document looked for by its amount.
         req.amount = exact_amount(text)
     return req
+
+
+def _raised_against(req: Request) -> None:
+    """'Was a credit note raised against ACC-SINV-1?': records of a kind the request names by
+    its own name (a flag of the document's entity) that link back to the document named are
+    the ones asked for, not the document itself."""
+    if len(req.doc_ids) != 1 or not any(req.flags.values()):
+        return
+    entity, doc_id = req.doc_ids[0]
+    back = [n for n, f in entity.fields.items() if f.target == entity.name and f.filterable]
+    if len(back) == 1:
+        req.doc_ids = []
+        req.names.append((back[0], doc_id))
 
 
 def _compared_field(entity: Entity, low: str) -> str | None:
