@@ -97,3 +97,32 @@ async def test_units_delivered_out_of_a_warehouse_are_the_delivery_notes_stock_m
     answer = text_of(response)
     for value in per_unit.values():
         assert figure_present(answer, float(value)), answer
+
+
+async def test_an_item_named_with_a_catalog_word_inside_is_found_whole(
+    chat: Chat, rest: RestERP
+) -> None:
+    # "grey office chairs": "office" is a word the catalog knows, yet part of the item's name;
+    # received "from suppliers" and counted is a quantity received, not the rate paid.
+    from decimal import Decimal
+
+    from conftest import TEST_TODAY
+
+    items = rest.rows("Item", ["name"], [["item_name", "=", "Grey Office Chair"]])
+    assert len(items) == 1
+    first = TEST_TODAY.replace(day=1)
+    last_month_end = first.fromordinal(first.toordinal() - 1)
+    month = [last_month_end.replace(day=1).isoformat(), last_month_end.isoformat()]
+    rows = rest.rows(
+        "Stock Ledger Entry", ["actual_qty"],
+        [["item_code", "=", items[0]["name"]], ["voucher_type", "=", "Purchase Receipt"],
+         ["is_cancelled", "=", 0], ["posting_date", "between", month]],
+    )  # fmt: skip
+    received = sum((Decimal(str(r["actual_qty"])) for r in rows), Decimal(0))
+    assert received
+    response = await chat.say(
+        "grey office chairs received from suppliers last month - how many altogether?"
+    )
+    answer = text_of(response)
+    assert "goods_received_qty" in str(response.tools_called), answer
+    assert figure_present(answer, float(received)), answer

@@ -832,7 +832,14 @@ def _item_figures(ctx: Ctx, req: Request) -> list[Any]:
     """An item's own figures: what we last paid for it when the words are of buying."""
     metrics = ctx.catalog.metrics
     low = req.text.lower()
-    if _BUYING_WORDS.search(low) and "last_purchase_rate" in metrics:
+    # "How many grey chairs were received from suppliers": a quantity received, though it
+    # names whom from; "what did we pay suppliers for them": the rate.
+    counted = bool(_COUNTED.search(low) or _HOW_MANY_GOODS.search(low))
+    if (
+        _BUYING_WORDS.search(low)
+        and "last_purchase_rate" in metrics
+        and not (counted and _RECEIVING.search(low))
+    ):
         return [metrics["last_purchase_rate"]]
     if _RECEIVING.search(low):
         # "How many grey hammers were received": goods into stock, not money received.
@@ -843,6 +850,7 @@ def _item_figures(ctx: Ctx, req: Request) -> list[Any]:
 
 
 _RECEIVING = re.compile(r"\b(?:receiv(?:e|ed|ing)|came in|arrived|goods in)\b")
+_HOW_MANY_GOODS = re.compile(r"\b(?:units?|qty|quantity|quantities|altogether|in all)\b")
 
 
 def _whole_earlier(ctx: Ctx, args: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -746,7 +746,15 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
         elif runs[-1]:
             runs.append([])
             leads.append([])
-        adjective = word == low and low.isalpha() and low not in vocab and low not in GRAMMAR
+        # A word before a name qualifies it ("grey chairs"); a catalog word only within such a
+        # run ("grey office chairs"), never starting one ("debtors account activity").
+        adjective = (
+            word == low
+            and low.isalpha()
+            and low not in GRAMMAR
+            and low not in _MONTHS
+            and (low not in vocab or bool(previous))
+        )
         previous = [*previous, low][-3:] if adjective and len(low) > 2 else []
     # A run with the words before it comes first: found whole, its own words are not looked up.
     qualified = [
