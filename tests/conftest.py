@@ -130,6 +130,30 @@ async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Any]:
     await rt.aclose()
 
 
+@pytest.fixture
+async def chat(runtime: Any, request: pytest.FixtureRequest) -> Any:
+    """One planner conversation on the demo ERP, signed in as the test module's ``USER``
+    (the administrator when it names none)."""
+    from test_planner_conversation import ADMIN, Chat
+
+    from erp_agent.gateway.signin import sign_in
+
+    user = getattr(request.module, "USER", ADMIN)
+    session = await sign_in(runtime.connector, runtime.registry, runtime.policy, user, "demo")
+    return Chat(runtime, session)
+
+
+@pytest.fixture
+def rest(demo_erp: DemoERP, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The demo ERP's own REST API as the test module's ``USER``: where expected figures come
+    from, never through the agent."""
+    from rest_truth import RestERP
+
+    erp = RestERP(demo_erp.url, getattr(request.module, "USER", "admin@demo.local"))
+    yield erp
+    erp.close()
+
+
 async def ask_offline(rt: Any, question: str, user: str = "accounts@demo.local") -> dict[str, Any]:
     """One turn of the offline planner as ``user``: its text, tool calls, and whether every
     figure in the text is found in the turn's tool results."""

@@ -6,7 +6,7 @@ read independently (raw httpx, native doctypes and fields, docstatus)."""
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -72,19 +72,6 @@ async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Runtime]:
     rt = await Runtime.create(Settings(erp_url=demo_erp.url), store=store)
     yield rt
     await rt.aclose()
-
-
-@pytest.fixture
-async def chat(runtime: Runtime) -> Chat:
-    rt = runtime
-    return Chat(rt, await sign_in(rt.connector, rt.registry, rt.policy, ADMIN, "demo"))
-
-
-@pytest.fixture
-def rest(demo_erp: DemoERP) -> Iterator[RestERP]:
-    erp = RestERP(demo_erp.url, ADMIN)
-    yield erp
-    erp.close()
 
 
 def revenue_rows(rest: RestERP, year: int, docstatus: int | None = 1) -> list[dict[str, Any]]:

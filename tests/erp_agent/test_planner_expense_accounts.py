@@ -5,35 +5,18 @@ where a posting went, not a comparison. Truth is GL Entry rows over the demo ERP
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
 from rest_truth import RestERP, cents
-from test_planner_conversation import ADMIN, Chat, query_args, text_of
+from test_planner_conversation import Chat, query_args, text_of
 
-from conftest import TEST_TODAY, DemoERP
+from conftest import TEST_TODAY
 from erp_agent.evals.score import figure_present
-from erp_agent.gateway.signin import sign_in
 from erp_agent.planner.parse_dates import sets_against
-from erp_agent.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
 Y = TEST_TODAY.year
-
-
-@pytest.fixture
-async def chat(runtime: Runtime) -> Chat:
-    return Chat(
-        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, ADMIN, "demo")
-    )
-
-
-@pytest.fixture
-def rest(demo_erp: DemoERP) -> Iterator[RestERP]:
-    erp = RestERP(demo_erp.url, ADMIN)
-    yield erp
-    erp.close()
 
 
 def _moved(rest: RestERP, filters: list[list[object]]) -> Decimal:

@@ -6,37 +6,20 @@ the planner's code."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from rest_truth import RestERP, cents, sums
-from test_planner_conversation import ADMIN, Chat, block, query_args, text_of, tools
+from test_planner_conversation import Chat, block, query_args, text_of, tools
 
-from conftest import TEST_TODAY, DemoERP
+from conftest import TEST_TODAY
 from erp_agent.evals.score import figure_present
-from erp_agent.gateway.signin import sign_in
 from erp_agent.planner.parse_amounts import Amount, exact_amount
 from erp_agent.planner.parse_dates import oldest_bucket, parse_age_days
-from erp_agent.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
 OWED = [["docstatus", "=", 1], ["outstanding_amount", ">", 0]]
-
-
-@pytest.fixture
-async def chat(runtime: Runtime) -> Chat:
-    return Chat(
-        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, ADMIN, "demo")
-    )
-
-
-@pytest.fixture
-def rest(demo_erp: DemoERP) -> Iterator[RestERP]:
-    erp = RestERP(demo_erp.url, ADMIN)
-    yield erp
-    erp.close()
 
 
 def test_the_oldest_bucket_is_past_the_last_ageing_range() -> None:

@@ -7,38 +7,21 @@ docstatus), never through the planner."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
 from rest_truth import RestERP, cents, sums
-from test_planner_conversation import ADMIN, Chat, query_args, text_of
+from test_planner_conversation import Chat, query_args, text_of
 
-from conftest import TEST_TODAY, DemoERP
+from conftest import TEST_TODAY
 from erp_agent.catalog import load_catalog
 from erp_agent.evals.score import figure_present
-from erp_agent.gateway.signin import sign_in
 from erp_agent.planner.intents import understand
 from erp_agent.planner.parse_dates import compared_in
 from erp_agent.planner.reading import Kind, Request
-from erp_agent.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
 Y = TEST_TODAY.year
-
-
-@pytest.fixture
-async def chat(runtime: Runtime) -> Chat:
-    return Chat(
-        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, ADMIN, "demo")
-    )
-
-
-@pytest.fixture
-def rest(demo_erp: DemoERP) -> Iterator[RestERP]:
-    erp = RestERP(demo_erp.url, ADMIN)
-    yield erp
-    erp.close()
 
 
 def _read(said: str) -> Request:

@@ -4,34 +4,17 @@ that report run over the demo ERP's REST API."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
 from rest_truth import RestERP
 from test_planner_conversation import Chat, query_args, text_of
 
-from conftest import TEST_TODAY, DemoERP
+from conftest import TEST_TODAY
 from erp_agent.evals.score import figure_present
-from erp_agent.gateway.signin import sign_in
-from erp_agent.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
-HR = "hr@demo.local"
-
-
-@pytest.fixture
-async def chat(runtime: Runtime) -> Chat:
-    return Chat(
-        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, HR, "demo")
-    )
-
-
-@pytest.fixture
-def rest(demo_erp: DemoERP) -> Iterator[RestERP]:
-    erp = RestERP(demo_erp.url, HR)
-    yield erp
-    erp.close()
+USER = "hr@demo.local"
 
 
 @pytest.mark.parametrize(

@@ -6,35 +6,18 @@ is_return, docstatus), never through the planner's code."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 from rest_truth import RestERP, cents, sums
-from test_planner_conversation import ADMIN, Chat, query_args, text_of, tools
+from test_planner_conversation import Chat, query_args, text_of, tools
 
-from conftest import TEST_TODAY, DemoERP
+from conftest import TEST_TODAY
 from erp_agent.catalog import load_catalog
 from erp_agent.evals.score import figure_present
-from erp_agent.gateway.signin import sign_in
 from erp_agent.planner.intents import understand
-from erp_agent.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
 LAST_YEAR = [f"{TEST_TODAY.year - 1}-01-01", f"{TEST_TODAY.year - 1}-12-31"]
-
-
-@pytest.fixture
-async def chat(runtime: Runtime) -> Chat:
-    return Chat(
-        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, ADMIN, "demo")
-    )
-
-
-@pytest.fixture
-def rest(demo_erp: DemoERP) -> Iterator[RestERP]:
-    erp = RestERP(demo_erp.url, ADMIN)
-    yield erp
-    erp.close()
 
 
 @pytest.mark.parametrize(

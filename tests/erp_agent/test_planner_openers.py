@@ -4,33 +4,15 @@ if asked alone. Truth comes from the demo ERP's REST API (native doctypes, docst
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from rest_truth import RestERP, cents, sums
-from test_planner_conversation import ADMIN, Chat, query_args, text_of
+from test_planner_conversation import Chat, query_args, text_of
 
-from conftest import TEST_TODAY, DemoERP
+from conftest import TEST_TODAY
 from erp_agent.evals.score import figure_present
-from erp_agent.gateway.signin import sign_in
-from erp_agent.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
 OCTOBER = [f"{TEST_TODAY.year}-10-01", f"{TEST_TODAY.year}-10-31"]
-
-
-@pytest.fixture
-async def chat(runtime: Runtime) -> Chat:
-    return Chat(
-        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, ADMIN, "demo")
-    )
-
-
-@pytest.fixture
-def rest(demo_erp: DemoERP) -> Iterator[RestERP]:
-    erp = RestERP(demo_erp.url, ADMIN)
-    yield erp
-    erp.close()
 
 
 @pytest.mark.parametrize(

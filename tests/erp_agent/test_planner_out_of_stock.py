@@ -5,35 +5,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 
 import pytest
 from rest_truth import RestERP
 from test_planner_conversation import Chat, block, text_of, tools
 
-from conftest import DemoERP
 from erp_agent.catalog import load_catalog
 from erp_agent.evals.score import figure_present
-from erp_agent.gateway.signin import sign_in
 from erp_agent.planner.intents import understand
-from erp_agent.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
-STOCK = "stock@demo.local"
-
-
-@pytest.fixture
-async def chat(runtime: Runtime) -> Chat:
-    return Chat(
-        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, STOCK, "demo")
-    )
-
-
-@pytest.fixture
-def rest(demo_erp: DemoERP) -> Iterator[RestERP]:
-    erp = RestERP(demo_erp.url, STOCK)
-    yield erp
-    erp.close()
+USER = "stock@demo.local"
 
 
 def test_a_quantity_at_nil_names_the_records_that_hold_it() -> None:
