@@ -145,6 +145,7 @@ def test_approval_as_the_manager_and_refused_as_the_buyer(page: Page, demo_erp: 
     ) == [("Approved",)]
     shot(page, "approval-outcome")
     page.click("#sign-out")
+    expect(page.locator("#sign-in")).to_be_visible()  # the session has ended before the next
     sign_in(page, "purchase@demo.local")
     other = pending[1]
     page.fill("#composer textarea", f"approve {other}")

@@ -15,7 +15,7 @@ function showSignedIn(me) {
   $('#admin-link').hidden = !me.is_admin;
   $('#my-data').hidden = false;
   $('#who').textContent = me.user + (me.read_only ? ' · read-only' : '');
-  loadConversations();
+  loadConversations().catch(sessionEnded);
   openLinkedDrill();
   openLinkedProposal();
 }
@@ -69,6 +69,15 @@ async function showSignIn() {
   $('#who').textContent = '';
 }
 
+// A session that ended while the page showed it (signed out in another tab, expired): the
+// sign-in form again, not a dead workspace.
+function sessionEnded(error) {
+  if (error.status !== 401) throw error;
+  conversationId = null;
+  $('#messages').replaceChildren();
+  showSignIn();
+}
+
 async function loadConversations() {
   const list = await api('GET', 'api/conversations');
   $('#conversations').replaceChildren(...list.map((c) =>
@@ -92,7 +101,7 @@ async function deleteConversation(id) {
     conversationId = null;
     $('#messages').replaceChildren();
   }
-  loadConversations();
+  loadConversations().catch(sessionEnded);
 }
 
 async function openConversation(id) {
@@ -106,7 +115,7 @@ async function openConversation(id) {
     if (turn.response) showResponse(box, turn.response, turn.feedback, turn.kind !== 'outcome');
   }
   document.body.classList.remove('show-history');
-  loadConversations();
+  loadConversations().catch(sessionEnded);
 }
 
 function addUserMessage(text) {
@@ -355,7 +364,7 @@ async function send(message) {
     if (error.status === 401) return showSignIn();
     box.replaceChildren(el('p', { class: 'error' }, error.message));
   }
-  loadConversations();
+  loadConversations().catch(sessionEnded);
 }
 
 async function scanFile(file) {
@@ -371,7 +380,7 @@ async function scanFile(file) {
     box.replaceChildren(el('p', { class: 'error' }, error.message));
   }
   box.scrollIntoView({ block: 'end' });
-  loadConversations();
+  loadConversations().catch(sessionEnded);
 }
 
 $('#scan-file').addEventListener('change', (event) => {
@@ -441,7 +450,7 @@ $('#new-chat').addEventListener('click', () => {
   conversationId = null;
   $('#messages').replaceChildren();
   document.body.classList.remove('show-history');
-  loadConversations();
+  loadConversations().catch(sessionEnded);
 });
 
 $('#toggle-history').addEventListener('click', () => document.body.classList.toggle('show-history'));
