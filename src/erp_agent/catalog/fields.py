@@ -80,6 +80,9 @@ class Field(Frozen):
     # A quantity whose records at nil people name in a phrase ("out of stock": the stock
     # balances with no quantity on hand): those phrases, which then mean the field is <= 0.
     none_named_by: tuple[str, ...] = ()
+    # An enum's values as people name them ("stock transfers" are the entries of type Material
+    # Transfer): value → those phrases, which then mean the field is that value.
+    value_names: dict[str, tuple[str, ...]] = PydanticField(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -117,6 +120,9 @@ class Field(Frozen):
             raise ValueError("only table fields have row fields")
         if self.named_by and self.type is not FieldType.BOOLEAN:
             raise ValueError(f"only boolean fields are named by phrases; this one is {self.type}")
+        unknown = set(self.value_names) - set(self.values)
+        if unknown:
+            raise ValueError(f"value_names names values the enum does not have: {sorted(unknown)}")
         if self.none_named_by and self.type not in NUMERIC_TYPES:
             raise ValueError(
                 f"only quantities are named at nil by phrases; this one is {self.type}"

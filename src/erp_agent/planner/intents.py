@@ -183,7 +183,12 @@ def _enum_matches(entity: Entity, haystack: str) -> dict[str, list[str]]:
     for name, f in entity.fields.items():
         if f.type is not FieldType.ENUM or not f.filterable:
             continue
-        hits = [v for v in f.values if has_term(haystack, v) and norm(v) not in own]
+        hits = [
+            v
+            for v in f.values
+            if (has_term(haystack, v) and norm(v) not in own)
+            or any(has_term(haystack, phrase) for phrase in f.value_names.get(v, ()))
+        ]
         if hits:
             found[name] = hits
     return found
@@ -266,6 +271,17 @@ def _status_words(entity: Entity, haystack: str) -> list[str]:
         # statuses a booked document then moves through (Unpaid, Paid…).
         hits = [v for v in hits if v.lower() != "submitted"]
     return hits
+
+
+def _waiting_for_approval(req: Request, haystack: str) -> None:
+    """'POs waiting on approval': the approval workflow's state, not a status. A document
+    pending approval is still a draft (status Draft) whose workflow_state says where it is."""
+    e = req.entity
+    if e is None or "workflow_state" not in e.fields or not has_term(haystack, "pending approval"):
+        return
+    req.enum_filters["workflow_state"] = ["Pending Approval"]
+    values = e.fields[e.status_field].values if e.status_field else []
+    req.statuses = ["Draft"] if "Draft" in values else []
 
 
 def _fields_asked(entity: Entity, haystack: str) -> list[str]:
@@ -455,6 +471,7 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
             },
         )
         req.flags = _flags_named(req.entity, low)
+        _waiting_for_approval(req, haystack)
         req.fields_asked = _fields_asked(req.entity, haystack)
         req.group, req.date_part = _group(req.entity, haystack, catalog)
         if (

@@ -36,13 +36,17 @@ def probe_token(name: str) -> str:
 def retry_tokens(name: str) -> list[str]:
     """Shorter probes for a name the first found nothing for: the first three letters of its
     longest word, so a typo inside it ("hamers" for Hammer) still reaches the record, then its
-    next-longest word ("orange pakcing tape" is found by "oran")."""
+    next-longest word ("orange pakcing tape" is found by "oran"), then the end of its longest
+    word, so a name written with punctuation the user left out ("mpesa" for M-Pesa) is found.
+    """
     words = sorted(re.findall(r"[\w&]+", name), key=len, reverse=True)
     out = []
     if words and len(words[0]) >= 5:
         out.append(words[0][:3])
     if len(words) > 1 and len(words[1]) >= 4:
         out.append(probe_token(words[1]))
+    if words and len(words[0]) >= 5:
+        out.append(words[0][-4:])
     first = probe_token(name)
     return [t for t in dict.fromkeys(out) if t.lower() != first.lower()]
 
@@ -159,6 +163,11 @@ def resolve(
             continue  # "wall switches" once "blue wall switches" found its record
         if name in optional and any(holds(rec, name) for _, rec in found.values()):
             continue  # "hardware" of "Jambo hardware", once Jambo Hardware & Tools was found
+        if any(
+            holds(rec, name) and joined(ctx.req.text, other, name)
+            for other, (_, rec) in found.items()
+        ):
+            continue  # "Cable" of "Machakos Wire and Cable", once Machakos Wire & Cable Ltd was found
         candidates: list[tuple[float, int, str, str, str]] = []  # score, order, dim, id, title
         near.setdefault(name, [])
         for order, dim_name in enumerate(dims_for):
@@ -181,7 +190,7 @@ def resolve(
             title = entity.title_field.name if entity.title_field is not None else None
             # Lowercase words that only might be a name must fit a record closely.
             floor = LOOSE_ACCEPT if name in optional else ACCEPT
-            retries = [probe_args(ctx, entity_name, name, retry=n) for n in (1, 2)]
+            retries = [probe_args(ctx, entity_name, name, retry=n) for n in (1, 2, 3)]
             for probe in (args, *retries):
                 if probe is None or (probe is not args and any(c[0] >= 100 for c in candidates)):
                     break  # a shorter probe is for a name missed, not one already found whole
@@ -246,6 +255,13 @@ def resolve(
     if pending:
         return found, Step(calls=pending)
     return found, None
+
+
+def joined(text: str, first: str, then: str) -> bool:
+    """Whether the text says ``first`` and ``then`` joined by "and" or "&" ("Wire and Cable"),
+    as one name may be written."""
+    pattern = rf"(?<!\w){re.escape(first)}\s+(?:and|&)\s+{re.escape(then)}(?!\w)"
+    return re.search(pattern, text, re.IGNORECASE) is not None
 
 
 def holds(record: str, words: str) -> bool:

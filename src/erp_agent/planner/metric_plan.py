@@ -469,19 +469,37 @@ _RANK_TARGET = re.compile(
 _WHICH = re.compile(r"^\s*(?:which|what)\s+((?:[a-z0-9'-]+\s*){1,2})")
 
 
+def _rank_targets(low: str) -> list[str]:
+    """The words a ranking picks out ("top five items", "which items sold the most")."""
+    phrases = [m.group(1).strip() for m in _RANK_TARGET.finditer(low)
+               if not _MEASURE_PHRASE.match(m.group(1).strip())]  # fmt: skip
+    subject = _WHICH.match(low)
+    if subject and _RANK_TARGET.search(f"{low} x"):
+        phrases.append(subject.group(1).strip())  # "which items sold the most?"
+    return phrases
+
+
+def _ranks_other(catalog: Catalog, req: Request, parties: set[str]) -> bool:
+    """Whether the ranking picks out something other than the parties said ("top five items
+    we received from suppliers" ranks items: the suppliers are where they came from)."""
+    dims = getattr(catalog, "dimensions", None) or {}
+    for phrase in _rank_targets(req.text.lower()):
+        head = " ".join(phrase.split()[:3])
+        named = {
+            d for d in dims if any(has_term(f" {head} ", t) for t in _dimension_terms(catalog, d))
+        }
+        if named and not named & parties:
+            return True
+    return False
+
+
 def unsupported_dimension(catalog: Catalog, metric: Any, req: Request) -> str | None:
     """A dimension the words rank or break the figure down by ("our biggest selling item",
     "sales by warehouse") that the metric cannot be cut by: it is said, never dropped."""
     dims = getattr(catalog, "dimensions", None) or {}
     segments = [seg for seg in req.text.lower().split(" ; ") if seg.strip()]
     low = segments[-1] if segments else req.text.lower()
-    phrases = _by_phrases(low)
-    phrases += [m.group(1).strip() for m in _RANK_TARGET.finditer(low)
-                if not _MEASURE_PHRASE.match(m.group(1).strip())]  # fmt: skip
-    subject = _WHICH.match(low)
-    if subject and _RANK_TARGET.search(f"{low} x"):
-        phrases.append(subject.group(1).strip())  # "which items sold the most?"
-    for phrase in phrases:
+    for phrase in [*_by_phrases(low), *_rank_targets(low)]:
         words = phrase.split()
         for size in (3, 2, 1):
             head = " ".join(words[:size])
@@ -670,6 +688,8 @@ def metric_step(
     if own and "party" in candidates[0].dimensions and not _RANKING_PARTIES.search(req.text):
         # Payments' party is any kind of party ("supplier payments"): their own records decide.
         # Parties ranked ("which vendors did we pay the most") by what we buy from them.
+        parties = set()
+    if parties and candidates and _ranks_other(ctx.catalog, req, parties):
         parties = set()
     if parties and candidates and not any(parties <= set(m.dimensions) for m in candidates[:4]):
         # "Which customers bought the most": no figure named is cut by customer, the figure
@@ -1037,11 +1057,11 @@ def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple
         head += (" in total: " if keys else ": ") + "; ".join(parts)
     elif not rows and metric in _BALANCES:
         # A balance with nothing in it is zero ("on hand at Houston Stores: 0"), not missing.
-        named = [f"{dim} {value}" for dim, value in resolved.values()]
+        named = [f"{dim.replace('_', ' ')} {value}" for dim, value in resolved.values()]
         return f"{label}: 0" + (f" for {join(named)}" if named else "") + "."
     elif not rows:
         return f"No records found: nothing counts towards {label} for that, among what you can see."
-    named = [f"{dim} {value}" for dim, value in resolved.values()]
+    named = [f"{dim.replace('_', ' ')} {value}" for dim, value in resolved.values()]
     period = definition.get("period")
     where = (" for " + join(named)) if named else ""
     when = f" ({period})" if period else ""

@@ -114,8 +114,9 @@ def parse_top(text: str) -> int | None:
         return int(word) if word.isdigit() else _WORDS[word]
     # "which supplier did we spend the most with": the one thing with the most.
     m = re.search(r"\b(?:which|what)\s+([a-z]+)\b[^?]*\bthe\s+(?:most|highest)\b", t)
-    if m and not m.group(1).endswith("s") and m.group(1) not in ("is", "was", "has", "does"):
-        return 1
+    if m and m.group(1) not in ("is", "was", "has", "does", "us", "this"):
+        # "which suppliers did we buy the most from": several, ranked (the usual five).
+        return 5 if m.group(1).endswith("s") else 1
     if re.search(r"\b(top|biggest|largest|best|leading)\b", t):
         return 5
     return None

@@ -58,7 +58,15 @@ def line(
         what = spec.plural.lower() if spec is not None else entity.replace("_", " ")
         verb = {"list": "list of", "count": "count of", "aggregate": "totals of", "get": "one of"}
         fields = spec.fields if spec is not None else {}
-        parts = [f"{verb.get(action, '')} {what}".strip(), *_filters(args.get("filters"), fields)]
+        apart = _kept_apart(name, results)
+        flts = [f for f in args.get("filters") or [] if f.get("field") != apart]
+        parts = [
+            f"{verb.get(action, '')} {what}".strip(),
+            *_ranked_by(spec, args),
+            *_filters(flts, fields),
+        ]
+        if apart:
+            parts.append(f"per {apart.replace('_', ' ')}")
     if company and not any(company in p for p in parts):
         parts.append(f"company {company}")
     text = PREFIX + ", ".join(p for p in parts if p)
@@ -72,6 +80,29 @@ def line(
     if ignored:
         text += f"; ignored: {join(ignored)}"
     return text + "."
+
+
+def _ranked_by(spec: Any, args: Mapping[str, Any]) -> list[str]:
+    """'largest 3 by grand total': records ranked by an amount, not listed newest first."""
+    order = (args.get("order_by") or [{}])[0]
+    field = spec.fields.get(str(order.get("field"))) if spec is not None else None
+    if field is None or order.get("direction") != "desc" or order.get("field") == spec.date_field:
+        return []
+    return [f"largest {args.get('limit')} by {field.label.lower()}"]
+
+
+def _kept_apart(name: str, results: list[Result]) -> str | None:
+    """The field several reads of one tool were kept apart by (one list per currency)."""
+    reads = [r for r in results if r.ok and r.name == name and not is_lookup(r.args)]
+    if len(reads) < 2:
+        return None
+    differ = {
+        str(f.get("field"))
+        for r in reads
+        for f in r.args.get("filters") or []
+        if f.get("op") == "=" and any(f not in (o.args.get("filters") or []) for o in reads)
+    }
+    return next(iter(differ)) if len(differ) == 1 else None
 
 
 def _source(results: list[Result]) -> Result | None:

@@ -613,7 +613,7 @@ PHRASES = (
     (r"\b(?:incomplete|uncompleted|unfinished)\b", "open"),
     (r"\b(?:unsubmitted|not (?:yet )?submitted|(?:have|has)n'?t been submitted(?: yet)?|"
      r"(?:have|has) not been submitted(?: yet)?)\b", "draft"),
-    (r"\b(?:waiting|awaiting) (?:for )?(?:approval|sign[- ]?off)\b", "pending approval"),
+    (r"\b(?:waiting|awaiting) (?:for |on )?(?:approval|sign[- ]?off)\b", "pending approval"),
     (r"\bsign(?:ed)?[- ]off\b", "approve"),
     (r"\b(more|less|greater|fewer|other) then\b", r"\1 than"),
     (r"\b(what|how|who|where|that|it|there)['’]s\b", r"\1 is"),

@@ -56,6 +56,9 @@ _HELD = re.compile(
 _OTHER_BALANCE = re.compile(
     r"\b(leaves?|holidays?|vacation|stock|inventory|qty|quantity|quantities|units|days)\b"
 )
+# Words both a quantity and an asset account are named by ("the stock in hand balance"): such a
+# balance is an account's only when the words are an account's whole name.
+_EITHER = re.compile(r"\b(stock|inventory)\b")
 # Money held in the bank or in cash: the balance of the Bank and Cash accounts.
 _CASH = re.compile(
     r"\b(cash (?:in|at) (?:the )?bank|bank balances?|cash balances?|cash position|cash on hand|"
@@ -121,9 +124,21 @@ def ledger_figure(ctx: Ctx) -> Any | None:
     named = metric_plan.pick(ctx.catalog, ctx.req) if said else None
     if named is not None and named in said:
         return named
-    if asks_balance(ctx.req.text) and BALANCE_METRIC in metrics:
+    if (asks_balance(ctx.req.text) or names_either(ctx.req.text)) and BALANCE_METRIC in metrics:
         return metrics[BALANCE_METRIC]
     return None
+
+
+def names_either(text: str) -> bool:
+    """A balance of stock or inventory, said without "account": the Stock In Hand account's
+    money or a quantity on hand, told apart by the chart of accounts (only an account's whole
+    name makes it the account's)."""
+    low = text.lower()
+    other = {m.group(1) for m in _OTHER_BALANCE.finditer(low)}
+    either = {m.group(1) for m in _EITHER.finditer(low)}
+    return (
+        bool(_BALANCE.search(low)) and bool(either) and other <= either and not _ACCOUNT.search(low)
+    )
 
 
 def asks_cash(text: str) -> bool:
@@ -233,7 +248,8 @@ def handle(ctx: Ctx) -> Step | None:
     options = {w: found for w, found in options.items() if w not in dropped}
     figure = ledger_figure(ctx)
     if figure is not None:
-        return _figure(ctx, figure, matches, options, kinds)
+        strict = not asks_balance(req.text) and names_either(req.text)
+        return _figure(ctx, figure, matches, options, kinds, strict=strict)
     if spent_on_account(ctx) and not asks_ledger(req.text):
         spent = {
             w: [m for m in found if kinds.get(m[1]) == "Expense"] for w, found in options.items()
@@ -256,15 +272,19 @@ def _figure(
     kinds: dict[str, str],
     *,
     said: bool = False,
+    strict: bool = False,
 ) -> Step | None:
     """'Closing balance of Creditors on 30 Sep', 'how much cash is in the bank', 'debits on
     Bank - ST in October': the ledger figure of the accounts named (or, for cash, of the Bank
     and Cash accounts); a balance at the date asked (or today). A figure of no account named is
     left to the other kinds (a customer's balance: what it still owes). ``said``: the words
-    are known to name accounts ("marketing expense")."""
+    are known to name accounts ("marketing expense"); ``strict``: only an account's whole name
+    counts, and without one other kinds answer ("the stock balance of drills")."""
     req = ctx.req
     balance = metric.name == BALANCE_METRIC
-    named = said or req.as_of is not None or bool(_ACCOUNT.search(req.text.lower()))
+    named = not strict and (
+        said or req.as_of is not None or bool(_ACCOUNT.search(req.text.lower()))
+    )
     # Only a name the chart of accounts holds as such counts without "account" or a date:
     # "Acme's balance" is what Acme owes, not an account that happens to look like it.
     exact = {w: [m for m in found if m[0] > 100] for w, found in options.items()}
@@ -281,8 +301,8 @@ def _figure(
             ranked = [(s, 0, "account", a, a) for s, a, _ in own]
             return ask_which(ctx, words, "account", ranked)
         accounts |= {account for _, account, _ in own}
-    if not accounts and not (balance and asks_cash(req.text)):
-        return _party_balance(ctx) if balance else None
+    if not accounts and (strict or not (balance and asks_cash(req.text))):
+        return _party_balance(ctx) if balance and not strict else None
     if not accounts:
         args = {"filters": [{"field": "account_type", "op": "in", "value": CASH_TYPES},
                             {"field": "is_group", "op": "=", "value": 0}],
