@@ -70,8 +70,9 @@ def concentration(
     }
     observations = [
         f"{len(positive)} {noun} account for {fmt(total)}; the top {len(top)} hold "
-        f"{top_share * 100:.1f}% of it.",
+        f"{fmt(sum((v for _, v in top), start=Decimal(0)))} of it ({top_share * 100:.1f}%).",
         f"The largest, {top[0][0]}, alone holds {shares[0] * 100:.1f}% ({fmt(top[0][1])}).",
+        f"The top {len(top)}: " + "; ".join(f"{k} {fmt(v)}" for k, v in top) + ".",
         f"{pareto} {noun} ({kpis['pareto_80_share_of_keys_pct']}% of them) make up 80% of the "
         "total.",
         f"The Herfindahl–Hirschman index is {hhi:,.0f} ({_hhi_band(hhi)}).",

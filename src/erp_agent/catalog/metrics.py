@@ -185,6 +185,10 @@ class Dimension(Frozen):
     # An ageing dimension: its path is a date, and a record falls in the bucket of its age in
     # days on the query's day, ranges as the Accounts Receivable report's (0-30 ... 121-Above).
     age_ranges: tuple[int, ...] = ()
+    # Few records, named in everyday words by their whole name ("annual leave" is the Leave
+    # Type Annual Leave; "the warehouse dept" the Warehouse department): a question saying one
+    # is cut by it, though no word of it is unknown.
+    named_whole: bool = False
     source: str = ""
 
     def age_label(self, age: int) -> str:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from erp_agent.catalog import Entity
-from erp_agent.planner import _fill
+from erp_agent.planner import _fill, metric_plan
 from erp_agent.planner.answer import fmt, is_number
-from erp_agent.planner.filters import base_filters
+from erp_agent.planner.filters import all_filters
 from erp_agent.planner.reading import Kind
 from erp_agent.planner.steps import (
     PARTY_ENTITIES,
@@ -47,11 +47,16 @@ def module(ctx: Ctx, tool: str, e: Entity | None, **extra: Any) -> Step | None:
     req = ctx.req
     # A forecast or trend needs the whole history; other analyses keep the asked period.
     keep_dates = req.kind in (Kind.ANOMALIES, Kind.CONCENTRATION)
-    flts = base_filters(ctx, e)[0] if e else []
+    flts: list[Any] = []
+    if e is not None:
+        # Every filter said is kept ("Savanna's sales", "Harbor Goods' receivables").
+        flts, step = all_filters(ctx, e)
+        if step is not None:
+            return step
     period = req.period
     keys = group_keys(ctx, e) if e else []
     slots = {
-        "entity": e.name if e else None, "measure": (measure_field(ctx, e) if e else None),
+        "entity": e.name if e else None, "measure": (_measure(ctx, e) if e else None),
         "date_field": e.date_field if e else None,
         "from_date": period.start.isoformat() if period else None,
         "to_date": period.end.isoformat() if period else None,
@@ -72,6 +77,16 @@ def module(ctx: Ctx, tool: str, e: Entity | None, **extra: Any) -> Step | None:
     if shown:
         return shown
     return say(_summary_text(r.data, tool))
+
+
+def _measure(ctx: Ctx, e: Entity) -> str | None:
+    """The amount the figure named sums on these records ("sales": the net total, "receivables":
+    what is outstanding), else the field the words ask for or the records' amount."""
+    for m in metric_plan.ranked(ctx.catalog, ctx.req)[:1]:
+        field = getattr(m.measure, "field", None)
+        if m.entity == e.name and m.measure.func == "sum" and field in e.fields:
+            return str(field)
+    return measure_field(ctx, e)
 
 
 def _party_field(e: Entity | None) -> str | None:

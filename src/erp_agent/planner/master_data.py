@@ -18,7 +18,7 @@ from rapidfuzz import fuzz, utils
 from erp_agent.planner import vocabulary
 from erp_agent.planner.metric_terms import metric_scores
 from erp_agent.planner.steps import Call, Ctx, Step, call, rows_of, say
-from erp_agent.planner.terms import explicit, norm
+from erp_agent.planner.terms import explicit, has_term, norm
 
 ACCEPT = 80  # a weaker match is no match
 LOOSE_ACCEPT = 84
@@ -409,3 +409,37 @@ def ask_which(
         slot = f"name:{dim}:{name}"[:60]
         return call("display.choices", {"question": question, "options": choices, "slot": slot})
     return say(question + " " + ", ".join(c["label"] for c in choices) + ".")
+
+
+def named_whole(
+    ctx: Ctx, dimensions: Sequence[str], resolved: Mapping[str, tuple[str, str]]
+) -> tuple[dict[str, tuple[str, str]], Step | None]:
+    """Records of a few-valued dimension the text names by their whole name ("annual leave":
+    the Leave Type Annual Leave), or by a one-word name with the dimension's own word ("the
+    warehouse dept"): name → (dimension, id); or the step that lists them."""
+    catalog, low = ctx.catalog, f" {norm(ctx.req.text)} "
+    dims = getattr(catalog, "dimensions", {}) or {}
+    held = {d for d, _ in resolved.values()}
+    found: dict[str, tuple[str, str]] = {}
+    pending: list[Call] = []
+    for name in dimensions:
+        dim = dims.get(name)
+        entity = catalog.entities.get(getattr(dim, "entity", None) or "")
+        if dim is None or not dim.named_whole or name in held or entity is None:
+            continue
+        if not ctx.has(f"{entity.name}.list"):
+            continue
+        title = entity.title_field.name if entity.title_field is not None else "id"
+        args = {"fields": list(dict.fromkeys(["id", title])), "limit": 100}
+        r = ctx.result(f"{entity.name}.list", args)
+        if r is None:
+            pending.append(Call(f"{entity.name}.list", args))
+            continue
+        words = [norm(w).strip() for w in (dim.label, *dim.synonyms)]
+        for row in rows_of(r) if r.ok else []:
+            said = norm(str(row.get(title) or row.get("id") or "")).strip()
+            whole = len(said.split()) > 1 and has_term(low, said)
+            beside = any(f" {said} {w} " in low or f" {w} {said} " in low for w in words)
+            if said and (whole or beside):
+                found[f"{said} ({row.get('id')})"] = (name, str(row.get("id")))
+    return found, (Step(calls=pending) if pending else None)

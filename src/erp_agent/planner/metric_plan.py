@@ -278,7 +278,14 @@ def names_a_figure(ctx: Ctx) -> bool:
         and not records_named  # "overdue invoices" lists the invoices
         and not _LISTING.search(req.text)
     )
-    return balance or on_master or in_total or named
+    # "Faith Njeri's leave balance": one party's figure of the report it is computed from, not
+    # the report's rows (unless the report is asked for as such).
+    source = getattr(getattr(metric, "report", None), "name", None)
+    of_one = (
+        report is not None and source == report.name and bool(req.names)
+        and not re.search(r"\breport\b", req.text.lower())
+    )  # fmt: skip
+    return balance or on_master or in_total or named or of_one
 
 
 _NAMED_OUTRIGHT = 6  # a figure's label or a synonym of two words or more
@@ -748,7 +755,10 @@ def metric_step(
         resolved = _newest_per_dimension(req.text, resolved)
     if metric is None:
         return None
-    return figure_step(ctx, metric, resolved)
+    whole, step = master_data.named_whole(ctx, metric.dimensions, resolved)
+    if step is not None:
+        return step
+    return figure_step(ctx, metric, {**resolved, **whole})
 
 
 def figure_step(ctx: Ctx, metric: Any, resolved: Mapping[str, tuple[str, str]]) -> Step | None:

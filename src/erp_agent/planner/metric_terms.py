@@ -16,7 +16,7 @@ VALUE_WORDS = {"worth": "value", "valued": "value", "valuation": "value", "value
 # Words of a measure a two-word term may be said apart from: "leave … left" ("how many leave
 # days does Grace have left") is the leave left, as "the stock … worth" is the stock value.
 _MEASURE_WORDS = frozenset(["value", "amount", "quantity", "count", "number", "average", "total",
-                            "left", "remaining", "units"])  # fmt: skip
+                            "left", "remaining", "units", "taken"])  # fmt: skip
 _SPREAD = 6  # at most this many words between the two words of such a term
 
 

@@ -69,6 +69,26 @@ def exact_amount(text: str) -> Amount | None:
     return Amount("=", to_number(raw))
 
 
+_SIGN = r"(?:\$|€|£|kshs?\.?\s?|kes\s?|usd\s?|eur\s?|gbp\s?)"
+_SCALED = r"(?:\s?(k|m|mn|thousand|million)\b)?"
+_SIGNED = re.compile(rf"(?<![\w.]){_SIGN}{_NUMBER}{_SCALED}")
+_WORDED = re.compile(rf"(?<![\w.-]){_NUMBER}{_SCALED}\s*{_MONEY_WORDS}\b")
+# A number that is part of a code or a date ("SAL-QTN-2026-00053", "2026-11-30") is no amount.
+_BARE = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s?(k|m)\b)?(?![\w.,/-]*\d)")
+
+
+def money_said(text: str) -> Decimal | None:
+    """The sum of money a change is for ("25,000 bob", "KSh 1,800", "$40"): said with its
+    currency, else the one number the message holds (never part of a code or a date)."""
+    low = text.lower()
+    for pattern in (_SIGNED, _WORDED):
+        m = pattern.search(low)
+        if m:
+            return to_number(m.group(1), m.group(2) or "")
+    bare = [m for m in _BARE.finditer(low) if not re.match(r"\d{4}$", m.group(1))]
+    return to_number(bare[0].group(1), bare[0].group(2) or "") if len(bare) == 1 else None
+
+
 # "Rank all four", "rank them", "sort all of them": every group of the last figure, ranked.
 _RANK_ALL = re.compile(
     r"^\s*(?:and\s+|now\s+|can you\s+|could you\s+|please\s+)*(?:rank|order|sort)\s+"

@@ -10,7 +10,7 @@ from typing import Any
 from erp_agent.catalog import Entity, FieldType
 from erp_agent.planner import write_names
 from erp_agent.planner.answer import fmt, join
-from erp_agent.planner.parse_amounts import to_number
+from erp_agent.planner.parse_amounts import money_said, to_number
 from erp_agent.planner.reporting import company_step
 from erp_agent.planner.steps import Ctx, Step, call, earlier_id, enable, failed, say
 
@@ -156,6 +156,9 @@ def _create(ctx: Ctx, e: Entity) -> Step:
                 missing.append(f.label.lower())
             else:
                 args[name] = hit
+        elif f.type is FieldType.MONEY and money_said(ctx.req.text) is not None:
+            # "25,000 bob received from Gulf Traders": the sum the change is for.
+            args[name] = float(money_said(ctx.req.text) or 0)
         elif f.type in (FieldType.DATE, FieldType.DATETIME):
             args[name] = ctx.view.today.isoformat()
         elif f.type is FieldType.TABLE and wanted and not _needs_rate(props.get(name, {})):
@@ -172,7 +175,10 @@ def _create(ctx: Ctx, e: Entity) -> Step:
                 missing.append(f"{f.label.lower()} (item codes and quantities)")
             else:
                 args[name] = rows
-        elif (f.type is FieldType.LINK or f.type is FieldType.STRING) and names:
+        elif (
+            f.type is FieldType.STRING or (f.type is FieldType.LINK and f.target != "account")
+        ) and names:
+            # A name said fills a name field; never an account (a party is not its ledger).
             args[name] = names[0]
         else:
             missing.append(f.label.lower())
