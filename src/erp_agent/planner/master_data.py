@@ -122,7 +122,9 @@ def _word_score(name: str, row: dict[str, Any], title: str | None) -> float:
 
 
 def _singular(text: str) -> str:
-    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in text.lower().split())
+    # "&" is "and" as people type it ("Machakos Wire and Cable" is Machakos Wire & Cable Ltd).
+    words = text.lower().replace("&", " and ").split()
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
 
 
 def resolve(
@@ -156,12 +158,19 @@ def resolve(
         return {}, enable
     pending: list[Call] = []
     found: dict[str, tuple[str, str]] = {}
+    titles: dict[str, str] = {}  # a found record's id → its title ("Grey Hammer")
     near: dict[str, list[tuple[float, str, str]]] = {}
     # Names said outright first: a loose word may be part of what one of them found.
-    for name, dims_for in sorted(where.items(), key=lambda kv: kv[0] in optional):
+    # Of the loose words, longer runs first: "grey office chairs" found, "chair" is part of it.
+    ordered = sorted(
+        where.items(), key=lambda kv: (kv[0] in optional, -len(kv[0].split()) * (kv[0] in optional))
+    )
+    for name, dims_for in ordered:
         if name in optional and any(f" {name.lower()} " in f" {f.lower()} " for f in found):
             continue  # "wall switches" once "blue wall switches" found its record
-        if name in optional and any(holds(rec, name) for _, rec in found.values()):
+        if name in optional and any(
+            holds(titles.get(rec, rec), name) or holds(rec, name) for _, rec in found.values()
+        ):
             continue  # "hardware" of "Jambo hardware", once Jambo Hardware & Tools was found
         if any(
             holds(rec, name) and joined(ctx.req.text, other, name)
@@ -244,6 +253,7 @@ def resolve(
             # "Rent" is each company's own Rent account ("Rent - ST", "Rent - HG"): all of them,
             # so the figure is per company, never one company's picked at random.
             found[name] = (best[2], best[3])
+            titles[best[3]] = best[4]
             for twin in twins:
                 found[f"{name} ({twin[3]})"] = (twin[2], twin[3])
             continue
@@ -252,6 +262,7 @@ def resolve(
         if rivals and best[0] < 101:
             return found, ask_which(ctx, name, best[2], [best, *rivals])
         found[name] = (best[2], best[3])
+        titles[best[3]] = best[4]
     if pending:
         return found, Step(calls=pending)
     return found, None

@@ -76,11 +76,20 @@ def _records_counted(req: Request) -> bool:
 _PER_PLACE = frozenset(["branch", "territory", "warehouse", "item", "item_group"])
 
 
+# A price list's price ("the standard buying price", "what's it on the USD buying price list"):
+# the Item Price, not what was last paid.
+LIST_PRICE = re.compile(
+    r"\b(price ?lists?|list (?:price|rate)s?|standard (?:buying|selling)|catalog(?:ue)? price)\b"
+)
+
+
 def ranked(catalog: Catalog, req: Request) -> list[Any]:
     """The metrics the request names, best first (empty: the record plane answers)."""
     metrics = getattr(catalog, "metrics", None) or {}
     if not metrics or req.nil_fields:
         return []  # "which items are out of stock": records at nil, not a figure
+    if LIST_PRICE.search(req.text.lower()):
+        return []  # "the standard buying price": a price list's own record, no computed figure
     scores = _directed(metrics, req, _said_last(catalog, req.text))
     if req.flags.get("is_return") is False:  # "net of credit notes": not a figure of them
         scores = {n: v for n, v in scores.items() if metrics[n].returns is not Returns.ONLY}
@@ -350,6 +359,8 @@ def group_by(catalog: Catalog, metric: Any, req: Request) -> list[str]:
             if dim:
                 out.append(dim)
                 break
+    if not out and _WHERE.match(low) and "warehouse" in metric.dimensions and metric.unit_field:
+        out.append("warehouse")  # "where do we have orange chairs in stock?": per warehouse
     if not out and req.group and req.group in metric.dimensions:
         # "which customers are they for?": a follow-up that groups by a link it names by the
         # linked records' name, not with "by".
@@ -474,6 +485,12 @@ _RANK_TARGET = re.compile(
 
 
 _WHICH = re.compile(r"^\s*(?:which|what)\s+((?:[a-z0-9'-]+\s*){1,2})")
+
+
+_WHERE = re.compile(r"^\s*(?:and\s+)?where\b")
+_FROM_PARTIES = re.compile(
+    r"\b(?:from|to|by|with)\s+(?:our\s+|the\s+|all\s+)?(?:suppliers|vendors|customers|clients)\b"
+)
 
 
 def _rank_targets(low: str) -> list[str]:
@@ -696,7 +713,19 @@ def metric_step(
         # Payments' party is any kind of party ("supplier payments"): their own records decide.
         # Parties ranked ("which vendors did we pay the most") by what we buy from them.
         parties = set()
-    if parties and candidates and _ranks_other(ctx.catalog, req, parties):
+    if (
+        parties
+        and candidates
+        and (
+            _ranks_other(ctx.catalog, req, parties)
+            or (
+                getattr(candidates[0], "unit_field", None)
+                and _FROM_PARTIES.search(req.text.lower())
+            )
+        )
+    ):
+        # "Top items received from suppliers", "units Houston received from suppliers": the
+        # parties are where goods came from, not what is ranked or measured.
         parties = set()
     if parties and candidates and not any(parties <= set(m.dimensions) for m in candidates[:4]):
         # "Which customers bought the most": no figure named is cut by customer, the figure
@@ -867,6 +896,7 @@ def _item_figures(ctx: Ctx, req: Request) -> list[Any]:
     counted = bool(_COUNTED.search(low) or _HOW_MANY_GOODS.search(low))
     if (
         _BUYING_WORDS.search(low)
+        and not LIST_PRICE.search(low)
         and "last_purchase_rate" in metrics
         and not (counted and _RECEIVING.search(low))
     ):

@@ -74,7 +74,9 @@ _SCALED = r"(?:\s?(k|m|mn|thousand|million)\b)?"
 _SIGNED = re.compile(rf"(?<![\w.]){_SIGN}{_NUMBER}{_SCALED}")
 _WORDED = re.compile(rf"(?<![\w.-]){_NUMBER}{_SCALED}\s*{_MONEY_WORDS}\b")
 # A number that is part of a code or a date ("SAL-QTN-2026-00053", "2026-11-30") is no amount.
-_BARE = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s?(k|m)\b)?(?![\w.,/-]*\d)")
+_BARE = re.compile(
+    r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?:\s?(k|m)\b)?(?![\w.,/-]*\d)"
+)
 
 
 def money_said(text: str) -> Decimal | None:

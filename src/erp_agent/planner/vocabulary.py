@@ -331,6 +331,11 @@ GRAMMAR |= frozenset(
         "currently",
         "hi",
         "hello",
+        "morning",
+        "afternoon",
+        "evening",
+        "hiya",
+        "howdy",
         "okay",
         "ok",
         "happened",
@@ -498,7 +503,8 @@ ABBREVIATIONS = {"r": "are", "rev": "revenue", "yr": "year", "yrs": "years", "mt
                  "thru": "through", "wk": "week", "avg": "average", "num": "number",
                  "atm": "at the moment", "rn": "right now", "frm": "from", "fr": "from",
                  "wat": "what", "wht": "what", "abt": "about", "hv": "have", "ur": "your",
-                 "bal": "balance", "yday": "yesterday", "lst": "last", "mnth": "month"}  # fmt: skip
+                 "bal": "balance", "yday": "yesterday", "lst": "last", "mnth": "month",
+                 "n": "and", "tym": "time", "dept": "department", "yr's": "year's"}  # fmt: skip
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 # How often a word occurs in everyday English (pyspellchecker's frequency list, built from

@@ -80,7 +80,8 @@ def _partition(e: Entity, flts: list[dict[str, Any]]) -> str | None:
 
 def handle(ctx: Ctx) -> Step | None:
     e = ctx.req.entity
-    assert e is not None and e.amount_field is not None and ctx.req.top is not None
+    if e is None or e.amount_field is None or ctx.req.top is None:
+        return None  # applies() saw them: a request changed since is the other kinds' to answer
     if not ctx.has(f"{e.name}.list"):
         return missing_tool(ctx, e)
     flts, step = all_filters(ctx, e)
@@ -95,17 +96,17 @@ def handle(ctx: Ctx) -> Step | None:
                 f"I can't keep {e.plural.lower()} in different currencies apart with the tools "
                 "available, so I won't rank them together."
             )
-        args = {"measures": [{"func": "count"}], "group_by": [{"field": part}], "filters": flts}
-        r = ctx.result(tool, args)
+        counts = {"measures": [{"func": "count"}], "group_by": [{"field": part}], "filters": flts}
+        r = ctx.result(tool, counts)
         if r is None:
-            return Step(calls=[Call(tool, args)])
+            return Step(calls=[Call(tool, counts)])
         if not r.ok:
             return failed(r)
         values = [str(row[part]) for row in rows_of(r) if row.get(part)] or [None]
     lists = []
     for value in values:
         extra = [] if value is None else [{"field": part, "op": "=", "value": value}]
-        args = {
+        args: dict[str, Any] = {
             "filters": [*flts, *extra],
             "order_by": [{"field": e.amount_field, "direction": "desc"}],
             "limit": ctx.req.top,

@@ -11,6 +11,7 @@ from typing import Any
 
 from erp_agent.planner import metric_plan
 from erp_agent.planner.master_data import resolve
+from erp_agent.planner.metric_plan import LIST_PRICE
 from erp_agent.planner.name_phrases import name_phrases, whole_first
 from erp_agent.planner.steps import Ctx, Step, enable
 
@@ -42,7 +43,7 @@ def applies(ctx: Ctx) -> bool:
     if req.doc_ids or METRIC not in ctx.catalog.metrics:
         return False
     low = req.text.lower()
-    if _SELLING.search(low):
+    if _SELLING.search(low) or LIST_PRICE.search(low):
         return False
     latest = _LATEST.search(_PERIOD.sub(" ", low))
     if latest and _PRICE.search(low):
@@ -62,11 +63,11 @@ def handle(ctx: Ctx) -> Step | None:
         text = re.sub(rf"\b{re.escape(words)}\b", " ", text, flags=re.IGNORECASE)
     loose = [p for p in name_phrases(text, _OWN_WORDS, parts=False) if p.lower() not in said]
     # A name said inside a longer run ("LED" of "grey LED bulbs") is looked up as the run.
-    inside = {w for p in loose for w in p.lower().split()}
+    inside = {w.removesuffix("s") for p in loose for w in p.lower().split()}
     names: list[tuple[str | None, str]] = [
         (h if h in _DIMENSIONS else None, v)
         for h, v in req.names
-        if v.lower() not in inside and v.lower() not in _OWN_WORDS
+        if v.lower().removesuffix("s") not in inside and v.lower() not in _OWN_WORDS
     ]
     names += [(None, code) for code in req.items]
     names += [(None, p) for p in loose]
