@@ -498,6 +498,8 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
     req.names = _names(text, req.entity, catalog, [d for _, d in req.doc_ids], req.ignored)
     _raised_against(req)
     opening = questions.opening_verb(low)
+    if opening is not None and opening[1] == "create" and _made_already(req, named):
+        opening = None  # "quote SAL-QTN-1 — how much was it?": a question about that quotation
     if opening is not None:
         req.verb, req.change = opening
         m = re.search(r"\b(?:as|to)\s+(?:be\s+)?['\"]?([a-z][a-z ]{1,30}?)['\"]?\s*[.!?]?$", low)
@@ -509,6 +511,19 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
         # "The invoice for 5407.42 dollars": a document looked for by its amount.
         req.amount = exact_amount(text)
     return req
+
+
+def _made_already(req: Request, named: Entity | None) -> bool:
+    """Whether the only document a 'create' names is one of the kind it would make: it exists,
+    so the words ask about it ("quote SAL-QTN-2026-00053 - did they take it?"). Making one from
+    another kind ("raise an invoice for SO-1") is still a change."""
+    kinds = {e.name for e, _ in req.doc_ids}
+    if _COPIED.search(req.text.lower()):
+        return False  # "a quotation like SAL-QTN-1": a new one, made after it
+    return len(kinds) == 1 and (named is None or named.name in kinds)
+
+
+_COPIED = re.compile(r"\b(like|same as|copy|copying|based on|duplicate|similar to|another|again)\b")
 
 
 def _raised_against(req: Request) -> None:

@@ -104,8 +104,10 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
         scores = {n: v for n, v in scores.items() if metrics[n].entity == entity}
     order = list(metrics)
 
-    def rank(n: str) -> tuple[int, int, int]:
-        return (scores[n], int(metrics[n].entity == entity), -order.index(n))
+    def rank(n: str) -> tuple[int, int, int, int]:
+        # Then the figure of the records named, then one cut by them ("suppliers": payables).
+        cut = int(entity is not None and entity in metrics[n].dimensions)
+        return (scores[n], int(metrics[n].entity == entity), cut, -order.index(n))
 
     best = [metrics[n] for n in sorted(scores, key=rank, reverse=True)]
     best = _summed(req, _with_tax(catalog, req.text, best))
@@ -294,7 +296,7 @@ def names_a_figure(ctx: Ctx) -> bool:
         report is not None and source == report.name and bool(req.names)
         and not re.search(r"\breport\b", req.text.lower())
     )  # fmt: skip
-    return balance or on_master or in_total or named or of_one
+    return balance or on_master or in_total or named or of_one or aged(ctx.catalog, req) is not None
 
 
 _NAMED_OUTRIGHT = 6  # a figure's label or a synonym of two words or more
@@ -334,6 +336,18 @@ def stock_metric(catalog: Catalog, req: Request, kinds: set[str]) -> Any | None:
     worth = any(w in VALUE_WORDS or w == "value" for w in norm(req.text).split())
     name = "stock_value" if worth else "stock_on_hand"
     return metrics.get(name)
+
+
+def aged(catalog: Catalog, req: Request) -> Any | None:
+    """'How much of the receivables is more than 90 days past due': the metric the words name
+    whose own definition is that age (due date before today-90), if any."""
+    if req.age_days is None or req.kind in (Kind.LIST, Kind.FIND):
+        return None  # "which of those are more than 90 days late": the records, not their sum
+    cutoff = f"today-{req.age_days}"
+    for m in ranked(catalog, req):
+        if any(f.field == "due_date" and f.op == "<" and f.value == cutoff for f in m.filters):
+            return m
+    return None
 
 
 def expressible(req: Request) -> bool:
@@ -696,6 +710,10 @@ def metric_step(
     """The metrics.query plan for this request (for the ``forced`` metric, if given, which
     ``means_comparison`` the request makes); None when the record plane should answer."""
     req = ctx.req
+    if forced is None and not expressible(req):
+        forced = aged(ctx.catalog, req)  # an age its definition holds is no condition left
+        if forced is not None:
+            req.age_days = None
     if not expressible(req) and not (forced is not None and means_comparison):
         return None
     if not ctx.has("metrics.query"):

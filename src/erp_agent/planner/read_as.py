@@ -83,10 +83,14 @@ def line(
 
 
 def _ranked_by(spec: Any, args: Mapping[str, Any]) -> list[str]:
-    """'largest 3 by grand total': records ranked by an amount, not listed newest first."""
+    """'largest 3 by grand total', 'latest 1': records ranked, not a page listed newest first."""
     order = (args.get("order_by") or [{}])[0]
     field = spec.fields.get(str(order.get("field"))) if spec is not None else None
-    if field is None or order.get("direction") != "desc" or order.get("field") == spec.date_field:
+    if field is None or not args.get("limit") or args["limit"] > 20:
+        return []  # a page of records, newest first: no ranking asked
+    if order.get("field") == spec.date_field:
+        return [f"{'latest' if order.get('direction') == 'desc' else 'oldest'} {args['limit']}"]
+    if order.get("direction") != "desc":
         return []
     return [f"largest {args.get('limit')} by {field.label.lower()}"]
 

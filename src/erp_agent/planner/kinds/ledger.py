@@ -73,7 +73,7 @@ CASH_TYPES = ["Bank", "Cash"]
 
 # Money spent on something ("marketing expense", "utilities booked against Nairobi"): when no
 # figure is named, the words before may name an expense account.
-_SPENT = re.compile(r"\b(expenses?|expenditure|spent|spend(?:ing)?|booked)\b")
+_SPENT = re.compile(r"\b(expenses?|expenditure|spent|spend(?:ing)?|booked|costs)\b")
 
 
 def applies(ctx: Ctx) -> bool:
