@@ -43,11 +43,12 @@ DATA = ((42, 0.1), (7, 0.2))  # (random seed, volume) of the demo data
 # runs keep CI near its half hour; every pair is one edit of this line away.
 RUNS = [(day, *DATA[i % len(DATA)]) for i, day in enumerate(DATES)]
 DATA_DIR = Path(__file__).parent / "data"
-# The held-out sets, and dev_v4 and dev_v5: sets of the planner's weakest families, written the
-# same way but read while the planner was worked on (development sets, not held-out ones).
+# The held-out sets, and dev_v4, dev_v5 and dev_v6: sets of the planner's weakest families,
+# written the same way but read while the planner was worked on (development sets, not held-out
+# ones).
 HELDOUT = tuple(
     DATA_DIR / f"{name}.yaml"
-    for name in ("heldout_v2", "heldout_v3", "heldout_paraphrases", "dev_v4", "dev_v5")
+    for name in ("heldout_v2", "heldout_v3", "heldout_paraphrases", "dev_v4", "dev_v5", "dev_v6")
 )
 
 # The floor of every gate of every suite on every run. Each is what the offline planner reached
@@ -71,20 +72,24 @@ FLOORS: dict[str, dict[str, tuple[float, ...]]] = {
     "routing": {"accuracy": ONE},  # gate: accuracy 1.0
     "stale_record": {"accuracy": ONE, "groundedness": ONE},  # gate: 0.9, 1.0
     "heldout_v2": {  # gate: accuracy 0.9, groundedness 1.0
-        "accuracy":               (0.55,  0.54,  0.56,  0.54),
+        "accuracy":               (0.58,  0.57,  0.58,  0.57),
         "groundedness":           (0.98,) * len(RUNS),
     },
     "heldout_v3": {  # gate: accuracy 0.9, groundedness 1.0
-        "accuracy":               (0.61,  0.59,  0.59,  0.58),
+        "accuracy":               (0.64,  0.62,  0.63,  0.61),
         "groundedness":           (0.99,) * len(RUNS),
     },
     "dev_v4": {  # gate: accuracy 0.9, groundedness 1.0; run on seed 42 only (WRITTEN_FOR)
-        "accuracy":               (0.89,  0.0,   0.98,  0.0),
+        "accuracy":               (0.90,  0.0,   0.98,  0.0),
         "groundedness":           (0.98,  0.0,   0.99,  0.0),
     },
     "dev_v5": {  # gate: accuracy 0.9, groundedness 1.0; run on seed 42 only (WRITTEN_FOR)
-        "accuracy":               (0.70,  0.0,   0.60,  0.0),
+        "accuracy":               (0.78,  0.0,   0.73,  0.0),
         "groundedness":           (0.99,  0.0,   0.99,  0.0),
+    },
+    "dev_v6": {  # gate: accuracy 0.9, groundedness 1.0; run on seed 42 only (WRITTEN_FOR)
+        "accuracy":               (0.63,  0.0,   0.61,  0.0),
+        "groundedness":           (0.98,  0.0,   0.98,  0.0),
     },
     "heldout": {  # gate: accuracy 0.95, groundedness 1.0
         "accuracy":               (0.85,  0.85,  0.85,  0.78),
@@ -94,7 +99,7 @@ FLOORS: dict[str, dict[str, tuple[float, ...]]] = {
 
 
 # A set written against one data set only (its picks name that seed's records): run there.
-WRITTEN_FOR = {"dev_v4": 42, "dev_v5": 42}
+WRITTEN_FOR = {"dev_v4": 42, "dev_v5": 42, "dev_v6": 42}
 
 
 def _suites(seed: int | None = None) -> list[Suite]:

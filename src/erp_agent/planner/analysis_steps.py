@@ -8,7 +8,7 @@ from typing import Any
 from erp_agent.catalog import Entity
 from erp_agent.planner import _fill, metric_plan
 from erp_agent.planner.answer import fmt, is_number
-from erp_agent.planner.filters import all_filters
+from erp_agent.planner.filters import base_filters, name_filters
 from erp_agent.planner.reading import Kind
 from erp_agent.planner.steps import (
     PARTY_ENTITIES,
@@ -49,10 +49,12 @@ def module(ctx: Ctx, tool: str, e: Entity | None, **extra: Any) -> Step | None:
     keep_dates = req.kind in (Kind.ANOMALIES, Kind.CONCENTRATION)
     flts: list[Any] = []
     if e is not None:
-        # Every filter said is kept ("Savanna's sales", "Harbor Goods' receivables").
-        flts, step = all_filters(ctx, e)
+        # Every name said is kept ("Savanna's sales", "Harbor Goods' receivables"); a word of
+        # the analysis itself ("reliant", "odd-looking") is no name to look up.
+        named, step = name_filters(ctx, e)
         if step is not None:
             return step
+        flts = base_filters(ctx, e)[0] + named
     period = req.period
     keys = group_keys(ctx, e) if e else []
     slots = {
