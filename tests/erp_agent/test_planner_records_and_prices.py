@@ -239,3 +239,28 @@ def test_an_enum_value_is_named_only_by_its_own_values() -> None:
         Field.model_validate(
             {"name": "purpose", "spec": "enum(A|B)", "value_names": {"C": ["a kind of c"]}}
         )
+
+
+async def test_a_partys_share_of_a_figure(chat: Chat, rest: RestERP) -> None:
+    year = TEST_TODAY.year - 1
+    rows = rest.rows(
+        "Sales Invoice", ["customer", "net_total"],
+        [["docstatus", "=", 1], ["company", "=", "Savanna Trading Ltd"],
+         ["posting_date", "between", [f"{year}-01-01", f"{year}-12-31"]]],
+    )  # fmt: skip
+    whole = sum(Decimal(str(r["net_total"])) for r in rows)
+    part = sum(Decimal(str(r["net_total"])) for r in rows if r["customer"] == "Acme Ltd")
+    assert 0 < part < whole
+    answer = text_of(
+        await chat.say(
+            "how dependent are we on Acme? what % of Savanna turnover last year was them"
+        )
+    )
+    assert figure_present(answer, float(cents(part))), answer
+    assert figure_present(answer, float(cents(whole))), answer
+    assert f"{part / whole * 100:.1f}" in answer, answer
+    # "Kindly share the payments…" asks for the payments, not a share.
+    listed = text_of(
+        await chat.say("Kindly share the payments we received from Acme Ltd last quarter.")
+    )
+    assert "share of" not in listed, listed

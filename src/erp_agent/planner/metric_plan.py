@@ -341,7 +341,7 @@ def stock_metric(catalog: Catalog, req: Request, kinds: set[str]) -> Any | None:
 def aged(catalog: Catalog, req: Request) -> Any | None:
     """'How much of the receivables is more than 90 days past due': the metric the words name
     whose own definition is that age (due date before today-90), if any."""
-    if req.age_days is None or req.kind in (Kind.LIST, Kind.FIND):
+    if req.age_days is None or req.kind in (Kind.LIST, Kind.FIND, Kind.COUNT):
         return None  # "which of those are more than 90 days late": the records, not their sum
     cutoff = f"today-{req.age_days}"
     for m in ranked(catalog, req):
@@ -940,6 +940,13 @@ def _whole_earlier(ctx: Ctx, args: Mapping[str, Any]) -> dict[str, Any] | None:
     whole = {k: v for k, v in args.items() if k != "compare_period"}
     whole["period"] = _dates(compared.full_earlier)
     return whole
+
+
+def query_args(
+    ctx: Ctx, metric: Any, resolved: Mapping[str, tuple[str, str]]
+) -> dict[str, Any] | None:
+    """The metrics.query arguments for ``metric`` cut by ``resolved`` (None: not expressible)."""
+    return _arguments(ctx, metric, ctx.req, resolved)
 
 
 def _arguments(

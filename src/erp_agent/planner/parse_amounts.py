@@ -113,13 +113,19 @@ def parse_top(text: str) -> int | None:
     """'top 5', 'top five', 'largest 10', 'biggest 3' → N; 'top customers' alone → 5."""
     t = text.lower()
     m = re.search(
-        r"\b(?:top|largest|biggest|best|highest|leading)\s+(\d{1,3}|" + "|".join(_WORDS) + r")\b", t
+        r"\b(?:top|largest|biggest|best|highest|leading|worst)\s+(\d{1,3}|"
+        + "|".join(_WORDS)
+        + r")\b",
+        t,
     )
     if m:
         word = m.group(1)
         return int(word) if word.isdigit() else _WORDS[word]
     m = re.search(
-        r"\b(\d{1,3}|" + "|".join(_WORDS) + r")\s+(?:top|largest|biggest|best|highest|leading)\b", t
+        r"\b(\d{1,3}|"
+        + "|".join(_WORDS)
+        + r")\s+(?:top|largest|biggest|best|highest|leading|worst)\b",
+        t,
     )
     if m:
         word = m.group(1)

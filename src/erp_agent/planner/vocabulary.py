@@ -336,6 +336,8 @@ GRAMMAR |= frozenset(
         "evening",
         "hiya",
         "howdy",
+        "etc",
+        "etcetera",
         "okay",
         "ok",
         "happened",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from erp_agent.catalog import Entity
@@ -29,6 +30,9 @@ def handle(ctx: Ctx) -> Step:
     if step:
         return step
     keys = group_keys(ctx, e) if ctx.req.group else []
+    if not keys and len(ctx.req.statuses) > 1 and e.status_field and _EACH.search(ctx.req.text):
+        # "How many absents, half days etc": a count for each status named, not their sum.
+        keys = [{"field": e.status_field}]
     if keys and ctx.has(f"{e.name}.aggregate"):
         return count_by(ctx, e, flts, keys)
     name = f"{e.name}.count"
@@ -50,6 +54,10 @@ def handle(ctx: Ctx) -> Step:
     if n == 0:
         return say(f"No records found: there are 0 {e.plural.lower()}{desc} that you can see.")
     return say(f"There are {fmt(n)} {e.plural.lower()}{desc}." + counted_line(r))
+
+
+# Statuses listed to be counted each ("absents, half days", "how many of each").
+_EACH = re.compile(r",|\betc\b|\beach\b|\bper status\b|\bby status\b|\bsummary\b|\bbreakdown\b")
 
 
 def count_by(ctx: Ctx, e: Entity, flts: list[dict[str, Any]], keys: list[dict[str, Any]]) -> Step:

@@ -38,7 +38,7 @@ _OWN_WORDS = frozenset(["general", "ledger", "gl", "posting", "postings", "poste
     "account", "accounts", "entries", "entry", "transactions", "transaction", "movements",
     "movement", "activity", "went", "gone", "go", "goes", "passed", "moved", "came", "ytd", "mtd",
     "balance", "balances", "closing", "opening", "book", "control", "expense", "expenses",
-    "qtd", "q1", "q2", "q3", "q4"])  # fmt: skip
+    "qtd", "q1", "q2", "q3", "q4", "costs"])  # fmt: skip
 
 
 # Money moving through something, said as a verb ("what went through the bank in March").
