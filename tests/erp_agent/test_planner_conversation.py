@@ -196,7 +196,10 @@ async def test_a_clarification_resumes_the_request(chat: Chat, rest: RestERP) ->
     companies = sorted(c["name"] for c in rest.rows("Company", []))
     assert len(companies) > 1
     item = rest.rows("Item", [], [["is_stock_item", "=", 1]])[0]["name"]
-    asked = await chat.say(f"create a quotation for Acme Ltd for 2 {item}")
+    # A customer with no quotations yet (one whose quotations are all one company's implies it).
+    quoted = {r["party_name"] for r in rest.rows("Quotation", ["party_name"])}
+    customer = next(c["name"] for c in rest.rows("Customer", []) if c["name"] not in quoted)
+    asked = await chat.say(f"create a quotation for {customer} for 2 {item}")
     choices = block(asked, "choices")
     assert sorted(o["value"] for o in choices["options"]) == companies
     nothing = await chat.say("purple elephants")
@@ -272,10 +275,12 @@ async def test_state_survives_in_the_store(runtime: Runtime) -> None:
 async def test_a_write_by_names_resolves_party_and_items_and_asks_only_the_company(
     chat: Chat, rest: RestERP
 ) -> None:
+    """A customer with no quotations yet: the company is the one thing asked."""
     [item] = rest.rows("Item", ["item_name"], [["item_name", "=", "Grey Hammer"]])
-    [customer] = rest.rows("Customer", ["customer_name"], [["customer_name", "=", "Acme Ltd"]])
+    quoted = {r["party_name"] for r in rest.rows("Quotation", ["party_name"])}
+    customer = next(c for c in rest.rows("Customer", ["customer_name"]) if c["name"] not in quoted)
     before = len(rest.rows("Quotation", []))
-    asked = await chat.say("raise a quotation for Acme Ltd for 3 x grey hammer")
+    asked = await chat.say(f"raise a quotation for {customer['name']} for 3 x grey hammer")
     choices = block(asked, "choices")
     assert choices.get("slot") == "company"
     done = await chat.say("Savanna Trading Ltd")
@@ -287,6 +292,22 @@ async def test_a_write_by_names_resolves_party_and_items_and_asks_only_the_compa
     assert args["items"] == [{"item": item["name"], "qty": 3.0}]
     assert block(done, "proposal")
     assert len(rest.rows("Quotation", [])) == before  # a proposal: nothing written yet
+
+
+async def test_a_partys_documents_in_one_company_imply_it(chat: Chat, rest: RestERP) -> None:
+    """Acme Ltd's quotations are all one company's: a new one is for that company, said in a
+    note, not asked."""
+    companies = {
+        r["company"] for r in rest.rows("Quotation", ["company"], [["party_name", "=", "Acme Ltd"]])
+    }
+    assert len(companies) == 1
+    done = await chat.say("raise a quotation for Acme Ltd for 3 x grey hammer")
+    assert not [b for b in done.blocks if b["type"] == "choices"]
+    create = next(c for c in done.tools_called if c["name"] == "quotation.create")
+    assert create["arguments"]["company"] == next(iter(companies))
+    assert "where Acme Ltd's quotations are" in "\n".join(
+        b["markdown"] for b in done.blocks if b["type"] == "text"
+    )
 
 
 async def test_the_users_default_company_is_used_and_said(

@@ -82,8 +82,8 @@ def match_score(name: str, row: dict[str, Any], title: str | None) -> float:
     for text in texts:
         if not text:
             continue
-        if text.lower() == name.lower():
-            return 101.0
+        if text.lower() == name.lower() or _singular(text) == _singular(name):
+            return 101.0  # its own name, or that name in the plural ("grey tape measures")
         # "Nairobi Stores" for "Nairobi Stores - ST": the name inside the id counts fully;
         # "cordless drills" fits every "… Cordless Drill" equally (then the user picks).
         clean = utils.default_process

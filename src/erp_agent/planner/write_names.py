@@ -56,7 +56,7 @@ def party_name(ctx: Ctx, item_names: list[str]) -> str | None:
 
 _LOWER_PARTY = re.compile(
     r"\b(?:for|to)\s+(?:(?:the\s+)?(?:customer|client|supplier|lead)\s+)?"
-    r"(?!\d)([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)(?=\s+(?:for|with)\b|\s+\d|[,;]|$)"
+    r"(?!\d)([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)(?=\s+(?:for|with)\b|\s+\d|\s+[-–—:]|[,;]|$)"
 )
 
 

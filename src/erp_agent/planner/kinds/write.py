@@ -12,7 +12,7 @@ from erp_agent.planner import write_names
 from erp_agent.planner.answer import fmt, join
 from erp_agent.planner.parse_amounts import money_said, to_number
 from erp_agent.planner.reporting import company_step
-from erp_agent.planner.steps import Ctx, Step, call, earlier_id, enable, failed, say
+from erp_agent.planner.steps import Ctx, Step, call, earlier_id, enable, failed, rows_of, say
 
 
 def handle(ctx: Ctx) -> Step:
@@ -44,6 +44,8 @@ def handle(ctx: Ctx) -> Step:
                 if default and done.args.get("company") == default and not said
                 else ""
             )
+            if not note and not ctx.view.company and done.name.endswith(".create"):
+                _party_company(ctx, e, dict(done.args))  # its note, if the party implied it
             return say(
                 f"I've prepared this for you to confirm: {summary or done.message}. Nothing changes in the ERP until you confirm it."
                 + note
@@ -118,8 +120,9 @@ def _update(ctx: Ctx, e: Entity, doc_id: str) -> Step:
 
 def _create(ctx: Ctx, e: Entity) -> Step:
     tool = f"{e.name}.create"
-    if not ctx.has(tool):
-        return enable(ctx, tool) or say(f"You can't create {e.plural.lower()} in this session.")
+    first = _before_create(ctx, e, tool)
+    if first is not None:
+        return first
     schema = ctx.tools[tool]
     props: dict[str, Any] = dict(schema.get("properties") or {})
     required = list(schema.get("required") or [])
@@ -144,14 +147,12 @@ def _create(ctx: Ctx, e: Entity) -> Step:
                 return step
             args[name] = party_id
         elif f.target == "company" or name == "company":
-            company, step = company_step(ctx)
+            company, step = _company(ctx, e, args)
             if step:
                 return step
             args[name] = company
         elif f.type is FieldType.ENUM:
-            hit = next((v for v in f.values if v.lower() in ctx.req.text.lower()), None)
-            # A quotation's party kind: the request names a party to sell to, i.e. a customer.
-            hit = hit or ("customer" if "customer" in f.values and (names or party) else None)
+            hit = _enum_value(ctx, f.values, bool(names or party))
             if hit is None:
                 missing.append(f.label.lower())
             else:
@@ -188,6 +189,56 @@ def _create(ctx: Ctx, e: Entity) -> Step:
 
 
 _PARTY_KINDS = ("customer", "supplier", "lead")
+
+
+def _before_create(ctx: Ctx, e: Entity, tool: str) -> Step | None:
+    if not ctx.has(tool):
+        return enable(ctx, tool) or say(f"You can't create {e.plural.lower()} in this session.")
+    if ctx.has("company.list") and ctx.result("company.list") is None:
+        # The companies first: "for Savanna Trading Ltd" names the company, never the party.
+        return call("company.list", {"fields": ["id"], "limit": 20})
+    return None
+
+
+def _company(ctx: Ctx, e: Entity, args: dict[str, Any]) -> tuple[str | None, Step | None]:
+    """The new document's company: the session's, the one the party's documents are all in,
+    else as a report's (named, the only one, the user's default, or asked)."""
+    if not ctx.view.company:
+        company, step = _party_company(ctx, e, args)
+        if step is not None or company is not None:
+            return company, step
+    return company_step(ctx)
+
+
+def _enum_value(ctx: Ctx, values: tuple[str, ...], party_named: bool) -> str | None:
+    hit = next((v for v in values if v.lower() in ctx.req.text.lower()), None)
+    # A quotation's party kind: the request names a party to sell to, i.e. a customer.
+    return hit or ("customer" if "customer" in values and party_named else None)
+
+
+def _party_company(ctx: Ctx, e: Entity, args: dict[str, Any]) -> tuple[str | None, Step | None]:
+    """The company a party's documents of this kind all belong to ("a sales order for Lakeside
+    Hardware": the company its orders are in), said in a note; None when they are in several,
+    or none, or the party is not known yet (then the company is asked)."""
+    party = next(((k, v) for k, v in args.items() if k in _PARTY_KINDS or k == "party"), None)
+    tool = f"{e.name}.aggregate"
+    if party is None or "company" not in e.fields or party[0] not in e.fields or not ctx.has(tool):
+        return None, None
+    query = {"measures": [{"func": "count"}], "group_by": [{"field": "company"}],
+             "filters": [{"field": party[0], "op": "=", "value": party[1]}]}  # fmt: skip
+    r = ctx.result(tool, query)
+    if r is None:
+        return None, call(tool, query)
+    companies = [str(row["company"]) for row in rows_of(r) if row.get("company")] if r.ok else []
+    if len(companies) != 1:
+        return None, None
+    note = (
+        f"Company: {companies[0]}, where {party[1]}'s {e.plural.lower()} are "
+        "(name another to change it)."
+    )
+    if note not in ctx.view.notes:
+        ctx.view.notes.append(note)
+    return companies[0], None
 
 
 def _needs_rate(prop: dict[str, Any]) -> bool:
