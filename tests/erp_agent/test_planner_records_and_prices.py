@@ -258,7 +258,7 @@ async def test_a_partys_share_of_a_figure(chat: Chat, rest: RestERP) -> None:
     )
     assert figure_present(answer, float(cents(part))), answer
     assert figure_present(answer, float(cents(whole))), answer
-    assert f"{part / whole * 100:.1f}" in answer, answer
+    assert f"{(part / whole * 100).quantize(Decimal('0.01'))}%" in answer, answer
     # "Kindly share the payments…" asks for the payments, not a share.
     listed = text_of(
         await chat.say("Kindly share the payments we received from Acme Ltd last quarter.")

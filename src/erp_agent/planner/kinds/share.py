@@ -81,7 +81,8 @@ def handle(ctx: Ctx) -> Step | None:
     for c, e in zip(shared, expressions, strict=True):
         r = calcs[e]
         pct = r.data.get("result") if r is not None and r.ok and isinstance(r.data, dict) else None
-        share = f" ({fmt(float(round(Decimal(str(pct)), 1)))}%)" if pct is not None else ""
+        # The calculator's result as it gave it, to the cent's precision (a figure it computed).
+        share = f" ({Decimal(str(pct)).quantize(Decimal('0.01'))}%)" if pct is not None else ""
         lines.append(f"- {c} {fmt(float(of[c]))} of {c} {fmt(float(total[c]))}{share}")
     scope = [f"{d.replace('_', ' ')} {v}" for d, v in whole.values()]
     period = args["whole"].get("period") or {}
