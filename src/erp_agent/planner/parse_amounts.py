@@ -16,7 +16,7 @@ _OPS = {
 }  # fmt: skip
 _CURRENCY = r"(?:\$|€|£|ksh\.?\s?|kes\s?|usd\s?|eur\s?|gbp\s?)?"
 _NUMBER = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
-_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
           "eight": 8, "nine": 9, "ten": 10, "twenty": 20}  # fmt: skip
 
 
@@ -95,7 +95,7 @@ def money_said(text: str) -> Decimal | None:
 _RANK_ALL = re.compile(
     r"^\s*(?:and\s+|now\s+|can you\s+|could you\s+|please\s+)*(?:rank|order|sort)\s+"
     r"(?:them|those|these|(?:them\s+)?all(?:\s+of\s+them)?|every\w*)"
-    r"(?:\s+(\d{1,3}|" + "|".join(_WORDS) + r"))?\b",
+    r"(?:\s+(\d{1,3}|" + "|".join(NUMBER_WORDS) + r"))?\b",
     re.IGNORECASE,
 )
 
@@ -106,7 +106,7 @@ def rank_all(text: str) -> tuple[bool, int | None]:
     if m is None:
         return False, None
     word = (m.group(1) or "").lower()
-    return True, (int(word) if word.isdigit() else _WORDS.get(word))
+    return True, (int(word) if word.isdigit() else NUMBER_WORDS.get(word))
 
 
 def parse_top(text: str) -> int | None:
@@ -114,32 +114,32 @@ def parse_top(text: str) -> int | None:
     t = text.lower()
     m = re.search(
         r"\b(?:top|largest|biggest|best|highest|leading|worst)\s+(\d{1,3}|"
-        + "|".join(_WORDS)
+        + "|".join(NUMBER_WORDS)
         + r")\b",
         t,
     )
     if m:
         word = m.group(1)
-        return int(word) if word.isdigit() else _WORDS[word]
+        return int(word) if word.isdigit() else NUMBER_WORDS[word]
     m = re.search(
         r"\b(\d{1,3}|"
-        + "|".join(_WORDS)
+        + "|".join(NUMBER_WORDS)
         + r")\s+(?:top|largest|biggest|best|highest|leading|worst)\b",
         t,
     )
     if m:
         word = m.group(1)
-        return int(word) if word.isdigit() else _WORDS[word]
+        return int(word) if word.isdigit() else NUMBER_WORDS[word]
     # "which 3 suppliers did we spend the most with": N things picked by the most of a figure.
     m = re.search(
         r"\b(?:which|what|the)\s+(\d{1,3}|"
-        + "|".join(_WORDS)
+        + "|".join(NUMBER_WORDS)
         + r")\s+[a-z]+\b.*\b(?:(?<!at )most|highest)\b",
         t,
     )
     if m:
         word = m.group(1)
-        return int(word) if word.isdigit() else _WORDS[word]
+        return int(word) if word.isdigit() else NUMBER_WORDS[word]
     # "which supplier did we spend the most with": the one thing with the most.
     m = re.search(r"\b(?:which|what)\s+([a-z]+)\b[^?]*\bthe\s+(?:most|highest)\b", t)
     if m and m.group(1) not in ("is", "was", "has", "does", "us", "this"):

@@ -13,6 +13,7 @@ from typing import Any
 from erp_agent.catalog import Entity
 from erp_agent.planner.answer import fmt
 from erp_agent.planner.filters import all_filters
+from erp_agent.planner.parse_amounts import NUMBER_WORDS
 from erp_agent.planner.steps import (
     Call,
     Ctx,
@@ -87,8 +88,8 @@ def _ranks_records(ctx: Ctx, e: Entity, m: re.Match[str] | None, low: str) -> in
     for i in range(len(words)):
         if words[i] in masters or words[i] in _PERIODS:
             return None  # "top 3 customers …", "last month": not the records ranked
-        if count is None and (words[i].isdigit() or words[i] in _NUMBERS):
-            count = int(words[i]) if words[i].isdigit() else _NUMBERS[words[i]]
+        if count is None and (words[i].isdigit() or words[i] in NUMBER_WORDS):
+            count = int(words[i]) if words[i].isdigit() else NUMBER_WORDS[words[i]]
             continue
         for n in nouns:
             said = " ".join(words[i : i + len(n.split())])
@@ -98,8 +99,6 @@ def _ranks_records(ctx: Ctx, e: Entity, m: re.Match[str] | None, low: str) -> in
     return None
 
 
-_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10, "twenty": 20}  # fmt: skip
 _PERIODS = frozenset(["week", "weeks", "month", "months", "quarter", "quarters", "year", "years",
                       "day", "days", "fy", "time"])  # fmt: skip
 
