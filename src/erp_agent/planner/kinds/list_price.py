@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from erp_agent.planner.answer import fmt
-from erp_agent.planner.intents import CURRENCIES
+from erp_agent.planner.intents import currency_of
 from erp_agent.planner.master_data import resolve
 from erp_agent.planner.metric_plan import LIST_PRICE
 from erp_agent.planner.name_phrases import name_phrases, whole_first
@@ -58,8 +58,7 @@ def handle(ctx: Ctx) -> Step | None:
     if not r.ok:
         return failed(r)
     # A currency said in the newest message ("on the USD buying price list").
-    newest = re.findall(r"[a-z$]+", req.text.lower().split(" ; ")[-1])
-    currency = next((CURRENCIES[w] for w in newest if w in CURRENCIES), req.currency)
+    currency = currency_of(req.text.split(" ; ")[-1]) or req.currency
     rows = [row for row in rows_of(r) if not currency or row.get("currency") == currency]
     if not rows:
         what = f"{side} " if side != "both" else ""
