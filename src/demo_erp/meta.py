@@ -60,6 +60,9 @@ class DocField:
     allow_on_submit: bool = False
     default: str | None = None
     length: int = 0
+    # Frappe's "Ignore User Permissions": a user restricted to some records of the target still
+    # sees documents linking elsewhere (an employee's own record, whoever they report to).
+    ignore_user_permissions: bool = False
 
     @property
     def is_table(self) -> bool:
@@ -85,6 +88,7 @@ class DocField:
             "default": self.default,
             "length": self.length,
             "is_custom_field": int(self.is_custom_field),
+            "ignore_user_permissions": int(self.ignore_user_permissions),
             "idx": idx,
         }
 
@@ -152,6 +156,10 @@ class DocType:
     def link_fields(self, target: str) -> list[DocField]:
         return [f for f in self.fields if f.fieldtype == "Link" and f.options == target]
 
+    def restricted_links(self, target: str) -> list[DocField]:
+        """The links to ``target`` a user permission on it restricts."""
+        return [f for f in self.link_fields(target) if not f.ignore_user_permissions]
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "doctype": "DocType",
@@ -201,6 +209,7 @@ def parse_field(fieldname: str, spec: str) -> DocField:
                 "filter": "in_standard_filter",
                 "custom": "is_custom_field",
                 "submit": "allow_on_submit",
+                "nouperm": "ignore_user_permissions",
             }.get(flag)
             if key is None:
                 raise ValueError(f"unknown flag {flag!r} on field {fieldname!r}")

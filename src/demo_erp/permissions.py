@@ -51,7 +51,7 @@ def matches_user_permissions(ctx: Ctx, meta: DocType, doc: Mapping[str, Any]) ->
     if meta.name in allowed and doc.get("name") not in allowed[meta.name]:
         return False
     for target, values in allowed.items():
-        for f in meta.link_fields(target):
+        for f in meta.restricted_links(target):
             value = doc.get(f.fieldname)
             if value and value not in values:
                 return False
@@ -176,7 +176,7 @@ def list_conditions(ctx: Ctx, meta: DocType, alias: str) -> tuple[list[str], lis
         if target == meta.name:
             conds.append(f"{alias}.name in ({placeholders})")
             params.extend(sorted(values))
-        for f in meta.link_fields(target):
+        for f in meta.restricted_links(target):
             conds.append(
                 f"(ifnull({alias}.\"{f.fieldname}\", '') = '' or "
                 f'{alias}."{f.fieldname}" in ({placeholders}))'

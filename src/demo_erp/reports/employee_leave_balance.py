@@ -87,6 +87,40 @@ def _ledgers(ctx: Ctx, employees: list[str]) -> dict[tuple[str, str], _Ledger]:
     return {k: _Ledger(v) for k, v in out.items()}
 
 
+def leave_details(ctx: Ctx, employee: str, day: dt.date) -> dict[str, dict[str, float]]:
+    """hrms ``get_leave_details``: per leave type with an allocation covering ``day``, the days
+    allocated, taken and pending approval within that allocation, what remains (every approved
+    leave in the allocation counted, later ones too) and what expired."""
+    out: dict[str, dict[str, float]] = {}
+    for (_, leave_type), ledger in sorted(_ledgers(ctx, [employee]).items()):
+        covering = [
+            a
+            for a in ledger.allocations()
+            if _day(a["from_date"]) <= day <= _day(a["to_date"]) and not a["is_expired"]
+        ]
+        if not covering:
+            continue
+        start = min(_day(a["from_date"]) for a in covering)
+        end = max(_day(a["to_date"]) for a in covering)
+        total = sum(float(a["leaves"] or 0) for a in covering)
+        taken = abs(ledger.leaves_for_period(start, end))
+        remaining = total - taken
+        pending = ctx.conn.execute(
+            'select coalesce(sum(total_leave_days), 0) from "tabLeave Application" where '
+            "employee = ? and leave_type = ? and status = 'Open' and docstatus = 0 and "
+            "from_date >= ? and to_date <= ?",
+            (employee, leave_type, start.isoformat(), end.isoformat()),
+        ).fetchone()[0]
+        out[leave_type] = {
+            "total_leaves": round(total, 3),
+            "expired_leaves": max(round(total - (remaining + taken), 3), 0.0),
+            "leaves_taken": round(taken, 3),
+            "leaves_pending_approval": round(float(pending or 0), 3),
+            "remaining_leaves": round(remaining, 3),
+        }
+    return out
+
+
 def _previous_allocation(
     ctx: Ctx, employee: str, leave_type: str, before: dt.date
 ) -> dict[str, Any] | None:

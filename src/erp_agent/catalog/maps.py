@@ -205,6 +205,11 @@ class ReportMap(Frozen):
     native: str
     fixed: dict[str, JsonValue] = PydanticField(default_factory=dict)
     params: dict[str, ParamMap]
+    # A report the ERP serves as a whitelisted method (a form's helper) rather than a query
+    # report: its reply's ``rows`` holds one row per key, the key filling column ``key``.
+    method: str | None = None
+    rows: str = ""
+    key: str = ""
     source: str = ""
 
     def native_filters(self, params: Mapping[str, object]) -> dict[str, object]:

@@ -15,9 +15,9 @@ from erp_agent.catalog.questions import load_questions
 from erp_agent.planner import questions, vocabulary
 from erp_agent.planner.direction import direction_field, direction_filter, money_direction
 from erp_agent.planner.parse_amounts import exact_amount, parse_amount, parse_top
-from erp_agent.planner.parse_dates import parse_age_days, parse_as_of, parse_period
+from erp_agent.planner.parse_dates import WEEKDAYS, parse_age_days, parse_as_of, parse_period
 from erp_agent.planner.reading import Kind, Request
-from erp_agent.planner.terms import has_term, has_verb_form, norm
+from erp_agent.planner.terms import FILLERS, has_term, has_verb_form, norm
 
 # The cues of the question kinds (catalog/data/questions.yaml): one vocabulary for the planner
 # and for routing.
@@ -382,8 +382,10 @@ def _names(
             continue
         value = " ".join(tokens)
         low = value.lower()
-        if low in _DATE_PARTS or re.fullmatch(
-            r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*", low
+        if (
+            low in _DATE_PARTS
+            or low in WEEKDAYS
+            or re.fullmatch(r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*", low)
         ):
             continue
         plural_of_known = low.endswith("s") and f" {low[:-1]} " in known  # "SOs", "POs"
@@ -421,11 +423,6 @@ _PERIOD_WORDS = re.compile(
 )
 
 
-# Adverbs said inside a catalog phrase ("what we still owe", "who currently owes us") that
-# change nothing the phrase means.
-_FILLERS = re.compile(r"\b(still|currently|actually|really|presently)\b", re.IGNORECASE)
-
-
 _AS_OF = re.compile(
     r"\b(?:as (?:of|at)|at the end of)\s+(?:the\s+)?(?:end of\s+)?(?:today|now|(?:last|this|previous)\s+(?:month|quarter|year)(?:\s*end)?|[\w ,-]{1,20}?\d{4}|\d{1,2}\s+\w+|\w+\s+\d{1,2})",
     re.IGNORECASE,
@@ -433,7 +430,7 @@ _AS_OF = re.compile(
 
 
 def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> Request:
-    haystack = norm(_FILLERS.sub(" ", _PERIOD_WORDS.sub(" ", text)))
+    haystack = norm(FILLERS.sub(" ", _PERIOD_WORDS.sub(" ", text)))
     low = text.lower()
     req = Request(text=text)
     req.doc_ids = catalog.find_document_ids(connector, text)

@@ -7,7 +7,7 @@ import functools
 from typing import Any
 
 from erp_agent.catalog import Catalog
-from erp_agent.planner.terms import has_term, norm
+from erp_agent.planner.terms import FILLERS, has_term, norm
 
 # Words that ask what something is worth: a figure in money, not a count or a quantity.
 VALUE_WORDS = {"worth": "value", "valued": "value", "valuation": "value", "values": "value"}
@@ -55,7 +55,7 @@ def says(haystack: str, term: str) -> bool:
 def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
     """Metrics named by their own words. A term that is only an entity's name ("sales
     invoices") names the records, not a figure: "the total of sales invoices" is theirs."""
-    haystack = norm(text)
+    haystack = norm(FILLERS.sub(" ", text))
     names_of = {
         e.name: {norm(t).strip() for t in (e.label, e.plural)} for e in catalog.entities.values()
     }

@@ -24,6 +24,12 @@ _DATE = (
 )
 
 
+WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_WEEKDAY = re.compile(
+    r"\b(next|this|coming|last|previous|past)\s+(" + "|".join(WEEKDAYS) + r")\b", re.IGNORECASE
+)
+
+
 @dataclass(frozen=True)
 class Period:
     start: dt.date
@@ -99,6 +105,36 @@ def _relative(which: str, unit: str, today: dt.date) -> Period:
     year = today.year + step
     label = f"fiscal year {year}" if "fiscal" in unit else str(year)
     return Period(dt.date(year, 1, 1), dt.date(year, 12, 31), label)
+
+
+def weekday_named(text: str, today: dt.date) -> dt.date | None:
+    """The day a weekday names: "next Monday" is that day of next week (Monday to Sunday),
+    "this Friday" of this week, "coming Friday" the first one after today, "last Friday" the
+    latest one before today."""
+    m = _WEEKDAY.search(text)
+    if m is None:
+        return None
+    which, day = m.group(1).lower(), WEEKDAYS[m.group(2).lower()]
+    monday = today - dt.timedelta(days=today.weekday())
+    if which == "next":
+        return monday + dt.timedelta(weeks=1, days=day)
+    if which == "this":
+        return monday + dt.timedelta(days=day)
+    if which == "coming":
+        return today + dt.timedelta(days=(day - today.weekday() - 1) % 7 + 1)
+    return today - dt.timedelta(days=(today.weekday() - day - 1) % 7 + 1)
+
+
+def _one_day(t: str, today: dt.date) -> Period | None:
+    """Today, yesterday, tomorrow or a weekday ("next Monday")."""
+    for word, offset in (("today", 0), ("yesterday", -1), ("tomorrow", 1)):
+        if re.search(rf"\b{word}\b", t):
+            day = today + dt.timedelta(days=offset)
+            return Period(day, day, word)
+    named = weekday_named(t, today)
+    if named is not None:
+        return Period(named, named, f"{calendar.day_name[named.weekday()]} {named}")
+    return None
 
 
 def parse_date(text: str, today: dt.date, *, end: bool = False) -> dt.date | None:
@@ -206,11 +242,9 @@ def parse_period(text: str, today: dt.date) -> Period | None:
         if m.group(1) == "past" and unit in _PAST_MONTHS:
             return _rolling(unit, today)
         return _relative(m.group(1), unit, today)
-    if re.search(r"\btoday\b", t):
-        return Period(today, today, "today")
-    if re.search(r"\byesterday\b", t):
-        day = today - dt.timedelta(days=1)
-        return Period(day, day, "yesterday")
+    day = _one_day(t, today)
+    if day is not None:
+        return day
     m = re.search(
         r"\b(first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?:\s+(?:of\s+)?(\d{4}))?\b", t
     )

@@ -8,6 +8,9 @@ import re
 from erp_agent.catalog import Entity
 
 _NORM_WORD = re.compile(r"[a-z0-9&][a-z0-9&\-']*")
+# Adverbs said inside a catalog phrase ("what we still owe", "who currently owes us", "how
+# many days do I still have") that change nothing the phrase means.
+FILLERS = re.compile(r"\b(still|currently|actually|really|presently)\b", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from erp_agent.catalog import Catalog, EntityMap, load_catalog
+from erp_agent.catalog import Catalog, EntityMap, ReportMap, load_catalog
 from erp_agent.connectors import base
 from erp_agent.connectors.base import (
     Capability,
@@ -444,6 +444,10 @@ class ERPNextConnector(Connector):
             # "today" is left for the ERP to resolve in its own business date and timezone.
             if given.get(name) is None and param.default not in (None, "today"):
                 given[name] = param.default
+        if rmap.method:
+            args: dict[str, Any] = dict(rmap.native_filters(given))
+            served = await self.client.method(cred, rmap.method, **args)
+            return _method_report(report, rmap, served)
         reply = await self.client.run_report(cred, rmap.native, rmap.native_filters(given))
         if reply.get("prepared_report") and "result" not in reply:
             return ReportResult(
@@ -587,12 +591,30 @@ class ERPNextConnector(Connector):
         return dict(zip(rights, answers, strict=True))
 
     async def report_access(self, cred: Credential, report: str) -> bool:
-        return await self.client.report_access(
-            cred, self.catalog.native_report(self.name, report).native
-        )
+        rmap = self.catalog.native_report(self.name, report)
+        if rmap.method:
+            return True  # a form's helper: the ERP checks the record it is asked about
+        return await self.client.report_access(cred, rmap.native)
 
     def link(self, entity: str, record: Mapping[str, Any]) -> str | None:
         return self.map(entity).link_for(self.base_url, record)
+
+
+def _method_report(report: str, rmap: ReportMap, served: Any) -> ReportResult:
+    """A whitelisted method's reply as report rows: one per key of its ``rows`` object."""
+    found = served.get(rmap.rows) if isinstance(served, Mapping) else None
+    rows = [
+        {rmap.key: key, **values}
+        for key, values in (found.items() if isinstance(found, Mapping) else ())
+        if isinstance(values, Mapping)
+    ]
+    names = list(dict.fromkeys(k for row in rows for k in row))
+    columns = [
+        {"fieldname": n, "label": n.replace("_", " ").capitalize(),
+         "fieldtype": "Float" if isinstance(rows[0].get(n), int | float) else "Data"}
+        for n in names
+    ]  # fmt: skip
+    return ReportResult(report=report, columns=columns, rows=rows, total_row=None)
 
 
 def _transition(raw: Mapping[str, Any]) -> Transition:

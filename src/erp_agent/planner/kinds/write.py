@@ -5,10 +5,11 @@ else it asks for."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
-from erp_agent.catalog import Entity, FieldType
-from erp_agent.planner import write_names
+from erp_agent.catalog import Entity, Field, FieldType
+from erp_agent.planner import own_employee, write_fields, write_names
 from erp_agent.planner.answer import fmt, join
 from erp_agent.planner.parse_amounts import money_said, to_number
 from erp_agent.planner.reporting import company_step
@@ -56,6 +57,9 @@ def handle(ctx: Ctx) -> Step:
     if change == "create":
         return _create(ctx, e)
     found = req.doc_ids[0] if req.doc_ids else earlier_id(ctx, e)
+    if found is None and change == "update" and _records_a_day(e, req.statuses, req.names):
+        # "Mark Kevin Mwangi as absent today": a new attendance record, not a change to one.
+        return _create(ctx, e)
     if found is None:
         return say(
             f"Which {e.label.lower()}? Give its id and I'll prepare the change for you to confirm."
@@ -124,71 +128,167 @@ def _create(ctx: Ctx, e: Entity) -> Step:
     if first is not None:
         return first
     schema = ctx.tools[tool]
-    props: dict[str, Any] = dict(schema.get("properties") or {})
     required = list(schema.get("required") or [])
-    args: dict[str, Any] = {}
     names = [v for h, v in ctx.req.names if h is None] + [v for h, v in ctx.req.names if h]
     wanted = write_names.lines(ctx.req.text)
-    party = write_names.party_name(ctx, [n for _, n in wanted])
-    missing: list[str] = []
+    person, step = _person(ctx, e, required, names)
+    if step is not None:
+        return step
+    draft = _Draft(
+        ctx, e, dict(schema.get("properties") or {}), names, wanted,
+        write_names.party_name(ctx, [n for _, n in wanted]), person,
+    )  # fmt: skip
     for name in required:
         f = e.fields.get(name)
-        if f is None:
-            continue
-        kind = f.target if f.target in _PARTY_KINDS else None
-        if name == "party" or kind:
-            # The party by name, found among the records the user can see (never the company).
-            dimension = kind or str(args.get("quotation_to") or "customer")
-            if party is None:
-                missing.append(f"the {dimension} it is for")
-                continue
-            party_id, step = write_names.resolve_party(ctx, party, dimension)
-            if step is not None:
-                return step
-            args[name] = party_id
-        elif f.target == "company" or name == "company":
-            company, step = _company(ctx, e, args)
-            if step:
-                return step
-            args[name] = company
-        elif f.type is FieldType.ENUM:
-            hit = _enum_value(ctx, f.values, bool(names or party))
-            if hit is None:
-                missing.append(f.label.lower())
-            else:
-                args[name] = hit
+        step = draft.fill(name, f) if f is not None else None
+        if step is not None:
+            return step
+    if draft.missing:
+        return say(
+            f"To prepare the {e.label.lower()} I need: {join(draft.missing)}. Please give them."
+        )
+    if person and person.get("leave_approver") and {"leave_type", "approver"} <= set(draft.props):
+        # The employee's leave approver decides, as the leave form fills it.
+        draft.args["approver"] = person["leave_approver"]
+    return call(tool, draft.args)
+
+
+@dataclass
+class _Draft:
+    """A new document's arguments, filled field by field from the request, the session and
+    the ERP; what none of them gives is ``missing`` (and asked for)."""
+
+    ctx: Ctx
+    e: Entity
+    props: dict[str, Any]
+    names: list[str]
+    wanted: list[tuple[float, str]]
+    party: str | None
+    person: dict[str, Any] | None  # the employee it is for
+    args: dict[str, Any] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+    def put(self, name: str, value: Any, wanting: str) -> None:
+        if value is None:
+            self.missing.append(wanting)
+        else:
+            self.args[name] = value
+
+    def fill(self, name: str, f: Field) -> Step | None:
+        if f.target == "employee":
+            # Whose leave or claim: the one named, else the user's own employee record.
+            self.put(name, self.person["id"] if self.person else None, "the employee it is for")
+            return None
+        if name == "party" or f.target in _PARTY_KINDS:
+            return self._party(name, f)
+        if f.target == "company" or name == "company":
+            if self.person and self.person.get("company"):
+                self.args[name] = self.person["company"]  # the employee's, as the form fills it
+                return None
+            company, step = _company(self.ctx, self.e, self.args)
+            self.args[name] = company
+            return step
+        if f.type is FieldType.TABLE:
+            return self._table(name, f)
+        if f.type is FieldType.LINK and not self.names and f.target in _SHORT_LISTS:
+            # "annual leave": the one leave type the request names.
+            found, step = write_fields.named_record(self.ctx, f.target)
+            self.put(name, found, f.label.lower())
+            return step
+        self._plain(name, f)
+        return None
+
+    def _party(self, name: str, f: Field) -> Step | None:
+        # The party by name, found among the records the user can see (never the company).
+        dimension = (
+            f.target
+            if f.target in _PARTY_KINDS
+            else str(self.args.get("quotation_to") or "customer")
+        )
+        if self.party is None:
+            self.missing.append(f"the {dimension} it is for")
+            return None
+        party_id, step = write_names.resolve_party(self.ctx, self.party, dimension)
+        self.args[name] = party_id
+        return step
+
+    def _table(self, name: str, f: Field) -> Step | None:
+        ctx = self.ctx
+        if _money_lines(f):
+            # "KSh 1,800 for fuel from yesterday": one claim line from the sum and its purpose.
+            claimed = write_fields.money_rows(ctx, f, ctx.req.period, ctx.view.today)
+            self.put(name, claimed, f"{f.label.lower()} (what for and how much)")
+            return None
+        if self.wanted and not _needs_rate(self.props.get(name, {})):
+            # Lines by item name or code; the ERP fills rates from the price list.
+            rows, step = write_names.resolve_lines(ctx, self.wanted)
+            self.args[name] = rows
+            return step
+        rows, step = _item_rows(ctx, f.fields, self.props.get(name, {}))
+        if step is None:
+            self.put(name, rows, f"{f.label.lower()} (item codes and quantities)")
+        return step
+
+    def _plain(self, name: str, f: Field) -> None:
+        ctx = self.ctx
+        if f.type is FieldType.ENUM:
+            hit = _enum_value(ctx, f.values, bool(self.names or self.party))
+            self.put(name, hit or write_fields.first_status(self.e, name, f), f.label.lower())
         elif f.type is FieldType.MONEY and money_said(ctx.req.text) is not None:
             # "25,000 bob received from Gulf Traders": the sum the change is for.
-            args[name] = float(money_said(ctx.req.text) or 0)
+            self.args[name] = float(money_said(ctx.req.text) or 0)
         elif f.type in (FieldType.DATE, FieldType.DATETIME):
-            args[name] = ctx.view.today.isoformat()
-        elif f.type is FieldType.TABLE and wanted and not _needs_rate(props.get(name, {})):
-            # Lines by item name or code; the ERP fills rates from the price list.
-            rows, step = write_names.resolve_lines(ctx, wanted)
-            if step is not None:
-                return step
-            args[name] = rows
-        elif f.type is FieldType.TABLE:
-            rows, step = _item_rows(ctx, f.fields, props.get(name, {}))
-            if step:
-                return step
-            if rows is None:
-                missing.append(f"{f.label.lower()} (item codes and quantities)")
-            else:
-                args[name] = rows
+            self.args[name] = write_fields.date_value(
+                name, ctx.req.period, ctx.req.text, ctx.view.today
+            )
         elif (
             f.type is FieldType.STRING or (f.type is FieldType.LINK and f.target != "account")
-        ) and names:
+        ) and self.names:
             # A name said fills a name field; never an account (a party is not its ledger).
-            args[name] = names[0]
+            self.args[name] = self.names[0]
         else:
-            missing.append(f.label.lower())
-    if missing:
-        return say(f"To prepare the {e.label.lower()} I need: {join(missing)}. Please give them.")
-    return call(tool, args)
+            self.missing.append(f.label.lower())
 
 
 _PARTY_KINDS = ("customer", "supplier", "lead")
+# Links to kinds of record few enough to read whole and match by their words.
+_SHORT_LISTS = ("leave_type", "mode_of_payment", "department", "designation")
+
+
+def _person(
+    ctx: Ctx, e: Entity, required: list[str], names: list[str]
+) -> tuple[dict[str, Any] | None, Step | None]:
+    """The employee a new leave application or claim is for: one named, else the user."""
+    if not any(getattr(e.fields.get(n), "target", None) == "employee" for n in required):
+        return None, None
+    if names and not own_employee.speaks_of_self(ctx.req.text):
+        return own_employee.named(ctx, names[0])
+    return own_employee.own(ctx)
+
+
+def _records_a_day(e: Entity, statuses: list[str], names: list[tuple[str | None, str]]) -> bool:
+    """Whether marking a named employee with a status records it anew: the records are an
+    employee's status for a day (attendance), not documents with a life of their own."""
+    employee = e.fields.get("employee")
+    status = e.fields.get(e.status_field or "")
+    return (
+        bool(names and statuses)
+        and employee is not None
+        and employee.required
+        and status is not None
+        and status.required
+        and not status.read_only
+        and e.date_field is not None
+        and not {"to_date", "end_date"} & set(e.fields)  # one day each, not a span (leave)
+        and all(s in status.values for s in statuses)
+    )
+
+
+def _money_lines(f: Field) -> bool:
+    """A table of sums (a claim's expenses), not of items."""
+    return "item" not in f.fields and any(
+        sub.type is FieldType.MONEY and sub.required for sub in f.fields.values()
+    )
 
 
 def _before_create(ctx: Ctx, e: Entity, tool: str) -> Step | None:

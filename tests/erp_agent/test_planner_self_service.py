@@ -1,0 +1,169 @@
+"""Self-service: "I", "me" and "my" are the user's own Employee record. "How many casual leave
+days do I have left?" is that record's leave (the leave form's figures, which an employee may
+read where the leave balance report is not theirs to run); "I'd like 3 days of annual leave from
+next Monday" and "I need to claim KSh 1,800 for fuel from yesterday" are proposals for that
+record, filled as the ERP's forms fill them. Truth is read from the demo ERP's REST API as the
+administrator, in its own terms (Employee.user_id, Leave Ledger Entry, docstatus)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from rest_truth import RestERP
+from test_planner_conversation import Chat, block, text_of
+
+from conftest import TEST_TODAY
+from erp_agent.evals.score import figure_present
+from erp_agent.planner.parse_dates import parse_period, weekday_named
+
+pytestmark = pytest.mark.anyio
+EMPLOYEE = "employee@demo.local"
+HR = "hr@demo.local"
+YEAR = [TEST_TODAY.replace(month=1, day=1).isoformat(), TEST_TODAY.replace(month=12, day=31).isoformat()]  # fmt: skip
+
+
+@pytest.fixture
+def admin(demo_erp: Any) -> Iterator[RestERP]:
+    erp = RestERP(demo_erp.url, "admin@demo.local")
+    yield erp
+    erp.close()
+
+
+async def _as(runtime: Any, user: str) -> Chat:
+    from erp_agent.gateway.signin import sign_in
+
+    return Chat(
+        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, user, "demo")
+    )
+
+
+def _employee_of(admin: RestERP, user: str) -> dict[str, Any]:
+    rows = admin.rows(
+        "Employee", ["company", "leave_approver", "employee_name"], [["user_id", "=", user]]
+    )
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def _left(admin: RestERP, employee: str | None, leave_type: str) -> Decimal:
+    """Allocated less taken this leave year: the sum of the submitted ledger entries."""
+    filters: list[list[Any]] = [
+        ["docstatus", "=", 1], ["leave_type", "=", leave_type], ["from_date", "between", YEAR]
+    ]  # fmt: skip
+    if employee is not None:
+        filters.append(["employee", "=", employee])
+    return sum((Decimal(str(r["leaves"])) for r in admin.rows("Leave Ledger Entry", ["leaves"], filters)), Decimal(0))  # fmt: skip
+
+
+@pytest.mark.parametrize("user", [EMPLOYEE, HR])
+async def test_my_leave_left_is_my_own_ledgers(runtime: Any, admin: RestERP, user: str) -> None:
+    me = _employee_of(admin, user)
+    own, everyone = _left(admin, me["name"], "Casual Leave"), _left(admin, None, "Casual Leave")
+    assert everyone != own  # the whole company's balance (the wrong reading) is another figure
+    chat = await _as(runtime, user)
+    answer = text_of(await chat.say("hey, how many casual leave days do I still have?"))
+    assert figure_present(answer, own), answer
+    assert not figure_present(answer, everyone), answer
+    assert me["employee_name"] in answer, answer
+    assert "Annual Leave" not in answer, answer
+
+
+async def test_an_employee_sees_only_their_own_leave_details(demo_erp: Any, admin: RestERP) -> None:
+    me, other = _employee_of(admin, EMPLOYEE), _employee_of(admin, HR)
+    erp = RestERP(demo_erp.url, EMPLOYEE)
+    try:
+        method = "/api/method/hrms.hr.doctype.leave_application.leave_application.get_leave_details"
+        own = erp.client.get(
+            method, params={"employee": me["name"], "date": TEST_TODAY.isoformat()}
+        )
+        assert own.status_code == 200
+        annual = own.json()["message"]["leave_allocation"]["Annual Leave"]
+        assert Decimal(str(annual["remaining_leaves"])) == _left(admin, me["name"], "Annual Leave")
+        theirs = erp.client.get(method, params={"employee": other["name"]})
+        assert theirs.status_code == 403, theirs.text
+        # Their own Employee record is readable although it reports to someone they cannot see.
+        assert [r["name"] for r in erp.rows("Employee", [])] == [me["name"]]
+    finally:
+        erp.close()
+
+
+async def test_applying_for_leave_proposes_my_leave_application(
+    runtime: Any, admin: RestERP
+) -> None:
+    me = _employee_of(admin, EMPLOYEE)
+    before = admin.rows("Leave Application", [], [["employee", "=", me["name"]]])
+    monday = TEST_TODAY + dt.timedelta(days=7 - TEST_TODAY.weekday())  # Monday of next week
+    chat = await _as(runtime, EMPLOYEE)
+    response = await chat.say("I'd like to apply for 3 days annual leave starting next Monday")
+    document = block(response, "proposal")["document"]
+    assert document["employee"] == me["name"]
+    assert document["company"] == me["company"]
+    assert document["approver"] == me["leave_approver"]
+    assert document["leave_type"] == "Annual Leave"
+    assert document["from_date"] == monday.isoformat()
+    assert document["to_date"] == (monday + dt.timedelta(days=2)).isoformat()
+    assert document["date"] == TEST_TODAY.isoformat()  # applied today, not on the first day off
+    assert admin.rows("Leave Application", [], [["employee", "=", me["name"]]]) == before
+
+
+async def test_claiming_an_expense_proposes_my_claim(runtime: Any, admin: RestERP) -> None:
+    me = _employee_of(admin, EMPLOYEE)
+    chat = await _as(runtime, EMPLOYEE)
+    response = await chat.say("I need to claim KSh 1,800 for fuel from yesterday's client visit")
+    document = block(response, "proposal")["document"]
+    assert document["employee"] == me["name"]
+    assert document["company"] == me["company"]
+    assert document["date"] == TEST_TODAY.isoformat()
+    [line] = document["expenses"]
+    assert line["amount"] == 1800
+    assert line["expense_type"] == "Fuel"
+    assert line["date"] == (TEST_TODAY - dt.timedelta(days=1)).isoformat()
+    assert "ERP" in text_of(response) or "confirm" in text_of(response)
+
+
+@pytest.mark.parametrize(
+    ("said", "today", "day"),
+    [
+        ("next Monday", dt.date(2026, 11, 30), dt.date(2026, 12, 7)),  # said on a Monday
+        ("next Monday", dt.date(2026, 12, 3), dt.date(2026, 12, 7)),
+        ("next Friday", dt.date(2026, 11, 30), dt.date(2026, 12, 11)),  # next week's Friday
+        ("this Friday", dt.date(2026, 11, 30), dt.date(2026, 12, 4)),
+        ("coming Friday", dt.date(2026, 12, 4), dt.date(2026, 12, 11)),
+        ("last Friday", dt.date(2026, 11, 30), dt.date(2026, 11, 27)),
+        ("last Monday", dt.date(2026, 11, 30), dt.date(2026, 11, 23)),
+    ],
+)
+def test_a_weekday_said_is_one_day(said: str, today: dt.date, day: dt.date) -> None:
+    assert weekday_named(said, today) == day
+    period = parse_period(f"sales {said}", today)
+    assert period is not None
+    assert (period.start, period.end) == (day, day)
+
+
+def test_tomorrow_is_one_day() -> None:
+    period = parse_period("what falls due tomorrow", TEST_TODAY)
+    assert period is not None
+    assert period.start == period.end == TEST_TODAY + dt.timedelta(days=1)
+
+
+async def test_marking_someone_absent_proposes_their_attendance(
+    runtime: Any, admin: RestERP
+) -> None:
+    kevin = admin.rows("Employee", ["company"], [["employee_name", "=", "Kevin Mwangi"]])
+    assert len(kevin) == 1
+    chat = await _as(runtime, HR)
+    response = await chat.say("Mark Kevin Mwangi as absent for today please")
+    document = block(response, "proposal")["document"]
+    assert document == {
+        "employee": kevin[0]["name"], "date": TEST_TODAY.isoformat(), "status": "Absent",
+        "company": kevin[0]["company"],
+    }  # fmt: skip
+    # Marking a leave application (a span with a life of its own) is a change to one, asked.
+    answer = text_of(
+        await (await _as(runtime, HR)).say("mark Kevin Mwangi's leave application as rejected")
+    )
+    assert "Which leave application" in answer, answer
