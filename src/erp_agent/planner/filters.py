@@ -60,6 +60,10 @@ def base_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], str | None]:
         cutoff = ctx.view.today - dt.timedelta(days=req.age_days)
         out = [f for f in out if not (f["field"] == "due_date" and f["op"] == "<")]
         out.append({"field": "due_date", "op": "<", "value": cutoff.isoformat()})
+        if req.age_until is not None:
+            # "1-30 days overdue": the bucket's far end too.
+            first = ctx.view.today - dt.timedelta(days=req.age_until)
+            out.append({"field": "due_date", "op": ">=", "value": first.isoformat()})
         if not overdue and "outstanding" in fields and fields["outstanding"].filterable:
             out.append({"field": "outstanding", "op": ">", "value": 0})
             req.statuses = req.statuses or ["Overdue"]

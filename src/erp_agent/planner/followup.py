@@ -28,7 +28,7 @@ from erp_agent.planner.parse_dates import (
     Period,
     month_end,
     oldest_bucket,
-    parse_age_days,
+    parse_age,
     parse_as_of,
     parse_period,
     shift_months,
@@ -333,9 +333,9 @@ def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[s
     if amount is not None:
         base.amount = amount
         changed.append("amount")
-    age = parse_age_days(text)
+    age, until = parse_age(text)
     if age is not None:
-        base.age_days = age
+        base.age_days, base.age_until = age, until
         changed.append("age")
     if intents.CHART.search(text):
         base.chart = True

@@ -15,7 +15,7 @@ from erp_agent.catalog.questions import load_questions
 from erp_agent.planner import questions, vocabulary
 from erp_agent.planner.direction import direction_field, direction_filter, money_direction
 from erp_agent.planner.parse_amounts import exact_amount, parse_amount, parse_top
-from erp_agent.planner.parse_dates import WEEKDAYS, parse_age_days, parse_as_of, parse_period
+from erp_agent.planner.parse_dates import WEEKDAYS, parse_age, parse_as_of, parse_period
 from erp_agent.planner.reading import Kind, Request
 from erp_agent.planner.terms import FILLERS, has_term, has_verb_form, norm
 
@@ -442,7 +442,7 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
     req.as_of = parse_as_of(text, today)
     # "As of today", "as at 30 June": a moment a balance is read at, never a period of dates.
     req.period = parse_period(_AS_OF.sub(" ", text) if req.as_of else text, today)
-    req.age_days = parse_age_days(text)
+    req.age_days, req.age_until = parse_age(text)
     req.amount = parse_amount(text)
     req.top = parse_top(text)
     req.chart = bool(_CHART.search(low))

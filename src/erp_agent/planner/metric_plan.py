@@ -344,9 +344,15 @@ def aged(catalog: Catalog, req: Request) -> Any | None:
     if req.age_days is None or req.kind in (Kind.LIST, Kind.FIND, Kind.COUNT):
         return None  # "which of those are more than 90 days late": the records, not their sum
     cutoff = f"today-{req.age_days}"
+    bucket = [f"today-{req.age_until}", f"today-{req.age_days + 1}"]
     for m in ranked(catalog, req):
-        if any(f.field == "due_date" and f.op == "<" and f.value == cutoff for f in m.filters):
-            return m
+        for f in m.filters:
+            if f.field != "due_date":
+                continue
+            if req.age_until is None and f.op == "<" and f.value == cutoff:
+                return m
+            if req.age_until is not None and f.op == "between" and list(f.value) == bucket:
+                return m  # "1-30 days overdue": the bucket's own figure
     return None
 
 

@@ -305,6 +305,25 @@ _COUNT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, 
 _AGE_UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
 
+_AGE_RANGE = re.compile(
+    r"\b(\d{1,3})\s*(?:-|–|to)\s*(\d{1,3})\s*days?\b|\bbetween\s+(\d{1,3})\s+and\s+(\d{1,3})\s+days?\b"
+)
+_AGED = re.compile(r"\b(overdue|late|past due|old|ageing|aging|outstanding|owed?|owing|bucket)\b")
+
+
+def parse_age(text: str) -> tuple[int | None, int | None]:
+    """The age a request asks for, as (more than N days, at most M days): "more than 60 days
+    overdue" is (60, None), "1-30 days overdue" and "between 31 and 60 days late" a bucket,
+    (0, 30) and (30, 60) — at least 1 and 31 days past due, at most 30 and 60."""
+    t = text.lower()
+    m = _AGE_RANGE.search(t)
+    if m and _AGED.search(t):
+        low, high = int(m.group(1) or m.group(3)), int(m.group(2) or m.group(4))
+        if low < high:
+            return max(low - 1, 0), high
+    return parse_age_days(text), None
+
+
 def parse_age_days(text: str) -> int | None:
     """'more than 60 days overdue', 'overdue by over 30 days', '90+ days', 'overdue by more than
     two months' (30 days a month, as ageing buckets count) → the day count."""
@@ -343,9 +362,11 @@ def oldest_bucket(text: str) -> int | None:
     return OLDEST_BUCKET_DAYS if _OLDEST.search(text.lower()) else None
 
 
-def age_words(text: str, days: int) -> str:
+def age_words(text: str, days: int, until: int | None = None) -> str:
     """An age as the user put it ("more than two months"), so the answer restates their words
     and not a day count they never said; "more than N days" when they gave days."""
+    if until is not None:
+        return f"{days + 1}-{until} days"
     m = re.search(
         r"(?:more than|over|above|at least|greater than|beyond|past)\s+(?:"
         + "|".join(_COUNT_WORDS)

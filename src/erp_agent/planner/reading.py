@@ -43,6 +43,7 @@ class Request:
     period: Period | None = None
     as_of: dt.date | None = None
     age_days: int | None = None
+    age_until: int | None = None  # an ageing bucket's end: at most this many days past due
     amount: Amount | None = None
     top: int | None = None
     group: str | None = None  # a field name of the entity

@@ -360,7 +360,7 @@ def _party_lines(r: Result, rows: list[dict[str, Any]], req: Request) -> list[st
             row
             for row in picked
             if any(
-                is_number(row.get(k)) and row[k] > 0 and _lower_bound(labels.get(k)) > req.age_days
+                is_number(row.get(k)) and row[k] > 0 and _in_age(req, _lower_bound(labels.get(k)))
                 for k in row
                 if str(k).startswith("range")
             )
@@ -374,6 +374,15 @@ def _party_lines(r: Result, rows: list[dict[str, Any]], req: Request) -> list[st
         age = f", {fmt(row['age'])} days" if is_number(row.get("age")) else ""
         lines.append(f"- {who}{extra}: outstanding {fmt(row['outstanding'])}{age}")
     return lines
+
+
+def _in_age(req: Request, lower: int) -> bool:
+    """Whether an ageing bucket starting at ``lower`` days is of the age asked: past it, or
+    (a bucket asked, "1-30 days") that very bucket."""
+    assert req.age_days is not None
+    if req.age_until is None:
+        return lower > req.age_days
+    return req.age_days <= lower < req.age_until
 
 
 def _lower_bound(label: Any) -> int:

@@ -109,7 +109,7 @@ def described(ctx: Ctx, names: Sequence[str] = ()) -> str:
     for value in names:
         parts.append(f"for {value}")
     if req.age_days is not None:
-        parts.append(f"{age_words(req.text, req.age_days)} overdue")
+        parts.append(f"{age_words(req.text, req.age_days, req.age_until)} overdue")
     if req.amount is not None:
         parts.append(f"{req.amount.op} {fmt(float(req.amount.value))}")
     if req.period is not None:

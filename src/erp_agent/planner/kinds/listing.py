@@ -54,10 +54,14 @@ def handle(ctx: Ctx) -> Step:
     count_args = {"filters": flts}
     listed = ctx.result(f"{e.name}.list", args)
     counted = ctx.result(f"{e.name}.count", count_args) if ctx.has(f"{e.name}.count") else None
-    if listed is None:
-        calls = [Call(f"{e.name}.list", args)]
-        if ctx.has(f"{e.name}.count"):
+    owed_args = _owed_total(ctx, e, flts)
+    owed = ctx.result(f"{e.name}.aggregate", owed_args) if owed_args else None
+    if listed is None or (owed_args and owed is None):
+        calls = [Call(f"{e.name}.list", args)] if listed is None else []
+        if ctx.has(f"{e.name}.count") and counted is None:
             calls.append(Call(f"{e.name}.count", count_args))
+        if owed_args and owed is None:
+            calls.append(Call(f"{e.name}.aggregate", owed_args))
         return Step(calls=calls)
     if not listed.ok:
         return failed(listed)
@@ -84,4 +88,27 @@ def handle(ctx: Ctx) -> Step:
         f"{head}:\n"
         + "\n".join(f"- {line}" for line in lines)
         + (f"\n{more.strip()}" if more else "")
+        + _owed_line(owed)
     )
+
+
+def _owed_total(ctx: Ctx, e: Any, flts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Records listed for what is still owed on them ("which invoices are overdue"): what is
+    owed on them all, per currency, beside the list."""
+    owed = e.fields.get("outstanding")
+    says_owed = any(f["field"] == "outstanding" and f["op"] == ">" for f in flts)
+    if owed is None or not owed.summable or not says_owed or not ctx.has(f"{e.name}.aggregate"):
+        return None
+    by = [{"field": "currency"}] if "currency" in e.fields else []
+    return {"measures": [{"func": "sum", "field": "outstanding"}], "group_by": by, "filters": flts}
+
+
+def _owed_line(owed: Any) -> str:
+    if owed is None or not owed.ok:
+        return ""
+    sums = [
+        f"{row.get('currency') or ''} {fmt(row.get('sum_outstanding'))}".strip()
+        for row in rows_of(owed)
+        if is_number(row.get("sum_outstanding"))
+    ]
+    return f"\nOutstanding on them in total: {'; '.join(sums)}." if sums else ""

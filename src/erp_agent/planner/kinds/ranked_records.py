@@ -12,7 +12,7 @@ from typing import Any
 
 from erp_agent.catalog import Entity
 from erp_agent.planner.answer import fmt
-from erp_agent.planner.filters import all_filters
+from erp_agent.planner.filters import OWED_STATUSES, all_filters
 from erp_agent.planner.parse_amounts import NUMBER_WORDS
 from erp_agent.planner.steps import (
     Call,
@@ -54,12 +54,13 @@ def _order(ctx: Ctx) -> Order | None:
     if e is None or req.doc_ids or req.group or e.kind.value != "transaction":
         return None
     low = req.text.lower().split(" ; ")[-1]
-    amount = e.fields.get(e.amount_field or "")
+    field = _owed_field(e, req.statuses, low) or e.amount_field or ""
+    amount = e.fields.get(field)
     if amount is not None and amount.sortable:
         n = _ranks_records(ctx, e, _BY_AMOUNT.search(low), low)
         if n is not None:
             label = f"largest by {amount.label.lower()}"
-            return Order(e.amount_field or "", True, label, req.top or n)
+            return Order(field, True, label, req.top or n)
     dated = e.fields.get(e.date_field or "")
     if dated is None or not dated.sortable:
         return None
@@ -68,6 +69,19 @@ def _order(ctx: Ctx) -> Order | None:
         if n is not None:
             return Order(e.date_field or "", descending, words, n)
     return None
+
+
+_OWED = re.compile(r"\b(unpaid|outstanding|owed?|owing|overdue|past due|open balance)\b")
+
+
+def _owed_field(e: Entity, statuses: list[str], low: str) -> str | None:
+    """ "The biggest unpaid invoices" are the biggest by what is unpaid on them (outstanding),
+    not by their total."""
+    owed = e.fields.get("outstanding")
+    if owed is None or not owed.sortable:
+        return None
+    said = bool(set(statuses) & set(OWED_STATUSES)) or bool(_OWED.search(low))
+    return "outstanding" if said else None
 
 
 def _ranks_records(ctx: Ctx, e: Entity, m: re.Match[str] | None, low: str) -> int | None:
@@ -123,8 +137,12 @@ def handle(ctx: Ctx) -> Step | None:
     flts, step = all_filters(ctx, e)
     if step is not None:
         return step
-    part = _partition(e, flts) if order.field == e.amount_field else None
+    part = _partition(e, flts) if order.field != e.date_field else None  # money: per currency
     values: list[str | None] = [None]
+    if part == "currency" and ctx.req.currency:
+        # "In shillings": that currency's list alone.
+        part, values = None, [None]
+        flts = [*flts, {"field": "currency", "op": "=", "value": ctx.req.currency}]
     if part is not None:
         tool = f"{e.name}.aggregate"
         if not ctx.has(tool):

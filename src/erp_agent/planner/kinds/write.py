@@ -47,6 +47,7 @@ def handle(ctx: Ctx) -> Step:
             )
             if not note and not ctx.view.company and done.name.endswith(".create"):
                 _party_company(ctx, e, dict(done.args))  # its note, if the party implied it
+            note += _employee_named(ctx, done.args.get("employee"))
             return say(
                 f"I've prepared this for you to confirm: {summary or done.message}. Nothing changes in the ERP until you confirm it."
                 + note
@@ -282,6 +283,16 @@ def _records_a_day(e: Entity, statuses: list[str], names: list[tuple[str | None,
         and not {"to_date", "end_date"} & set(e.fields)  # one day each, not a span (leave)
         and all(s in status.values for s in statuses)
     )
+
+
+def _employee_named(ctx: Ctx, employee: Any) -> str:
+    """ " Employee: Kevin Mwangi." for the employee record the proposal is for, by name."""
+    for r in ctx.view.results:
+        if r.name == "employee.list" and r.ok:
+            for row in rows_of(r):
+                if employee and row.get("id") == employee and row.get("employee_name"):
+                    return f" Employee: {row['employee_name']} ({employee})."
+    return ""
 
 
 def _money_lines(f: Field) -> bool:

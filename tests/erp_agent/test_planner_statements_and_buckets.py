@@ -1,0 +1,122 @@
+"""A party's statement and an ageing bucket, as finance staff ask for them: "a statement for
+Lakeside Hardware for this year" is what was billed to them and what they paid in the period,
+and what is still outstanding today; "what's 1-30 days overdue" is that bucket alone, never
+"more than 30 days". Truth is read from the demo ERP's REST API in its own terms (doctype,
+native fields, docstatus), never through the planner's code."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from rest_truth import RestERP
+from test_planner_conversation import Chat, text_of
+
+from conftest import TEST_TODAY
+from erp_agent.evals.score import figure_present
+from erp_agent.planner.parse_dates import parse_age
+
+pytestmark = pytest.mark.anyio
+YEAR = [TEST_TODAY.replace(month=1, day=1).isoformat(), TEST_TODAY.isoformat()]
+
+
+def _sum(rest: RestERP, doctype: str, field: str, filters: list[list[Any]]) -> Decimal:
+    rows = rest.rows(doctype, [field], [["docstatus", "=", 1], *filters])
+    return sum((Decimal(str(r[field])) for r in rows), Decimal(0))
+
+
+@pytest.mark.parametrize(
+    ("doctype", "party_field", "payment_type", "question"),
+    [
+        ("Sales Invoice", "customer", "Receive",
+         "pull together a statement for {party} for this year - what we billed, what they paid "
+         "and what's still outstanding"),
+        ("Purchase Invoice", "supplier", "Pay", "supplier statement {party}, this year"),
+    ],
+)  # fmt: skip
+async def test_a_statement_is_billed_paid_and_owed(
+    chat: Chat, rest: RestERP, doctype: str, party_field: str, payment_type: str, question: str
+) -> None:
+    rows = rest.rows(doctype, [party_field], [["docstatus", "=", 1], ["posting_date", "between", YEAR], ["company", "=", "Savanna Trading Ltd"]])  # fmt: skip
+    party = sorted({r[party_field] for r in rows})[0]
+    billed = _sum(rest, doctype, "grand_total", [[party_field, "=", party], ["posting_date", "between", YEAR]])  # fmt: skip
+    paid = _sum(rest, "Payment Entry", "paid_amount", [["payment_type", "=", payment_type], ["party", "=", party], ["posting_date", "between", YEAR]])  # fmt: skip
+    owed = _sum(rest, doctype, "outstanding_amount", [[party_field, "=", party]])
+    owed_of_the_year = _sum(rest, doctype, "outstanding_amount", [[party_field, "=", party], ["posting_date", "<", YEAR[0]]])  # fmt: skip
+    answer = text_of(await chat.say(question.format(party=party)))
+    for figure in (billed, paid, owed):
+        assert figure_present(answer, figure), (figure, answer)
+    # "What they paid" names a figure, never a filter on the invoices (status Paid).
+    assert "Status = Paid" not in answer, answer
+    # What is owed is owed today, on invoices of any year, not only this year's.
+    assert owed_of_the_year == 0 or figure_present(answer, owed), answer
+
+
+@pytest.mark.parametrize(
+    ("said", "low", "high"),
+    [("1-30 days overdue", 1, 30), ("31 to 60 days late", 31, 60),
+     ("between 61 and 90 days past due", 61, 90)],
+)  # fmt: skip
+async def test_an_ageing_bucket_is_that_bucket(
+    chat: Chat, rest: RestERP, said: str, low: int, high: int
+) -> None:
+    company = "Savanna Trading Ltd"
+    window = [(TEST_TODAY - dt.timedelta(days=high)).isoformat(),
+              (TEST_TODAY - dt.timedelta(days=low)).isoformat()]  # fmt: skip
+    base = [["company", "=", company], ["outstanding_amount", ">", 0]]
+    bucket = _sum(rest, "Sales Invoice", "outstanding_amount", [*base, ["due_date", "between", window]])  # fmt: skip
+    beyond = _sum(rest, "Sales Invoice", "outstanding_amount", [*base, ["due_date", "<", window[1]]])  # fmt: skip
+    assert bucket != beyond  # "more than N days" (the wrong reading) is another figure
+    answer = text_of(await chat.say(f"how much do customers owe {company} that is {said}?"))
+    assert figure_present(answer, bucket), answer
+    assert not figure_present(answer, beyond), answer
+    listed = text_of(await chat.say(f"which of Savanna's invoices are {said}?"))
+    names = set(re.findall(r"ACC-SINV-[\w-]+", listed))
+    truth = rest.rows("Sales Invoice", [], [["docstatus", "=", 1], *base, ["due_date", "between", window]])  # fmt: skip
+    assert names <= {r["name"] for r in truth}, listed
+    assert f"{len(truth)} sales invoices" in listed, listed
+
+
+def test_a_bucket_is_read_with_both_ends() -> None:
+    assert parse_age("what's 1-30 days overdue") == (0, 30)
+    assert parse_age("invoices 31-60 days late") == (30, 60)
+    assert parse_age("more than 60 days overdue") == (60, None)
+    assert parse_age("sales from 2026-11-01 to 2026-11-30") == (None, None)
+
+
+async def test_the_biggest_unpaid_invoices_are_by_what_is_unpaid(chat: Chat, rest: RestERP) -> None:
+    rows = rest.rows("Sales Invoice", ["outstanding_amount", "grand_total"],
+                     [["docstatus", "=", 1], ["outstanding_amount", ">", 0], ["currency", "=", "KES"]])  # fmt: skip
+    by_owed = sorted(rows, key=lambda r: -Decimal(str(r["outstanding_amount"])))[:5]
+    by_total = sorted(rows, key=lambda r: -Decimal(str(r["grand_total"])))[:5]
+    assert {r["name"] for r in by_owed} != {r["name"] for r in by_total}  # the readings differ
+    answer = text_of(
+        await chat.say("List the five biggest unpaid invoices in shillings, largest first")
+    )
+    listed = re.findall(r"ACC-SINV-[\w-]+", answer)
+    assert listed == [r["name"] for r in by_owed], answer
+
+
+async def test_a_list_of_overdue_invoices_says_what_is_owed_on_them(
+    chat: Chat, rest: RestERP
+) -> None:
+    overdue = [["outstanding_amount", ">", 0], ["due_date", "<", TEST_TODAY.isoformat()]]
+    answer = text_of(await chat.say("which of our invoices are overdue at the moment?"))
+    for currency in ("KES", "USD"):
+        owed = _sum(rest, "Sales Invoice", "outstanding_amount", [*overdue, ["currency", "=", currency]])  # fmt: skip
+        assert figure_present(answer, owed), (currency, owed, answer)
+
+
+async def test_money_into_the_bank_accounts_is_their_debits(chat: Chat, rest: RestERP) -> None:
+    last = TEST_TODAY.replace(day=1) - dt.timedelta(days=1)
+    month = [last.replace(day=1).isoformat(), last.isoformat()]
+    banks = rest.rows("Account", ["company"], [["account_type", "=", "Bank"], ["is_group", "=", 0]])
+    assert len({b["company"] for b in banks}) == 2  # one per company, each in its currency
+    answer = text_of(await chat.say("how much money came into our bank accounts last month?"))
+    for bank in banks:
+        debits = _sum(rest, "GL Entry", "debit", [["account", "=", bank["name"]], ["is_cancelled", "=", 0], ["posting_date", "between", month]])  # fmt: skip
+        assert figure_present(answer, debits), (bank, debits, answer)
+    assert "Which company" not in answer, answer
