@@ -167,3 +167,26 @@ async def test_marking_someone_absent_proposes_their_attendance(
         await (await _as(runtime, HR)).say("mark Kevin Mwangi's leave application as rejected")
     )
     assert "Which leave application" in answer, answer
+
+
+async def test_my_branch_is_the_branch_i_am_held_to(runtime: Any, demo_erp: Any) -> None:
+    manager = RestERP(demo_erp.url, "kisumu.manager@demo.local")
+    try:
+        overdue = [["docstatus", "=", 1], ["outstanding_amount", ">", 0], ["due_date", "<", TEST_TODAY.isoformat()]]  # fmt: skip
+        rows = manager.rows("Sales Invoice", ["outstanding_amount", "branch"], overdue)
+    finally:
+        manager.close()
+    assert {r["branch"] for r in rows} == {"Kisumu"}
+    owed = sum((Decimal(str(r["outstanding_amount"])) for r in rows), Decimal(0))
+    chat = await _as(runtime, "kisumu.manager@demo.local")
+    response = await chat.say("whats overdue in my branch?")
+    assert response.reading is not None
+    assert "branch Kisumu" in response.reading, response.reading
+    # What is overdue, not the receivables report's rows (which also hold what is not yet due).
+    assert figure_present(text_of(response), owed), text_of(response)
+
+
+async def test_my_branch_without_one_is_said(runtime: Any) -> None:
+    chat = await _as(runtime, "admin@demo.local")
+    answer = text_of(await chat.say("whats overdue in my branch?"))
+    assert "can't tell which branch is yours" in answer, answer

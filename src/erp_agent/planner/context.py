@@ -94,6 +94,9 @@ class TurnView:
     earlier: list[str] = field(default_factory=list)  # earlier user messages and tool contents
     answered: str | None = None  # our own answer, when the engine asks us to check it
     state: dict[str, Any] = field(default_factory=dict)  # the conversation state (engine)
+    # What the user's ERP permissions restrict them to, as the session says it
+    # ("Branch Kisumu; Company Savanna Trading Ltd"); empty when nothing does.
+    restricted: str = ""
 
     def result(self, name: str) -> Result | None:
         return next((r for r in self.results if r.name == name), None)
@@ -125,6 +128,7 @@ def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
     company = re.search(r"- Company: (.+)", system)
     default_company = re.search(r"- Default company: (.+)", system)
     user = re.search(r"- User: (.+)", system)
+    restricted = re.search(r"- Restricted by the user's ERP permissions to (.+?): records", system)
     state: dict[str, Any] = {}
     found_state = re.search(
         r"^Conversation state: (\{.*\})$", system + "\n" + context_text, re.MULTILINE
@@ -143,6 +147,7 @@ def read(messages: Sequence[Message], today: dt.date | None = None) -> TurnView:
         default_company=default_company.group(1).strip() if default_company else None,
         user=user.group(1).strip() if user else None,
         state=state,
+        restricted=restricted.group(1) if restricted else "",
     )
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     for m in messages[:start]:

@@ -278,7 +278,9 @@ def names_a_figure(ctx: Ctx) -> bool:
     # "What are our total receivables?": one figure of the report's own records, not its rows.
     report = req.report if req.kind == Kind.REPORT else None
     in_total = (
-        report is not None and report.entity == metric.entity and bool(_TOTAL.search(req.text))
+        report is not None
+        and report.entity == metric.entity
+        and (bool(_TOTAL.search(req.text)) or _what_is(req.text))
     )
     # "Payroll cost for last month": a figure named in so many words, not asked as a list.
     scores = metric_scores(ctx.catalog, req.text)
@@ -302,6 +304,14 @@ def names_a_figure(ctx: Ctx) -> bool:
 _NAMED_OUTRIGHT = 6  # a figure's label or a synonym of two words or more
 _LISTING = re.compile(r"^\s*(which|list|show|give me (?:a|the) list|what are the|who)\b", re.I)
 _TOTAL = re.compile(r"\b(total|in all|altogether|overall|combined)\b", re.IGNORECASE)
+# "What's overdue?": how much is, not the report's rows — unless the report is asked for.
+_WHAT_IS = re.compile(r"^\s*(?:so\s+)?what(?:'s|s|\s+is)\b", re.IGNORECASE)
+_THE_REPORT = re.compile(r"\b(report|ageing|aging|buckets?|breakdown|statement)\b", re.IGNORECASE)
+
+
+def _what_is(text: str) -> bool:
+    last = text.split(" ; ")[-1]
+    return bool(_WHAT_IS.search(last)) and not _THE_REPORT.search(last)
 
 
 def dimensions_named(catalog: Catalog, text: str) -> set[str]:
