@@ -1,7 +1,9 @@
-"""A party's statement and an ageing bucket, as finance staff ask for them: "a statement for
-Lakeside Hardware for this year" is what was billed to them and what they paid in the period,
-and what is still outstanding today; "what's 1-30 days overdue" is that bucket alone, never
-"more than 30 days". Truth is read from the demo ERP's REST API in its own terms (doctype,
+"""What finance staff ask of what is owed, as they ask it: "a statement for Lakeside Hardware
+for this year" is what was billed to them and what they paid in the period, and what is still
+outstanding today; "what's 1-30 days overdue" is that bucket alone, never "more than 30 days";
+"the biggest unpaid invoices" are ranked by what is unpaid; a list of overdue invoices says what
+is owed on them; money "into our bank accounts" is their debits; "their PO PO-1" is the number
+our sales order keeps. Truth is read from the demo ERP's REST API in its own terms (doctype,
 native fields, docstatus), never through the planner's code."""
 
 from __future__ import annotations
@@ -120,3 +122,15 @@ async def test_money_into_the_bank_accounts_is_their_debits(chat: Chat, rest: Re
         debits = _sum(rest, "GL Entry", "debit", [["account", "=", bank["name"]], ["is_cancelled", "=", 0], ["posting_date", "between", month]])  # fmt: skip
         assert figure_present(answer, debits), (bank, debits, answer)
     assert "Which company" not in answer, answer
+
+
+async def test_a_customers_po_number_finds_our_sales_order(chat: Chat, rest: RestERP) -> None:
+    orders = rest.rows("Sales Order", ["po_no", "status"], [["docstatus", "=", 1], ["po_no", "is", "set"]])  # fmt: skip
+    order = sorted(orders, key=lambda r: r["name"])[-1]
+    response = await chat.say(
+        f"Customer's chasing their PO {order['po_no']} - which order is that and what's its status?"
+    )
+    answer = text_of(response)
+    assert order["name"] in answer, answer
+    assert order["status"] in answer, answer
+    assert response.reading == "one of sales orders", response.reading

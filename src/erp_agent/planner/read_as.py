@@ -132,7 +132,9 @@ def is_lookup(args: Mapping[str, Any]) -> bool:
         set(fields) <= {"id", "name", "title"} or (fields[:1] == ["id"] and len(fields) == 2)
     )  # ids and titles ("id", "item_name"): what master_data.probe_args asks for
     counted_one = fields is None and "limit" not in args and len(args.get("filters") or []) == 1
-    return (like and lookup) or counted_one
+    # "Which record holds this number?": ids only, one or two at most.
+    probed = fields == ["id"] and int(args.get("limit") or 99) <= 2
+    return (like and lookup) or counted_one or probed
 
 
 def _metric(catalog: Catalog, r: Result, args: Mapping[str, Any]) -> list[str]:

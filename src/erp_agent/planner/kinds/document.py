@@ -34,6 +34,15 @@ def handle(ctx: Ctx) -> Step:
         found, step = _by_reference(ctx, e, doc_id)
         if step is not None:
             return step
+        for other in _kept_by_others(ctx, e) if found is None else ():
+            # "Their PO PO-31346" is the customer's purchase order: the number our sales
+            # order keeps for it.
+            found, step = _by_reference(ctx, other, doc_id, e)
+            if step is not None:
+                return step
+            if found is not None:
+                e, name = other, f"{other.name}.get"
+                break
         if found is None:
             return say(
                 f"No records found for {e.label} {doc_id} that you can see. The ERP said: {r.message}"
@@ -73,11 +82,32 @@ def handle(ctx: Ctx) -> Step:
     return say(f"{e.label} {doc_id}{said}: " + ", ".join(parts) + ".")
 
 
-def _by_reference(ctx: Ctx, e: Entity, ref: str) -> tuple[tuple[str, str] | None, Step | None]:
+def _kept_by_others(ctx: Ctx, e: Entity) -> list[Entity]:
+    """The kinds of record that keep another party's number for a record of kind ``e``
+    (sales orders keep the customer's purchase order number)."""
+    return [
+        other
+        for other in ctx.catalog.entities.values()
+        if other is not e and ctx.has(f"{other.name}.get") and _reference_fields(other, e)
+    ]
+
+
+def _reference_fields(e: Entity, of: Entity | None = None) -> list[str]:
+    """The reference fields of ``e`` (another party's number), those for ``of`` records only."""
+    return [
+        n
+        for n, f in e.fields.items()
+        if f.filterable and f.type.value == "string" and n.endswith(("_no", "_po"))
+        and (of is None or of.label.lower() in f.description.lower())
+    ]  # fmt: skip
+
+
+def _by_reference(
+    ctx: Ctx, e: Entity, ref: str, of: Entity | None = None
+) -> tuple[tuple[str, str] | None, Step | None]:
     """(field, our id) of the record whose reference field holds ``ref`` (the supplier's
     invoice number, the customer's PO number), or the look-ups still to make."""
-    fields = [n for n, f in e.fields.items()
-              if f.filterable and f.type.value == "string" and n.endswith(("_no", "_po"))]  # fmt: skip
+    fields = _reference_fields(e, of)
     if not fields or not ctx.has(f"{e.name}.list"):
         return None, None
     calls = [Call(f"{e.name}.list", {"filters": [{"field": f, "op": "=", "value": ref}],
