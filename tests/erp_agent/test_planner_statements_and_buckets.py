@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from rest_truth import RestERP
 from test_planner_conversation import Chat, text_of
+from test_planner_conversation import block as block_of
 
 from conftest import TEST_TODAY
 from erp_agent.evals.score import figure_present
@@ -134,3 +135,17 @@ async def test_a_customers_po_number_finds_our_sales_order(chat: Chat, rest: Res
     assert order["name"] in answer, answer
     assert order["status"] in answer, answer
     assert response.reading == "one of sales orders", response.reading
+
+
+async def test_what_we_owe_a_supplier_named_in_part_is_asked_then_its_payables(
+    chat: Chat, rest: RestERP
+) -> None:
+    both = rest.rows("Supplier", [], [["supplier_name", "like", "%Wire & Cable%"]])
+    assert len(both) == 2  # "the wire & cable guys" fits two suppliers: ask, never pick one
+    first = await chat.say("how much do we owe the wire & cable guys?")
+    asked = block_of(first, "choices")
+    assert {o["value"] for o in asked["options"]} == {r["name"] for r in both}, asked
+    owed = _sum(rest, "Purchase Invoice", "outstanding_amount", [["supplier", "=", "Kenya Wire & Cable Ltd"]])  # fmt: skip
+    answer = text_of(await chat.say("Kenya Wire"))
+    assert figure_present(answer, owed), answer
+    assert "Which supplier" not in answer, answer  # "cable" is not asked about again

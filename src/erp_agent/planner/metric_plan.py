@@ -305,7 +305,7 @@ _NAMED_OUTRIGHT = 6  # a figure's label or a synonym of two words or more
 _LISTING = re.compile(r"^\s*(which|list|show|give me (?:a|the) list|what are the|who)\b", re.I)
 _TOTAL = re.compile(r"\b(total|in all|altogether|overall|combined)\b", re.IGNORECASE)
 # "What's overdue?": how much is, not the report's rows — unless the report is asked for.
-_WHAT_IS = re.compile(r"^\s*(?:so\s+)?what(?:'s|s|\s+is)\b", re.IGNORECASE)
+_WHAT_IS = re.compile(r"^\s*(?:so\s+)?(?:what(?:'s|s|\s+is)|how much)\b", re.IGNORECASE)
 _THE_REPORT = re.compile(r"\b(report|ageing|aging|buckets?|breakdown|statement)\b", re.IGNORECASE)
 
 

@@ -739,6 +739,7 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
     vocab = known_words(catalog) | _MONTHS
     runs: list[list[str]] = [[]]
     leads: list[list[str]] = [[]]  # everyday words just before each run ("red widgets")
+    ended: list[str] = []  # the word that ended each run
     previous: list[str] = []
     for word in re.findall(r"[A-Za-z][A-Za-z'&\-]*|\S", text):
         low = word.lower().strip("'").removesuffix("'s")
@@ -754,6 +755,7 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
         elif runs[-1]:
             runs.append([])
             leads.append([])
+            ended.append(word)
         # A word before a name qualifies it ("grey chairs"); a catalog word only within such a
         # run ("grey office chairs"), never starting one ("debtors account activity").
         adjective = (
@@ -771,7 +773,13 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
         if run
         for i in range(len(lead))
     ]
-    return list(dict.fromkeys([*qualified, *(" ".join(r) for r in runs if r)]))
+    # Two runs joined by "&" are one name first ("the wire & cable guys").
+    joined = [
+        f"{' '.join(runs[i])} & {' '.join(runs[i + 1])}"
+        for i in range(len(ended))
+        if ended[i] == "&" and runs[i] and i + 1 < len(runs) and runs[i + 1]
+    ]
+    return list(dict.fromkeys([*joined, *qualified, *(" ".join(r) for r in runs if r)]))
 
 
 # Words before a name that say it is one ("for acme", "customer gulf traders").
