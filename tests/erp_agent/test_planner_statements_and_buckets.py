@@ -149,3 +149,58 @@ async def test_what_we_owe_a_supplier_named_in_part_is_asked_then_its_payables(
     answer = text_of(await chat.say("Kenya Wire"))
     assert figure_present(answer, owed), answer
     assert "Which supplier" not in answer, answer  # "cable" is not asked about again
+
+
+async def test_each_bucket_asked_is_its_own_figure(chat: Chat, rest: RestERP) -> None:
+    company = "Savanna Trading Ltd"
+    base = [["company", "=", company], ["outstanding_amount", ">", 0]]
+
+    def ago(days: int) -> str:
+        return (TEST_TODAY - dt.timedelta(days=days)).isoformat()
+
+    buckets = [
+        [["due_date", "between", [ago(30), ago(1)]]],
+        [["due_date", "between", [ago(60), ago(31)]]],
+        [["due_date", "between", [ago(90), ago(61)]]],
+        [["due_date", "<", ago(90)]],
+    ]
+    answer = text_of(await chat.say(
+        f"AR ageing for {company} pls - how much is 1-30, 31-60, 61-90 and more than 90 days overdue?"
+    ))  # fmt: skip
+    for bucket in buckets:
+        owed = _sum(rest, "Sales Invoice", "outstanding_amount", [*base, *bucket])
+        assert figure_present(answer, owed), (bucket, owed, answer)
+
+
+async def test_how_many_and_what_they_add_up_to(chat: Chat, rest: RestERP) -> None:
+    overdue = [["docstatus", "=", 1], ["outstanding_amount", ">", 0], ["due_date", "<", TEST_TODAY.isoformat()]]  # fmt: skip
+    rows = rest.rows("Sales Invoice", ["outstanding_amount", "currency"], overdue)
+    answer = text_of(await chat.say("how many overdue invoices have we got and what do they add up to?"))  # fmt: skip
+    assert figure_present(answer, len(rows)), answer
+    for currency in {r["currency"] for r in rows}:
+        owed = sum((Decimal(str(r["outstanding_amount"])) for r in rows if r["currency"] == currency), Decimal(0))  # fmt: skip
+        assert figure_present(answer, owed), (currency, answer)
+
+
+async def test_kenyan_is_the_company_in_kenya(chat: Chat, rest: RestERP) -> None:
+    [kenyan] = rest.rows("Company", [], [["country", "=", "Kenya"]])
+    year = TEST_TODAY.year - 1
+    rows = rest.rows("Purchase Invoice", ["supplier", "net_total"],
+                     [["docstatus", "=", 1], ["company", "=", kenyan["name"]],
+                      ["posting_date", "between", [f"{year}-01-01", f"{year}-12-31"]]])  # fmt: skip
+    per: dict[str, Decimal] = {}
+    for r in rows:
+        per[r["supplier"]] = per.get(r["supplier"], Decimal(0)) + Decimal(str(r["net_total"]))
+    top = sorted(per.items(), key=lambda kv: -kv[1])[:3]
+    answer = text_of(await chat.say("Which 3 Kenyan suppliers did we spend the most with last year?"))  # fmt: skip
+    # A supplier whose name starts with "Kenya" (the wrong reading) would be the only one.
+    for supplier, spent in top:
+        assert supplier in answer, answer
+        assert figure_present(answer, spent), (supplier, answer)
+    branches = rest.rows("Sales Invoice", ["branch", "net_total"],
+                         [["docstatus", "=", 1], ["company", "=", kenyan["name"]],
+                          ["posting_date", "between", [f"{TEST_TODAY.year}-10-01", TEST_TODAY.isoformat()]]])  # fmt: skip
+    answer = text_of(await chat.say("rank the Kenyan branches by revenue this quarter"))
+    for branch in {b["branch"] for b in branches}:
+        total = sum((Decimal(str(b["net_total"])) for b in branches if b["branch"] == branch), Decimal(0))  # fmt: skip
+        assert figure_present(answer, total), (branch, answer)

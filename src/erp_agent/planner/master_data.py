@@ -227,6 +227,16 @@ def resolve(
                     break  # found here: the shorter probe is only for a name the first missed
         if pending:
             continue
+        if ("company" in dims_for and not candidates) or (
+            "company" in dimensions and _demonym(name, candidates)
+        ):
+            # "Kenyan branches", "the salary account in Kenya": the company in that country.
+            company, lookup = _by_country(ctx, name)
+            if lookup is not None:
+                pending.append(lookup)
+                continue
+            if company is not None:
+                candidates = [(100.0, 0, "company", company, company)]
         wanted_dim = (prefer or {}).get(name)
         if wanted_dim is not None and any(c[2] == wanted_dim for c in candidates):
             candidates = [c for c in candidates if c[2] == wanted_dim]
@@ -337,6 +347,46 @@ def strong_subject(ctx: Ctx) -> bool:
 
 
 _NEAR = 55  # a record this close to a name not found is offered as what may have been meant
+
+
+# What people call a country that its name does not start with.
+_COUNTRY_WORDS = {"us": "united states", "usa": "united states", "u.s.": "united states",
+                  "american": "united states", "america": "united states",
+                  "uk": "united kingdom", "british": "united kingdom", "britain": "united kingdom"}  # fmt: skip
+_COUNTRY_ARGS = {"fields": ["id", "country"], "limit": 50}
+
+
+_DEMONYM = re.compile(r"^[A-Z][a-z]{3,}(?:ian|an|n|ese|ish)$")
+
+
+def _demonym(name: str, candidates: Sequence[tuple[float, int, str, str, str]]) -> bool:
+    """A word like "Kenyan" that no record holds as a word of its name: the country's."""
+    if not _DEMONYM.match(name):
+        return False
+    low = name.lower()
+    return not any(low in re.findall(r"[a-z]+", c[4].lower()) for c in candidates)
+
+
+def _by_country(ctx: Ctx, name: str) -> tuple[str | None, Call | None]:
+    """The one company the user can see in the country a word names ("Kenya", "Kenyan",
+    "American"), or the look-up of the companies' countries still to make."""
+    word = name.lower().strip(" .")
+    if len(word) < 2 or " " in word or not ctx.has("company.list"):
+        return None, None
+    r = ctx.result("company.list", _COUNTRY_ARGS)
+    if r is None:
+        return None, Call("company.list", _COUNTRY_ARGS)
+    wanted = _COUNTRY_WORDS.get(word)
+    stems = [word] + [
+        word[: -len(end)] for end in ("ian", "an", "n", "ese", "ish") if word.endswith(end)
+    ]
+    hits = {
+        str(row["id"])
+        for row in rows_of(r) if r.ok
+        if row.get("id") and (country := str(row.get("country") or "").lower())
+        and (country == wanted or any(len(st) >= 4 and country.startswith(st) for st in stems))
+    }  # fmt: skip
+    return (hits.pop() if len(hits) == 1 else None), None
 
 
 def _not_found(

@@ -19,7 +19,13 @@ from erp_agent.planner.answer import fmt, is_number, join
 from erp_agent.planner.direction import IN, OUT, direction_field
 from erp_agent.planner.intents import COMPARE
 from erp_agent.planner.metric_terms import VALUE_WORDS, metric_scores, metric_terms, says
-from erp_agent.planner.parse_dates import Period, compared_in, sets_against, shift_months
+from erp_agent.planner.parse_dates import (
+    Period,
+    compared_in,
+    parse_age_buckets,
+    sets_against,
+    shift_months,
+)
 from erp_agent.planner.reading import Kind, Request
 from erp_agent.planner.steps import Ctx, Step, call, enable, failed, say
 from erp_agent.planner.terms import explicit, has_term, norm
@@ -246,6 +252,7 @@ _COUNTED = re.compile(r"\b(count|number of|no\. of|how many)\b")
 _TIMES = re.compile(r"\b(?:most|fewest|least) times\b|\bhow often\b")
 _RANKING_PARTIES = re.compile(r"\b(top|biggest|largest|most|highest|least|lowest)\b", re.I)
 _RANKING = re.compile(r"\b(top|biggest|largest|best|most|highest|each|per|by)\b")
+_RANK_ALL = re.compile(r"\b(?:rank|ranked|ranking|league table)\b")
 
 
 def ranking(catalog: Catalog, req: Request) -> list[Any]:
@@ -361,9 +368,55 @@ def aged(catalog: Catalog, req: Request) -> Any | None:
                 continue
             if req.age_until is None and f.op == "<" and f.value == cutoff:
                 return m
-            if req.age_until is not None and f.op == "between" and list(f.value) == bucket:
+            if req.age_until is not None and f.op == "between" and f.value == bucket:
                 return m  # "1-30 days overdue": the bucket's own figure
     return None
+
+
+def aged_buckets(catalog: Catalog, req: Request) -> list[Any]:
+    """'How much is 1-30, 31-60, 61-90 and more than 90 days overdue?': the figure of each
+    bucket said, in order; none unless every bucket has its own figure."""
+    buckets = parse_age_buckets(req.text.split(" ; ")[-1])
+    named = ranked(catalog, req) if buckets else []
+    if not named:
+        return []
+    # The buckets of the figure named: the same records' same amount, each of its own age.
+    family = [m for m in catalog.metrics.values()
+              if m.entity == named[0].entity and m.measure == named[0].measure]  # fmt: skip
+    out = []
+    for days, until in buckets:
+        cutoff, bucket = f"today-{days}", [f"today-{until}", f"today-{days + 1}"]
+        hit = next(
+            (m for m in family for f in m.filters if f.field == "due_date"
+             and ((until is None and f.op == "<" and f.value == cutoff)
+                  or (until is not None and f.op == "between" and f.value == bucket))),
+            None,
+        )  # fmt: skip
+        if hit is None:
+            return []
+        out.append(hit)
+    return out
+
+
+# "How many … and what do they add up to?": the count and the sum of the same records.
+_AND_SUM = re.compile(
+    r"\band\b.*\b(?:add up to|come to|total(?:led)?|sum(?:med)? to|worth|how much)\b",
+    re.IGNORECASE,
+)
+
+
+def count_and_sum(catalog: Catalog, req: Request) -> list[Any]:
+    """The count asked and the sum of the same records asked with it; none otherwise."""
+    if req.kind != Kind.COUNT or not _AND_SUM.search(req.text.split(" ; ")[-1]):
+        return []
+    found = ranked(catalog, req)
+    if not found or found[0].measure.func != "count":
+        return []
+    counted = found[0]
+    twins = [m for m in catalog.metrics.values()
+             if m.entity == counted.entity and m.filters == counted.filters
+             and m.returns == counted.returns and m.measure.func == "sum"]  # fmt: skip
+    return [counted, twins[0]] if twins else []
 
 
 def expressible(req: Request) -> bool:
@@ -403,8 +456,8 @@ def group_by(catalog: Catalog, metric: Any, req: Request) -> list[str]:
             grain = {"monthly": "month", "quarterly": "quarter", "weekly": "week",
                      "daily": "day", "yearly": "year", "annually": "year"}[word.group(1)]  # fmt: skip
             out.append(grain)
-    if req.top and not any(g not in _GRAINS for g in out):
-        # "top 5 customers": rank by the dimension the words name.
+    if (req.top or _RANK_ALL.search(low)) and not any(g not in _GRAINS for g in out):
+        # "top 5 customers", "rank the branches by revenue": by the dimension the words name.
         for name in metric.dimensions:
             named = catalog.dimensions[name]
             terms = (named.label, name.replace("_", " "), *named.synonyms)

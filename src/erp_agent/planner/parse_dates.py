@@ -324,6 +324,28 @@ def parse_age(text: str) -> tuple[int | None, int | None]:
     return parse_age_days(text), None
 
 
+_BUCKET = re.compile(
+    r"\b(\d{1,3})\s*(?:-|–|to)\s*(\d{1,3})\b|\b(?:more than|over|above|beyond)\s+(\d{1,3})\b|\b(\d{1,3})\s*\+"
+)
+
+
+def parse_age_buckets(text: str) -> list[tuple[int, int | None]]:
+    """Every ageing bucket a request lists ("1-30, 31-60, 61-90 and more than 90 days
+    overdue"), each as ``parse_age`` gives one; fewer than two: none."""
+    t = text.lower()
+    if not _AGED.search(t) or not re.search(r"\bdays?\b", t):
+        return []
+    out: list[tuple[int, int | None]] = []
+    for m in _BUCKET.finditer(t):
+        if m.group(1):
+            low, high = int(m.group(1)), int(m.group(2))
+            if low < high:
+                out.append((max(low - 1, 0), high))
+        else:
+            out.append((int(m.group(3) or m.group(4)), None))
+    return out if len(out) > 1 else []
+
+
 def parse_age_days(text: str) -> int | None:
     """'more than 60 days overdue', 'overdue by over 30 days', '90+ days', 'overdue by more than
     two months' (30 days a month, as ageing buckets count) → the day count."""

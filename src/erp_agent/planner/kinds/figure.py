@@ -12,7 +12,14 @@ from erp_agent.planner.steps import Ctx, Step
 
 def handle(ctx: Ctx) -> Step | None:
     req = ctx.req
-    pair = metric_plan.two_figures(ctx)
+    buckets = metric_plan.aged_buckets(ctx.catalog, req)
+    if buckets:
+        # "1-30, 31-60 and more than 90 days overdue": each bucket's own figure.
+        req.age_days = req.age_until = None
+        step = metric_plan.side_by_side(ctx, buckets)
+        if step is not None:
+            return step
+    pair = metric_plan.two_figures(ctx) or metric_plan.count_and_sum(ctx.catalog, req)
     if pair:
         step = metric_plan.side_by_side(ctx, pair)
         if step is not None:
