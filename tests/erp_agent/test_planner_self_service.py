@@ -190,3 +190,18 @@ async def test_my_branch_without_one_is_said(runtime: Any) -> None:
     chat = await _as(runtime, "admin@demo.local")
     answer = text_of(await chat.say("whats overdue in my branch?"))
     assert "can't tell which branch is yours" in answer, answer
+
+
+async def test_my_take_home_pay_is_my_own_slips(runtime: Any, admin: RestERP) -> None:
+    me = _employee_of(admin, EMPLOYEE)
+    last = TEST_TODAY.replace(day=1) - dt.timedelta(days=1)
+    month = [last.replace(day=1).isoformat(), last.isoformat()]
+    slips = admin.rows("Salary Slip", ["net_pay", "employee"], [["docstatus", "=", 1], ["start_date", "between", month]])  # fmt: skip
+    own = sum((Decimal(str(s["net_pay"])) for s in slips if s["employee"] == me["name"]), Decimal(0))  # fmt: skip
+    assert own
+    assert len({s["employee"] for s in slips}) > 1
+    answer = text_of(await (await _as(runtime, EMPLOYEE)).say("What was my take home pay for last month pls"))  # fmt: skip
+    assert figure_present(answer, own), answer
+    # HR asking to be shown everyone's figure ("show me") is not asking for their own.
+    shown = await (await _as(runtime, HR)).say("show me the net pay for last month")
+    assert "employee" not in (shown.reading or ""), shown.reading

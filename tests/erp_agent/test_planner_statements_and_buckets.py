@@ -204,3 +204,40 @@ async def test_kenyan_is_the_company_in_kenya(chat: Chat, rest: RestERP) -> None
     for branch in {b["branch"] for b in branches}:
         total = sum((Decimal(str(b["net_total"])) for b in branches if b["branch"] == branch), Decimal(0))  # fmt: skip
         assert figure_present(answer, total), (branch, answer)
+
+
+async def test_a_number_is_found_where_the_other_party_keeps_it(chat: Chat, rest: RestERP) -> None:
+    [bill] = rest.rows("Purchase Invoice", ["bill_no", "supplier", "outstanding_amount"],
+                       [["docstatus", "=", 1], ["bill_no", "like", "INV-%"]])[:1]  # fmt: skip
+    answer = text_of(await chat.say(
+        f"{bill['supplier']} sent a reminder about their invoice no. {bill['bill_no']} - how much "
+        "of it is still unpaid on our side?"
+    ))  # fmt: skip
+    assert bill["name"] in answer, answer
+    assert f"outstanding {bill['outstanding_amount']:g}" in answer.replace(",", ""), answer
+    [cheque] = rest.rows("Payment Entry", ["reference_no", "party", "paid_amount"],
+                         [["docstatus", "=", 1], ["reference_no", "like", "CHE-%"]])[:1]  # fmt: skip
+    answer = text_of(await chat.say(f"who's cheque {cheque['reference_no']} from, and for how much?"))  # fmt: skip
+    assert cheque["name"] in answer, answer
+    assert cheque["party"] in answer, answer
+    assert figure_present(answer, cheque["paid_amount"]), answer
+
+
+async def test_debits_and_credits_asked_together(chat: Chat, rest: RestERP) -> None:
+    last = TEST_TODAY.replace(day=1) - dt.timedelta(days=1)
+    month = [last.replace(day=1).isoformat(), last.isoformat()]
+    answer = text_of(await chat.say("GL for Bank - HG last month, total debits and total credits please"))  # fmt: skip
+    for side in ("debit", "credit"):
+        total = _sum(rest, "GL Entry", side, [["account", "=", "Bank - HG"], ["is_cancelled", "=", 0], ["posting_date", "between", month]])  # fmt: skip
+        assert figure_present(answer, total), (side, answer)
+
+
+async def test_a_supplier_statement_with_its_balance(chat: Chat, rest: RestERP) -> None:
+    quarter = [TEST_TODAY.replace(month=10, day=1).isoformat(), TEST_TODAY.isoformat()]
+    supplier = "Kenya Wire & Cable Ltd"
+    billed = _sum(rest, "Purchase Invoice", "grand_total", [["supplier", "=", supplier], ["posting_date", "between", quarter]])  # fmt: skip
+    paid = _sum(rest, "Payment Entry", "paid_amount", [["payment_type", "=", "Pay"], ["party", "=", supplier], ["posting_date", "between", quarter]])  # fmt: skip
+    owed = _sum(rest, "Purchase Invoice", "outstanding_amount", [["supplier", "=", supplier]])
+    answer = text_of(await chat.say("supplier statement for Kenya Wire & Cable this quarter - billed, paid and balance"))  # fmt: skip
+    for figure in (billed, paid, owed):
+        assert figure_present(answer, figure), (figure, answer)

@@ -22,6 +22,20 @@ def speaks_of_self(text: str) -> bool:
     return _SELF.search(text) is not None
 
 
+# The user's own figure: "my leave", "have I taken", "I've claimed" — not "show me", "can I see".
+_OWN = re.compile(
+    r"\bmy\b|\bmine\b|\b(?:did|have|do|am|was)\s+i\b"
+    r"|\bi(?:'ve|'m|\s+have|\s+had|\s+got|\s+get|\s+earn\w*|\s+took|\s+take|\s+claim\w*"
+    r"|\s+spent|\s+was|\s+still)\b",
+    re.IGNORECASE,
+)
+
+
+def speaks_of_own(text: str) -> bool:
+    """Whether the words ask for the user's own figure ("my leave", "have I taken")."""
+    return _OWN.search(text) is not None
+
+
 def _row(ctx: Ctx, field: str, value: str) -> tuple[dict[str, Any] | None, Step | None]:
     if not ctx.has("employee.list"):
         return None, enable(ctx, "employee.list")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from erp_agent.catalog import Entity
 from erp_agent.planner.answer import fmt, is_number
 from erp_agent.planner.steps import (
@@ -34,7 +36,7 @@ def handle(ctx: Ctx) -> Step:
         found, step = _by_reference(ctx, e, doc_id)
         if step is not None:
             return step
-        for other in _kept_by_others(ctx, e) if found is None else ():
+        for other in _kept_by_others(ctx, e, doc_id) if found is None else ():
             # "Their PO PO-31346" is the customer's purchase order: the number our sales
             # order keeps for it.
             found, step = _by_reference(ctx, other, doc_id, e)
@@ -75,30 +77,45 @@ def handle(ctx: Ctx) -> Step:
             and label not in " ".join(parts)
         ):
             parts.append(f"{label} {fmt(value)}")
-    for fname in ("due_date", "customer_name", "supplier_name"):
+    for fname in ("due_date", "customer_name", "supplier_name", "party"):
         shown = " ".join(parts)
         if row.get(fname) and fname.replace("_", " ") not in shown and str(row[fname]) not in shown:
             parts.append(f"{fname.replace('_', ' ')} {row[fname]}")
-    return say(f"{e.label} {doc_id}{said}: " + ", ".join(parts) + ".")
+    text = f"{e.label} {doc_id}{said}: " + ", ".join(parts)
+    return say(text if text.endswith(".") else text + ".")
 
 
-def _kept_by_others(ctx: Ctx, e: Entity) -> list[Entity]:
-    """The kinds of record that keep another party's number for a record of kind ``e``
-    (sales orders keep the customer's purchase order number)."""
+def _kept_by_others(ctx: Ctx, e: Entity, ref: str) -> list[Entity]:
+    """The kinds of record that keep another party's number for a record of kind ``e``, or
+    of what the user calls it ("their invoice no. INV-1", "cheque CHE-1"): sales orders keep
+    the customer's purchase order number, payments the cheque's."""
+    terms = {e.label.lower(), e.label.split()[-1].lower(), *_called(ctx.req.text, ref)}
     return [
         other
         for other in ctx.catalog.entities.values()
-        if other is not e and ctx.has(f"{other.name}.get") and _reference_fields(other, e)
+        if other is not e and ctx.has(f"{other.name}.get") and _reference_fields(other, terms)
     ]
 
 
-def _reference_fields(e: Entity, of: Entity | None = None) -> list[str]:
-    """The reference fields of ``e`` (another party's number), those for ``of`` records only."""
+def _called(text: str, ref: str) -> list[str]:
+    """The word the user calls a number by, just before it ("cheque", "invoice no.")."""
+    before = text[: text.find(ref)].lower() if ref in text else ""
+    words = [w for w in re.findall(r"[a-z]+", before)[-3:] if w not in _NUMBER_WORDS]
+    return words[-1:]
+
+
+_NUMBER_WORDS = frozenset(["no", "number", "num", "ref", "reference", "their", "our", "the", "id"])
+
+
+def _reference_fields(e: Entity, terms: set[str] | None = None) -> list[str]:
+    """The reference fields of ``e`` (another party's number); with ``terms``, those whose
+    description says they hold such a number."""
     return [
         n
         for n, f in e.fields.items()
         if f.filterable and f.type.value == "string" and n.endswith(("_no", "_po"))
-        and (of is None or of.label.lower() in f.description.lower())
+        and (terms is None or any(re.search(rf"\b{re.escape(t)}\b", f.description.lower())
+                                  for t in terms))
     ]  # fmt: skip
 
 
@@ -107,7 +124,9 @@ def _by_reference(
 ) -> tuple[tuple[str, str] | None, Step | None]:
     """(field, our id) of the record whose reference field holds ``ref`` (the supplier's
     invoice number, the customer's PO number), or the look-ups still to make."""
-    fields = _reference_fields(e, of)
+    terms = None if of is None else {of.label.lower(), of.label.split()[-1].lower(),
+                                     *_called(ctx.req.text, ref)}  # fmt: skip
+    fields = _reference_fields(e, terms)
     if not fields or not ctx.has(f"{e.name}.list"):
         return None, None
     calls = [Call(f"{e.name}.list", {"filters": [{"field": f, "op": "=", "value": ref}],

@@ -21,7 +21,7 @@ from erp_agent.planner.master_data import (
 from erp_agent.planner.metric_terms import metric_terms, says
 from erp_agent.planner.name_phrases import name_phrases, whole_first
 from erp_agent.planner.reading import Kind
-from erp_agent.planner.steps import Call, Ctx, Step, enable, rows_of
+from erp_agent.planner.steps import Call, Ctx, Step, enable, rows_of, say
 from erp_agent.planner.terms import explicit, norm
 
 REPORT = "general_ledger"
@@ -249,7 +249,11 @@ def handle(ctx: Ctx) -> Step | None:
     figure = ledger_figure(ctx)
     if figure is not None:
         strict = not asks_balance(req.text) and names_either(req.text)
-        return _figure(ctx, figure, matches, options, kinds, strict=strict)
+        steps = [
+            _figure(ctx, f, matches, options, kinds, strict=strict)
+            for f in [figure, *_also_said(ctx, figure)]
+        ]
+        return _together(steps)
     if spent_on_account(ctx) and not asks_ledger(req.text):
         spent = {
             w: [m for m in found if kinds.get(m[1]) == "Expense"] for w, found in options.items()
@@ -262,6 +266,31 @@ def handle(ctx: Ctx) -> Step | None:
     if not matches and not options:
         return _party_ledger(ctx)
     return _report(ctx, matches, options)
+
+
+def _also_said(ctx: Ctx, figure: Any) -> list[Any]:
+    """The other ledger figures the words name beside it ("total debits and total credits")."""
+    low = norm(ctx.req.text.split(" ; ")[-1])
+    return [
+        m
+        for m in ctx.catalog.metrics.values()
+        if getattr(m, "group", None) == "ledger" and m is not figure
+        and m.name != BALANCE_METRIC
+        and any(says(low, term) for term, _ in metric_terms(m))
+        and any(says(low, term) for term, _ in metric_terms(figure))
+    ]  # fmt: skip
+
+
+def _together(steps: list[Step | None]) -> Step | None:
+    """Several figures of the same accounts, answered one after the other."""
+    if len(steps) == 1 or any(s is None for s in steps):
+        return steps[0]
+    calls: list[Call] = []
+    for s in steps:
+        calls += [c for c in (s.calls if s is not None else []) if c not in calls]
+    if calls:
+        return Step(calls=calls)
+    return say("\n\n".join(s.text for s in steps if s is not None and s.text))
 
 
 def _figure(

@@ -35,7 +35,7 @@ def _figure(ctx: Ctx) -> str | None:
 
 def applies(ctx: Ctx) -> bool:
     req = ctx.req
-    if req.names or req.doc_ids or not own_employee.speaks_of_self(req.text):
+    if req.names or req.doc_ids or not own_employee.speaks_of_own(req.text.split(" ; ")[-1]):
         return False  # someone named: their leave, not the user's
     return "leave" in req.text.lower() and _figure(ctx) is not None
 

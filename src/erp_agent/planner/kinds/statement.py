@@ -45,7 +45,9 @@ def handle(ctx: Ctx) -> Step | None:
         return None
     found, step = master_data.resolve(ctx, names, wanted)
     if step is not None:
-        return step
+        # A look-up to make, or a choice to ask; a name that is no party's ("statement of
+        # account for Debtors - ST") is left to the ledger.
+        return step if step.calls else None
     party = next(((d, v) for d, v in found.values() if d in _FIGURES), None)
     if party is None:
         return None
@@ -61,7 +63,10 @@ def handle(ctx: Ctx) -> Step | None:
         # What is still owed is owed today, whenever it was billed.
         span = None if metric_name in ("receivables", "payables") else period
         # "What they paid and what's outstanding" name the figures, never a status filter.
-        sub = dataclasses.replace(ctx, req=dataclasses.replace(req, period=span, statuses=[]))
+        # The party decides whose records they are ("supplier statement": no other filter).
+        sub = dataclasses.replace(
+            ctx, req=dataclasses.replace(req, period=span, statuses=[], enum_filters={})
+        )
         steps.append(figure_step(sub, metric, {name: (dimension, name)}))
     if any(s is None for s in steps):
         return None
