@@ -70,6 +70,10 @@ async def test_my_leave_left_is_my_own_ledgers(runtime: Any, admin: RestERP, use
     assert not figure_present(answer, everyone), answer
     assert me["employee_name"] in answer, answer
     assert "Annual Leave" not in answer, answer
+    # "And sick days?": the same question of another leave type, still the user's own.
+    sick = text_of(await chat.say("and sick days?"))
+    assert figure_present(sick, _left(admin, me["name"], "Sick Leave")), sick
+    assert "Casual Leave" not in sick, sick
 
 
 async def test_an_employee_sees_only_their_own_leave_details(demo_erp: Any, admin: RestERP) -> None:
@@ -205,3 +209,16 @@ async def test_my_take_home_pay_is_my_own_slips(runtime: Any, admin: RestERP) ->
     # HR asking to be shown everyone's figure ("show me") is not asking for their own.
     shown = await (await _as(runtime, HR)).say("show me the net pay for last month")
     assert "employee" not in (shown.reading or ""), shown.reading
+
+
+async def test_what_rent_cost_my_branch(runtime: Any, admin: RestERP) -> None:
+    last = TEST_TODAY.replace(day=1) - dt.timedelta(days=1)
+    month = [last.replace(day=1).isoformat(), last.isoformat()]
+    rent = admin.rows("GL Entry", ["debit", "credit", "branch"],
+                      [["account", "=", "Rent - ST"], ["is_cancelled", "=", 0], ["posting_date", "between", month]])  # fmt: skip
+    mine = sum((Decimal(str(r["debit"])) - Decimal(str(r["credit"])) for r in rent if r["branch"] == "Mombasa"), Decimal(0))  # fmt: skip
+    every = sum((Decimal(str(r["debit"])) - Decimal(str(r["credit"])) for r in rent), Decimal(0))
+    assert mine
+    assert mine != every
+    answer = text_of(await (await _as(runtime, "mombasa.manager@demo.local")).say("What did rent cost our branch last month?"))  # fmt: skip
+    assert figure_present(answer, mine), answer

@@ -38,7 +38,7 @@ _OWN_WORDS = frozenset(["general", "ledger", "gl", "posting", "postings", "poste
     "account", "accounts", "entries", "entry", "transactions", "transaction", "movements",
     "movement", "activity", "went", "gone", "go", "goes", "passed", "moved", "came", "ytd", "mtd",
     "balance", "balances", "closing", "opening", "book", "control", "expense", "expenses",
-    "qtd", "q1", "q2", "q3", "q4", "costs"])  # fmt: skip
+    "qtd", "q1", "q2", "q3", "q4", "costs", "cost"])  # fmt: skip
 
 
 # Money moving through something, said as a verb ("what went through the bank in March").
@@ -73,7 +73,10 @@ CASH_TYPES = ["Bank", "Cash"]
 
 # Money spent on something ("marketing expense", "utilities booked against Nairobi"): when no
 # figure is named, the words before may name an expense account.
-_SPENT = re.compile(r"\b(expenses?|expenditure|spent|spend(?:ing)?|booked|costs)\b")
+_SPENT = re.compile(
+    r"\b(expenses?|expenditure|spent|spend(?:ing)?|booked|costs"
+    r"|cost(?!\s+(?:of|cent(?:er|re)s?|price|rate|prices)\b))\b"
+)  # "what did rent cost us": a verb of money spent, not "cost of goods sold" or "cost center"
 
 
 def applies(ctx: Ctx) -> bool:

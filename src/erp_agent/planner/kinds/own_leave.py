@@ -35,7 +35,7 @@ def _figure(ctx: Ctx) -> str | None:
 
 def applies(ctx: Ctx) -> bool:
     req = ctx.req
-    if req.names or req.doc_ids or not own_employee.speaks_of_own(req.text.split(" ; ")[-1]):
+    if req.names or req.doc_ids or not own_employee.speaks_of_own(req.text):
         return False  # someone named: their leave, not the user's
     return "leave" in req.text.lower() and _figure(ctx) is not None
 
@@ -74,7 +74,10 @@ def handle(ctx: Ctx) -> Step | None:
         return call(TOOL, args)
     if not r.ok:
         return failed(r)
-    rows = _said_type([dict(row) for row in rows_of(r)], ctx.req.text)
+    every = [dict(row) for row in rows_of(r)]
+    # The leave type the newest message names ("and sick days?"), else the question's.
+    last = _said_type(every, ctx.req.text.split(" ; ")[-1])
+    rows = last if last != every else _said_type(every, ctx.req.text)
     who = f"{person.get('employee_name') or person['id']} ({person['id']})"
     if not rows:
         return say(f"No records found: {who} has no leave allocated for this leave year.")
