@@ -60,7 +60,7 @@ currency), `record_count` and `definition` (`text`, `filters`, `period`, `record
 ## Periods and comparisons
 
 Defined once (`erp_agent/metrics/periods.py` for `compare_to`, `erp_agent/planner/parse_dates.py`
-for the words), and named in every answer. As of Friday 2026-12-05:
+for the words), and named in every answer. As of Saturday 2026-12-05:
 
 | asked | read as | compared with |
 |---|---|---|
@@ -78,6 +78,9 @@ for the words), and named in every answer. As of Friday 2026-12-05:
 | in the next 2 weeks | 2026-12-05 to 2026-12-19 | — |
 | invoices that fall due next week, bills due in the next 14 days | the period is of the due date, not the posting date | — |
 | a month named alone ("in March") | the latest such month not after today | — |
+| next Monday, this Friday, coming Friday, last Friday | that day of next week (Monday to Sunday), of this week, the first one after today, the latest one before today (2026-12-07; 2026-12-04; 2026-12-11; 2026-12-04) | — |
+| 3 days (of leave) starting next Monday | 2026-12-07 to 2026-12-09: working days, Monday to Friday | — |
+| 1-30 days overdue, between 31 and 60 days late | an ageing bucket: due 1 to 30 days ago (2026-11-05 to 2026-12-04), 31 to 60 days ago; "more than 60 days" is due before 2026-10-06 | — |
 | fiscal year | the ERP's Fiscal Year records when the metric's grain is `fiscal_year`; calendar years otherwise, said in the answer | — |
 
 `compare_to: previous_period` follows the same rules: whole months against as many whole months
