@@ -222,3 +222,13 @@ async def test_what_rent_cost_my_branch(runtime: Any, admin: RestERP) -> None:
     assert mine != every
     answer = text_of(await (await _as(runtime, "mombasa.manager@demo.local")).say("What did rent cost our branch last month?"))  # fmt: skip
     assert figure_present(answer, mine), answer
+
+
+async def test_my_department_is_my_employee_records(runtime: Any, admin: RestERP) -> None:
+    me = admin.rows("Employee", ["department"], [["user_id", "=", HR]])[0]
+    staff = admin.rows("Employee", [], [["department", "=", me["department"]]])
+    response = await (await _as(runtime, HR)).say("how many employees do we have in my department")
+    assert response.reading == f"count of employees, department {me['department']}", (
+        response.reading
+    )
+    assert figure_present(text_of(response), len(staff)), text_of(response)

@@ -119,7 +119,10 @@ def _source(results: list[Result]) -> Result | None:
         found = [r for r in results if r.ok and r.name.endswith(suffix) and not is_lookup(r.args)]
         if found:
             return max(found, key=lambda r: len(r.args.get("filters") or []))
-    return None
+    # Only counts by one condition were made ("how many employees in the HR department"): the
+    # last of them, never a look-up of which record a number or a user is.
+    counted = [r for r in results if r.ok and r.name.endswith(".count") and not _probed(r.args)]
+    return counted[-1] if counted else None
 
 
 def is_lookup(args: Mapping[str, Any]) -> bool:
@@ -132,9 +135,20 @@ def is_lookup(args: Mapping[str, Any]) -> bool:
         set(fields) <= {"id", "name", "title"} or (fields[:1] == ["id"] and len(fields) == 2)
     )  # ids and titles ("id", "item_name"): what master_data.probe_args asks for
     counted_one = fields is None and "limit" not in args and len(args.get("filters") or []) == 1
-    # "Which record holds this number?": ids only, one or two at most.
-    probed = fields == ["id"] and int(args.get("limit") or 99) <= 2
-    return (like and lookup) or counted_one or probed
+    return (like and lookup) or counted_one or _probed(args)
+
+
+def _probed(args: Mapping[str, Any]) -> bool:
+    """ "Which record holds this number?", "which employee is the user?": one or two records
+    at most, by one value, in no order."""
+    one = args.get("filters") or []
+    return (
+        int(args.get("limit") or 99) <= 2
+        and not args.get("order_by")
+        and len(one) == 1
+        and isinstance(one[0], Mapping)
+        and one[0].get("op") == "="
+    )
 
 
 def _metric(catalog: Catalog, r: Result, args: Mapping[str, Any]) -> list[str]:
