@@ -14,12 +14,7 @@ from typing import Any
 from erp_agent.planner import master_data
 from erp_agent.planner.steps import Ctx, Step, call, enable, rows_of
 
-_SELF = re.compile(r"\b(i|i'm|i've|i'd|i'll|im|me|my|mine|myself)\b", re.IGNORECASE)
 FIELDS = ["id", "employee_name", "company", "leave_approver", "department", "branch"]
-
-
-def speaks_of_self(text: str) -> bool:
-    return _SELF.search(text) is not None
 
 
 # The user's own figure: "my leave", "have I taken", "I've claimed" — not "show me", "can I see".

@@ -262,7 +262,7 @@ def _person(
     """The employee a new leave application or claim is for: one named, else the user."""
     if not any(getattr(e.fields.get(n), "target", None) == "employee" for n in required):
         return None, None
-    if names and not own_employee.speaks_of_self(ctx.req.text):
+    if names:  # "leave for Kevin Mwangi, I'm his manager": Kevin's
         return own_employee.named(ctx, names[0])
     return own_employee.own(ctx)
 
