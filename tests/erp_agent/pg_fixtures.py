@@ -6,6 +6,7 @@ test that skips would prove nothing.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,8 +38,26 @@ def pg_database(prefix: str = "erp_t") -> Iterator[str]:
         url = make_url(PG_DSN).set(drivername="postgresql+psycopg", database=name)
         yield url.render_as_string(hide_password=False)
     finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[attr-defined]
-        admin.close()  # type: ignore[attr-defined]
+        try:
+            _drop(admin, name)
+        finally:
+            admin.close()  # type: ignore[attr-defined]
+
+
+def _drop(admin: object, name: str) -> None:
+    """Drop the database, its clients ended. An autovacuum worker that has just started on it
+    is a process the test role may not end (InsufficientPrivilege): it is done in moments, so
+    the drop is tried again, for up to five seconds."""
+    import psycopg
+
+    statement = f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+    for _ in range(20):
+        try:
+            admin.execute(statement)  # type: ignore[attr-defined]
+            return
+        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ObjectInUse):
+            time.sleep(0.25)
+    admin.execute(statement)  # type: ignore[attr-defined]
 
 
 def terminate_clients(column: str, value: str) -> int:
