@@ -9,7 +9,7 @@ between two fields) is left to the record plane, so no condition is ever dropped
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from erp_agent.catalog import Catalog
@@ -27,7 +27,7 @@ from erp_agent.planner.parse_dates import (
     shift_months,
 )
 from erp_agent.planner.reading import Kind, Request
-from erp_agent.planner.steps import Ctx, Step, call, enable, failed, say
+from erp_agent.planner.steps import Call, Ctx, Step, call, enable, failed, say
 from erp_agent.planner.terms import explicit, has_term, norm
 
 _GRAINS = {"month": "month", "quarter": "quarter", "year": "year", "week": "week", "day": "day"}
@@ -944,16 +944,23 @@ def side_by_side(ctx: Ctx, metrics: list[Any]) -> Step | None:
     ctx.req.figures_side_by_side = True
     # Status words ("still unpaid") define one of the figures, not a filter on both.
     ctx.req.statuses = []
-    steps = [metric_step(ctx, m) for m in metrics]
+    return together([metric_step(ctx, m) for m in metrics])
+
+
+def together(steps: Sequence[Step | None], heading: str = "") -> Step | None:
+    """Several figures answered one after the other: every look-up they still need first, then
+    their answers (under ``heading``); None when any of them cannot be asked or answered."""
     if any(s is None for s in steps):
         return None
-    calls: list[Any] = []
+    calls: list[Call] = []
     for s in steps:
         calls += [c for c in (s.calls if s is not None else []) if c not in calls]
     if calls:
         return Step(calls=calls)
     texts = [s.text for s in steps if s is not None and s.text]
-    return say("\n\n".join(texts)) if len(texts) == len(metrics) else None
+    if len(texts) != len(steps):
+        return None
+    return say("\n\n".join([heading, *texts] if heading else texts))
 
 
 _BALANCE_WORDS = re.compile(r"\b(balance|as of|as at|stands? at|closing)\b")

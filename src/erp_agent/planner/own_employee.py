@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from erp_agent.planner import master_data
-from erp_agent.planner.steps import Ctx, Step, call, enable, rows_of
+from erp_agent.planner.steps import Ctx, Step, call, enable, rows_of, say
 
 FIELDS = ["id", "employee_name", "company", "leave_approver", "department", "branch"]
 
@@ -47,6 +47,15 @@ def own(ctx: Ctx) -> tuple[dict[str, Any] | None, Step | None]:
     if not ctx.view.user:
         return None, None
     return _row(ctx, "user", ctx.view.user)
+
+
+def own_or_said(ctx: Ctx, missing: str) -> tuple[dict[str, Any] | None, Step | None]:
+    """The user's own Employee record, or the step to find it, or ``missing`` said when they
+    have none (never an answer for everyone instead)."""
+    person, step = own(ctx)
+    if step is None and person is None:
+        step = say(missing)
+    return person, step
 
 
 def named(ctx: Ctx, name: str) -> tuple[dict[str, Any] | None, Step | None]:

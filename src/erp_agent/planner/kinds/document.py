@@ -100,11 +100,11 @@ def _kept_by_others(ctx: Ctx, e: Entity, ref: str) -> list[Entity]:
 def _called(text: str, ref: str) -> list[str]:
     """The word the user calls a number by, just before it ("cheque", "invoice no.")."""
     before = text[: text.find(ref)].lower() if ref in text else ""
-    words = [w for w in re.findall(r"[a-z]+", before)[-3:] if w not in _NUMBER_WORDS]
+    words = [w for w in re.findall(r"[a-z]+", before)[-3:] if w not in _NUMBER_LABELS]
     return words[-1:]
 
 
-_NUMBER_WORDS = frozenset(["no", "number", "num", "ref", "reference", "their", "our", "the", "id"])
+_NUMBER_LABELS = frozenset(["no", "number", "num", "ref", "reference", "their", "our", "the", "id"])
 
 
 def _reference_fields(e: Entity, terms: set[str] | None = None) -> list[str]:

@@ -21,7 +21,7 @@ from erp_agent.planner.master_data import (
 from erp_agent.planner.metric_terms import metric_terms, says
 from erp_agent.planner.name_phrases import name_phrases, whole_first
 from erp_agent.planner.reading import Kind
-from erp_agent.planner.steps import Call, Ctx, Step, enable, rows_of, say
+from erp_agent.planner.steps import Call, Ctx, Step, enable, rows_of
 from erp_agent.planner.terms import explicit, norm
 
 REPORT = "general_ledger"
@@ -256,7 +256,8 @@ def handle(ctx: Ctx) -> Step | None:
             _figure(ctx, f, matches, options, kinds, strict=strict)
             for f in [figure, *_also_said(ctx, figure)]
         ]
-        return _together(steps)
+        # Several figures said ("total debits and total credits"): each, one after the other.
+        return (metric_plan.together(steps) if len(steps) > 1 else None) or steps[0]
     if spent_on_account(ctx) and not asks_ledger(req.text):
         spent = {
             w: [m for m in found if kinds.get(m[1]) == "Expense"] for w, found in options.items()
@@ -282,18 +283,6 @@ def _also_said(ctx: Ctx, figure: Any) -> list[Any]:
         and any(says(low, term) for term, _ in metric_terms(m))
         and any(says(low, term) for term, _ in metric_terms(figure))
     ]  # fmt: skip
-
-
-def _together(steps: list[Step | None]) -> Step | None:
-    """Several figures of the same accounts, answered one after the other."""
-    if len(steps) == 1 or any(s is None for s in steps):
-        return steps[0]
-    calls: list[Call] = []
-    for s in steps:
-        calls += [c for c in (s.calls if s is not None else []) if c not in calls]
-    if calls:
-        return Step(calls=calls)
-    return say("\n\n".join(s.text for s in steps if s is not None and s.text))
 
 
 def _figure(

@@ -60,14 +60,13 @@ def handle(ctx: Ctx) -> Step | None:
 
 
 def _own_figure(ctx: Ctx) -> Step | None:
-    person, step = own_employee.own(ctx)
-    if step is not None:
+    person, step = own_employee.own_or_said(
+        ctx,
+        "I can't tell which employee you are: your user has no employee record in the ERP, "
+        "so I won't answer with everyone's figure.",
+    )
+    if step is not None or person is None:
         return step
-    if person is None:
-        return say(
-            "I can't tell which employee you are: your user has no employee record in the ERP, "
-            "so I won't answer with everyone's figure."
-        )
     name = str(person.get("employee_name") or person["id"])
     if ("employee", name) not in ctx.req.names:
         ctx.req.names.append(("employee", name))

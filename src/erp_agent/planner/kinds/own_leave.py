@@ -58,14 +58,13 @@ def handle(ctx: Ctx) -> Step | None:
         return None
     if not ctx.has(TOOL):
         return enable(ctx, TOOL)
-    person, step = own_employee.own(ctx)
-    if step is not None:
+    person, step = own_employee.own_or_said(
+        ctx,
+        "I can't find an Employee record linked to your user in the ERP, so I can't tell "
+        "your own leave. HR can link your user to your employee record.",
+    )
+    if step is not None or person is None:
         return step
-    if person is None:
-        return say(
-            "I can't find an Employee record linked to your user in the ERP, so I can't tell "
-            "your own leave. HR can link your user to your employee record."
-        )
     args: dict[str, Any] = {"employee": person["id"]}
     if ctx.req.as_of is not None:
         args["date"] = ctx.req.as_of.isoformat()

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any
 
 from erp_agent.planner import master_data
-from erp_agent.planner.metric_plan import figure_step
+from erp_agent.planner.metric_plan import figure_step, together
 from erp_agent.planner.parse_dates import Period
-from erp_agent.planner.steps import Ctx, Step, say
+from erp_agent.planner.steps import Ctx, Step
 
 _STATEMENT = re.compile(r"\bstatements?\b|\bstmt\b")
 # Statements that are not a party's account: the company's own reports, a bank's.
@@ -68,16 +67,8 @@ def handle(ctx: Ctx) -> Step | None:
             ctx, req=dataclasses.replace(req, period=span, statuses=[], enum_filters={})
         )
         steps.append(figure_step(sub, metric, {name: (dimension, name)}))
-    if any(s is None for s in steps):
-        return None
-    calls: list[Any] = []
-    for s in steps:
-        calls += [c for c in (s.calls if s is not None else []) if c not in calls]
-    if calls:
-        return Step(calls=calls)
-    texts = [s.text for s in steps if s is not None and s.text]
     head = (
         f"Statement for {name} ({kind}), {period.start} to {period.end}: billed, paid, and "
         f"what is still outstanding on {ctx.view.today}."
     )
-    return say("\n\n".join([head, *texts]))
+    return together(steps, head)
