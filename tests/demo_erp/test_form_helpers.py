@@ -214,3 +214,42 @@ def test_desk_page_signs_in_then_shows_the_document_as_the_api_would(
         assert api.status_code == desk.status_code == 403
     assert sales.get("/app/quotation/SAL-QTN-0000-00000").status_code == 404
     assert sales.get("/app/no-such-doctype/X").status_code == 404
+
+
+def test_the_payment_forms_helpers_name_the_party_and_bank_accounts(
+    demo_erp: DemoERP, sales: httpx.Client
+) -> None:
+    company = raw(
+        demo_erp,
+        "select default_receivable_account, default_bank_account, default_cash_account "
+        'from "tabCompany" where name = ?',
+        COMPANY,
+    )[0]
+    customer = _customer(demo_erp)["name"]
+    accounts = signed_in(demo_erp, "accounts@demo.local")
+    try:
+        reply = call(
+            accounts,
+            "erpnext.accounts.doctype.payment_entry.payment_entry.get_party_details",
+            company=COMPANY, party_type="Customer", party=customer, date="2026-11-30",
+        )  # fmt: skip
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["message"]["party_account"] == company["default_receivable_account"]
+        bank_method = (
+            "erpnext.accounts.doctype.journal_entry.journal_entry.get_default_bank_cash_account"
+        )
+        for mode, account in (("Cash", "default_cash_account"), ("Wire Transfer", "default_bank_account")):  # fmt: skip
+            reply = call(
+                accounts, bank_method, company=COMPANY, account_type="Bank", mode_of_payment=mode
+            )
+            assert reply.status_code == 200, reply.text
+            assert reply.json()["message"]["account"] == company[account], mode
+        # An unknown party is the ERP's error, not an empty answer.
+        reply = call(
+            accounts,
+            "erpnext.accounts.doctype.payment_entry.payment_entry.get_party_details",
+            company=COMPANY, party_type="Customer", party="No Such Customer",
+        )  # fmt: skip
+        assert reply.status_code >= 400, reply.text
+    finally:
+        accounts.close()

@@ -22,6 +22,7 @@ from demo_erp.api import (
     desk,
     erpnext_methods,  # noqa: F401 - registers ERPNext's form helpers
     hrms_methods,  # noqa: F401 - registers hrms's self-service helpers
+    payment_methods,  # noqa: F401 - registers the Payment Entry form's helpers
     previews,  # noqa: F401 - registers the ledger previews and the linked documents
     search,  # noqa: F401 - registers the link search
     v2,

@@ -4,6 +4,7 @@ totals, having, top N with an "all others" row, the comparison period, and the d
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -173,10 +174,25 @@ async def answer(computer: MetricComputer, catalog: Catalog, query: MetricQuery)
             if metric.measure.func is not MeasureFunc.LATEST
             or sum(1 for k in figures.values if k[-1] == cur) == 1
         ],
+        "all_units": _all_units(metric, figures.totals, figures.total_records),
         "groups": len(keys),
         "record_count": figures.computed.record_count,
         "definition": _definition(query, metric, period, prev_period, figures, words, rows),
         "drill": _drill_spec(catalog, query, period, prev_period, shift, computer),
+    }
+
+
+def _all_units(
+    metric: Metric, totals: Mapping[Any, Decimal | None], records: Mapping[Any, int]
+) -> dict[str, Any] | None:
+    """A quantity kept per unit, added up across units as ERPNext's stock reports total their
+    quantity column (Box, Nos and Set counted alike): asked for as "how many units in total"."""
+    if not metric.unit_field or metric.measure.func is not MeasureFunc.SUM or len(totals) < 2:
+        return None
+    return {
+        "value": _round(sum((v or Decimal(0) for v in totals.values()), Decimal(0)), metric),
+        "records": sum(records.get(u, 0) for u in totals),
+        "units": sorted(str(u) for u in totals if u is not None),
     }
 
 

@@ -836,6 +836,16 @@ def metric_step(
     said = " ".join(v.lower() for _, v in names) + " " + " ".join(req.settled).lower()
     loose = [n for n in vocabulary.loose_names(req.text, ctx.catalog) if n.lower() not in said]
     names += [(None, n) for n in loose]
+    if (
+        metric is not None
+        and "item" in metric.dimensions
+        and not req.items
+        and not any(h == "item" for h, _ in names)
+    ):
+        # "How many tape measures in Nairobi Stores": items by the everyday words of their name.
+        described = [d for d in vocabulary.described_names(req.text, ctx.catalog) if d not in said]
+        names += [("item", d) for d in described if d not in loose]
+        loose += [d for d in described if d not in loose]
     if names:
         dims = list(metric.dimensions) if metric else ["item", "warehouse", "customer", "branch"]
         if metric is not None:
@@ -1196,6 +1206,13 @@ def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple
                  + _before(t, f"{t['currency']} " if t.get("currency") else "", "value")
                  for t in totals]  # fmt: skip
         head += (" in total: " if keys else ": ") + "; ".join(parts)
+        every = data.get("all_units")
+        if isinstance(every, dict) and every.get("units"):
+            # The units added up as the ERP's stock reports add them ("how many units in all").
+            head += (
+                f"; all units together: {fmt(every.get('value'))} "
+                f"({', '.join(str(u) for u in every['units'])} counted alike)"
+            )
     elif not rows and metric in _BALANCES:
         # A balance with nothing in it is zero ("on hand at Houston Stores: 0"), not missing.
         named = [f"{dim.replace('_', ' ')} {value}" for dim, value in resolved.values()]

@@ -848,6 +848,22 @@ def filler_words(text: str, catalog: Catalog) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def described_names(text: str, catalog: Catalog) -> list[str]:
+    """Everyday words that may describe a record by its name ("tape measures", "packing
+    tape"): each filler word with the word after it (singular), then alone, longest first. The
+    caller looks them up and keeps only what some record's name holds."""
+    tokens = [t.lower() for t in _WORD.findall(text)]
+    fillers = [w for w in filler_words(text, catalog) if len(w) > 3 and w.isalpha()]
+    out: list[str] = []
+    for word in fillers:
+        at = tokens.index(word) if word in tokens else -1
+        nxt = tokens[at + 1] if 0 <= at < len(tokens) - 1 else ""
+        if nxt and nxt.isalpha() and nxt not in GRAMMAR and len(nxt) > 2:
+            out.append(f"{word} {nxt[:-1] if nxt.endswith('s') and len(nxt) > 3 else nxt}")
+    out += [w[:-1] if w.endswith("s") and len(w) > 4 else w for w in fillers]
+    return list(dict.fromkeys(out))
+
+
 def unknown_words(text: str, catalog: Catalog) -> list[str]:
     """Lowercase words of the text the vocabulary does not hold (what was not understood)."""
     vocab = known_words(catalog) | _MONTHS

@@ -36,6 +36,12 @@ PATHS = {
     "erpnext.accounts.party.get_party_details": "party_details",
     "erpnext.stock.get_item_details.get_item_details": "item_details",
     "erpnext.controllers.accounts_controller.get_taxes_and_charges": "taxes_and_charges",
+    "erpnext.accounts.doctype.payment_entry.payment_entry.get_party_details": (
+        "payment_party_details"
+    ),
+    "erpnext.accounts.doctype.journal_entry.journal_entry.get_default_bank_cash_account": (
+        "bank_cash_account"
+    ),
 }
 
 

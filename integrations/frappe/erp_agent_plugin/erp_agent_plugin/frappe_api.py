@@ -121,6 +121,20 @@ class FrappeApi:
 
         return get_taxes_and_charges(master_doctype, master_name)
 
+    def _payment_party_details(self, **kwargs: Any) -> Any:
+        from erpnext.accounts.doctype.payment_entry.payment_entry import (  # type: ignore[import-not-found]
+            get_party_details,
+        )
+
+        return get_party_details(**kwargs)
+
+    def _bank_cash_account(self, **kwargs: Any) -> Any:
+        from erpnext.accounts.doctype.journal_entry.journal_entry import (  # type: ignore[import-not-found]
+            get_default_bank_cash_account,
+        )
+
+        return get_default_bank_cash_account(**kwargs)
+
 
 def _message(exc: Exception) -> str:
     """The ERP's own words: the exception's text, or the last message Frappe logged."""

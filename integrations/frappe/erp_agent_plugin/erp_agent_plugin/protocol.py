@@ -38,6 +38,8 @@ METHODS: dict[str, frozenset[str]] = {
     "party_details": frozenset({"party", "party_type", "company", "doctype", "posting_date", "price_list"}),
     "item_details": frozenset({"args"}),
     "taxes_and_charges": frozenset({"master_doctype", "master_name"}),
+    "payment_party_details": frozenset({"company", "party_type", "party", "date", "cost_center"}),
+    "bank_cash_account": frozenset({"company", "account_type", "mode_of_payment", "account"}),
 }  # fmt: skip
 REQUIRED: dict[str, tuple[str, ...]] = {
     "get_list": ("doctype",), "get_count": ("doctype",), "get_doc": ("doctype", "name"),
@@ -47,6 +49,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "get_meta": ("doctype",), "get_transitions": ("doc",), "apply_workflow": ("doc", "action"),
     "has_permission": ("doctype",), "item_details": ("args",),
     "taxes_and_charges": ("master_doctype", "master_name"),
+    "payment_party_details": ("company", "party_type", "party"), "bank_cash_account": ("company",),
 }  # fmt: skip
 WRITES = frozenset({"insert", "update", "run_doc_method", "delete", "apply_workflow"})
 DOC_ACTIONS = frozenset({"submit", "cancel"})

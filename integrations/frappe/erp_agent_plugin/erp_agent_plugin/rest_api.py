@@ -31,6 +31,14 @@ RPC = {
     "party_details": ("POST", "erpnext.accounts.party.get_party_details"),
     "item_details": ("POST", "erpnext.stock.get_item_details.get_item_details"),
     "taxes_and_charges": ("POST", "erpnext.controllers.accounts_controller.get_taxes_and_charges"),
+    "payment_party_details": (
+        "POST",
+        "erpnext.accounts.doctype.payment_entry.payment_entry.get_party_details",
+    ),
+    "bank_cash_account": (
+        "POST",
+        "erpnext.accounts.doctype.journal_entry.journal_entry.get_default_bank_cash_account",
+    ),
 }
 
 

@@ -29,7 +29,7 @@ from erp_agent.connectors.base import (
     WorkflowInfo,
 )
 from erp_agent.connectors.credentials import Credential
-from erp_agent.connectors.frappe import aggregates, filling, projection
+from erp_agent.connectors.frappe import aggregates, filling, payment_filling, projection
 from erp_agent.connectors.frappe.client import FrappeClient
 from erp_agent.connectors.frappe.errors import stale_refusal
 from erp_agent.connectors.frappe.scope import OwnerRules, data_scope
@@ -338,6 +338,8 @@ class ERPNextConnector(Connector):
         self, cred: Credential, entity: str, values: Mapping[str, Any]
     ) -> FilledDocument | None:
         emap = self.map(entity)
+        if emap.doctype == payment_filling.DOCTYPE:
+            return await payment_filling.fill(self.client, cred, emap, values)
         if not filling.fillable(emap.doctype):
             return None
         return await filling.fill(self.client, cred, emap, values)

@@ -12,12 +12,25 @@ from erp_agent.planner import own_employee
 from erp_agent.planner.metric_plan import pick
 from erp_agent.planner.steps import Ctx, Step, say
 
-_MY = re.compile(r"\b(?:my|our)\s+(branch|department|dept)\b", re.IGNORECASE)
-_FIELD = {"branch": "branch", "department": "department", "dept": "department"}
+_MY = re.compile(
+    r"\b(?:my|our)\s+(branch|department|dept|store|stores|warehouse|warehouses)\b", re.IGNORECASE
+)
+# "Our store" is the branch's: its warehouses are the ones filed under that branch.
+_FIELD = {"branch": "branch", "department": "department", "dept": "department",
+          "store": "branch", "stores": "branch", "warehouse": "branch", "warehouses": "branch"}  # fmt: skip
+
+
+# "The store", said by a user the ERP holds to one branch, is that branch's store.
+_THE = re.compile(r"\bthe\s+(store|warehouse)\b", re.IGNORECASE)
+
+
+def _said(ctx: Ctx, text: str) -> re.Match[str] | None:
+    held = re.search(r"\bbranch [^;,]+", ctx.view.restricted, re.IGNORECASE)
+    return _MY.search(text) or (_THE.search(text) if held else None)
 
 
 def applies(ctx: Ctx) -> bool:
-    return bool(_MY.search(ctx.req.text.split(" ; ")[-1])) or _mine(ctx)
+    return bool(_said(ctx, ctx.req.text.split(" ; ")[-1])) or _mine(ctx)
 
 
 def _mine(ctx: Ctx) -> bool:
@@ -35,7 +48,7 @@ def _mine(ctx: Ctx) -> bool:
 
 def handle(ctx: Ctx) -> Step | None:
     req = ctx.req
-    m = _MY.search(req.text)
+    m = _said(ctx, req.text)
     if m is None:
         return _own_figure(ctx) if _mine(ctx) else None
     field = _FIELD[m.group(1).lower()]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from erp_agent.planner import master_data
+from erp_agent.planner import master_data, vocabulary
 from erp_agent.planner.metric_plan import figure_step, together
 from erp_agent.planner.parse_dates import Period
 from erp_agent.planner.steps import Ctx, Step
@@ -40,9 +40,11 @@ def handle(ctx: Ctx) -> Step | None:
         ["supplier", "customer"] if "supplier" in req.text.lower() else ["customer", "supplier"]
     )
     names = [(h, v) for h, v in req.names if h in (None, *wanted)]
-    if not names:
+    # A party typed in lower case ("statement for gulf traders") may be any loose run of words.
+    loose = [] if names else vocabulary.loose_names(req.text, ctx.catalog)
+    if not names and not loose:
         return None
-    found, step = master_data.resolve(ctx, names, wanted)
+    found, step = master_data.resolve(ctx, names + [(None, n) for n in loose], wanted, loose)
     if step is not None:
         # A look-up to make, or a choice to ask; a name that is no party's ("statement of
         # account for Debtors - ST") is left to the ledger.

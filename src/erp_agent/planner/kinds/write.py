@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from erp_agent.catalog import Entity, Field, FieldType
-from erp_agent.planner import own_employee, write_fields, write_names
+from erp_agent.planner import master_data, own_employee, write_fields, write_names
 from erp_agent.planner.answer import fmt, join
 from erp_agent.planner.parse_amounts import money_said, to_number
 from erp_agent.planner.reporting import company_step
@@ -131,7 +131,9 @@ def _create(ctx: Ctx, e: Entity) -> Step:
     schema = ctx.tools[tool]
     required = list(schema.get("required") or [])
     names = [v for h, v in ctx.req.names if h is None] + [v for h, v in ctx.req.names if h]
-    wanted = write_names.lines(ctx.req.text)
+    # Item lines only where the document has them ("25,000 bob from Gulf Traders" is a sum).
+    lined = any(f.type is FieldType.TABLE and "item" in f.fields for f in e.fields.values())
+    wanted = write_names.lines(ctx.req.text) if lined else []
     person, step = _person(ctx, e, required, names)
     if step is not None:
         return step
@@ -144,6 +146,9 @@ def _create(ctx: Ctx, e: Entity) -> Step:
         step = draft.fill(name, f) if f is not None else None
         if step is not None:
             return step
+    step = draft.fill_said()
+    if step is not None:
+        return step
     if draft.missing:
         return say(
             f"To prepare the {e.label.lower()} I need: {join(draft.missing)}. Please give them."
@@ -186,11 +191,18 @@ class _Draft:
             if self.person and self.person.get("company"):
                 self.args[name] = self.person["company"]  # the employee's, as the form fills it
                 return None
+            if self.party is not None and not any(k in self.args for k in ("party", *_PARTY_KINDS)):
+                # The party first: the company its documents are in is the new one's.
+                step = self.fill_said()
+                if step is not None:
+                    return step
             company, step = _company(self.ctx, self.e, self.args)
             self.args[name] = company
             return step
         if f.type is FieldType.TABLE:
             return self._table(name, f)
+        if f.type is FieldType.ENUM and set(_PARTY_OF) <= set(f.values):
+            return self._direction(name, f)
         if f.type is FieldType.LINK and not self.names and f.target in _SHORT_LISTS:
             # "annual leave": the one leave type the request names.
             found, step = write_fields.named_record(self.ctx, f.target)
@@ -199,13 +211,52 @@ class _Draft:
         self._plain(name, f)
         return None
 
+    def fill_said(self) -> Step | None:
+        """Fields a document need not have that the request names: a payment's party ("from
+        Gulf Traders") and its mode of payment ("via M-Pesa"); the ERP fills the rest."""
+        for name, f in self.e.fields.items():
+            if f.required or name in self.args or name not in self.props:
+                continue
+            if (name == "party" or f.target in _PARTY_KINDS) and self.party is not None:
+                step = self._party(name, f)
+            elif f.target in _SAID_OPTIONAL:
+                found, step = write_fields.named_record(self.ctx, f.target)
+                if found is not None:
+                    self.args[name] = found
+            else:
+                continue
+            if step is not None:
+                return step
+        return None
+
+    def _direction(self, name: str, f: Field) -> Step | None:
+        """Whether money is received or paid: as said ("received", "pay"), else as the
+        party named implies ("a payment from Gulf Traders", a customer: received)."""
+        said = _enum_value(self.ctx, f.values, False)
+        if said is not None or self.party is None:
+            self.put(name, said, f.label.lower())
+            return None
+        kinds = [k for k in _PARTY_OF.values() if k in getattr(self.ctx.catalog, "dimensions", {})]
+        found, step = master_data.resolve(self.ctx, [(None, self.party)], kinds)
+        if step is not None:
+            return step
+        kind = found[self.party][0] if self.party in found else None
+        self.put(name, next((v for v, k in _PARTY_OF.items() if k == kind), None), f.label.lower())
+        return None
+
     def _party(self, name: str, f: Field) -> Step | None:
         # The party by name, found among the records the user can see (never the company).
         dimension = (
             f.target
             if f.target in _PARTY_KINDS
-            else str(self.args.get("quotation_to") or "customer")
+            else str(
+                self.args.get("quotation_to")
+                or self.args.get("party_type")
+                or _PARTY_OF.get(str(self.args.get("payment_type")), "customer")
+            )
         )
+        if "party_type" in self.props and name == "party":
+            self.args.setdefault("party_type", dimension)
         if self.party is None:
             self.missing.append(f"the {dimension} it is for")
             return None
@@ -252,6 +303,10 @@ class _Draft:
 
 
 _PARTY_KINDS = ("customer", "supplier", "lead")
+# Whom money received comes from, and paid goes to, when the request does not say.
+_PARTY_OF = {"Receive": "customer", "Pay": "supplier"}
+# Links a document need not have, filled when the request names one of their few records.
+_SAID_OPTIONAL = ("mode_of_payment",)
 # Links to kinds of record few enough to read whole and match by their words.
 _SHORT_LISTS = ("leave_type", "mode_of_payment", "department", "designation")
 
@@ -322,7 +377,20 @@ def _company(ctx: Ctx, e: Entity, args: dict[str, Any]) -> tuple[str | None, Ste
 
 
 def _enum_value(ctx: Ctx, values: tuple[str, ...], party_named: bool) -> str | None:
-    hit = next((v for v in values if v.lower() in ctx.req.text.lower()), None)
+    # A value said as a word, inflected or not ("received" is Receive; "payment" is not Pay).
+    text = ctx.req.text.lower()
+    hit = next(
+        (
+            v
+            for v in values
+            if re.search(
+                rf"\b(?:{re.escape(v.lower().rstrip('e'))}(?:e|es|ed|ing|s)?"
+                rf"{'|paid' if v.lower() == 'pay' else ''})\b",
+                text,
+            )
+        ),
+        None,
+    )
     # A quotation's party kind: the request names a party to sell to, i.e. a customer.
     return hit or ("customer" if "customer" in values and party_named else None)
 

@@ -44,6 +44,13 @@ def filled_summary(entity: Entity, document: dict[str, Any]) -> str:
         text += (
             ": " + ", ".join(lines[:3]) + (f" and {len(lines) - 3} more" if len(lines) > 3 else "")
         )
+    amount = entity.amount_field
+    if not lines and amount and amount != "total" and document.get(amount) is not None:
+        # A document of one sum (a payment): that sum, in its account's currency.
+        currency = currency or next(
+            (str(v) for k, v in document.items() if k.endswith("_currency") and v), None
+        )
+        text += f"; {entity.field(amount).label.lower()} {_money(document[amount], currency)}"
     if document.get("total") is not None:
         text += f"; total {_money(document['total'], currency)}"
         if document.get("tax_total"):
