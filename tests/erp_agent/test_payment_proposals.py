@@ -123,3 +123,66 @@ async def test_confirming_a_payment_writes_that_draft(runtime: Any, admin: RestE
     finally:
         for row in rows:  # the draft is removed, so no other test counts it
             admin.client.delete(f"/api/resource/Payment Entry/{row['name']}").raise_for_status()
+
+
+def _open_invoice(admin: RestERP, doctype: str) -> dict[str, Any]:
+    party = "supplier" if doctype == "Purchase Invoice" else "customer"
+    rows = admin.rows(
+        doctype,
+        [party, "company", "outstanding_amount", "grand_total"],
+        [["docstatus", "=", 1], ["outstanding_amount", ">", 1000]],
+    )
+    rows = [r for r in rows if r["outstanding_amount"] != r["grand_total"]] or rows
+    return {**rows[0], "party": rows[0][party]}
+
+
+async def test_paying_a_bill_in_full_is_a_payment_of_what_is_outstanding_on_it(
+    runtime: Any, admin: RestERP
+) -> None:
+    bill = _open_invoice(admin, "Purchase Invoice")
+    chat = await _as(runtime, "accounts.manager@demo.local")
+    response = await chat.say(f"pay {bill['party']}'s bill {bill['name']} in full")
+    document = block(response, "proposal")["document"]
+    assert document["payment_type"] == "Pay"
+    assert (document["party_type"], document["party"]) == ("supplier", bill["party"])
+    assert document["company"] == bill["company"]
+    assert document["amount"] == bill["outstanding_amount"]  # owed now, not its grand total
+    assert (
+        document["amount"] != bill["grand_total"]
+        or bill["grand_total"] == bill["outstanding_amount"]
+    )
+    [ref] = document["references"]
+    assert (ref["document_type"], ref["document"], ref["allocated"]) == (
+        "purchase_invoice", bill["name"], bill["outstanding_amount"],
+    )  # fmt: skip
+    assert bill["name"] in text_of(response)
+    assert figure_present(text_of(response), bill["outstanding_amount"])
+
+
+async def test_a_customers_payment_against_an_invoice_is_received_and_confirmed_as_drafted(
+    runtime: Any, admin: RestERP
+) -> None:
+    invoice = _open_invoice(admin, "Sales Invoice")
+    part = 1000
+    chat = await _as(runtime, "accounts@demo.local")
+    response = await chat.say(f"record a payment of {part} against {invoice['name']} by cheque")
+    proposal = block(response, "proposal")
+    document = proposal["document"]
+    assert document["payment_type"] == "Receive"
+    assert document["amount"] == part  # the sum said, not the whole outstanding
+    assert document["mode_of_payment"] == "Cheque"
+    done = await runtime.gateway.confirm(chat.session, proposal["id"], proposal["payload_hash"])
+    assert done.ok, done
+    drafts = admin.rows("Payment Entry", ["party", "paid_amount"],
+                        [["docstatus", "=", 0], ["paid_amount", "=", part], ["party", "=", invoice["party"]]])  # fmt: skip
+    try:
+        assert len(drafts) == 1, drafts
+    finally:
+        for row in drafts:
+            admin.client.delete(f"/api/resource/Payment Entry/{row['name']}").raise_for_status()
+    # More than is owed on it is never allocated.
+    too_much = invoice["outstanding_amount"] + 1000
+    answer = text_of(
+        await chat.say(f"record a payment of {too_much:.2f} against {invoice['name']}")
+    )
+    assert "won't allocate more" in answer, answer

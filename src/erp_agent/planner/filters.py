@@ -258,7 +258,33 @@ def _rest_of_names(ctx: Ctx, loose: list[str], dims: list[str]) -> tuple[list[st
     return [n for n in loose if not any(master_data.holds(r, n) for r in records)], None
 
 
+# "Did my last leave request get approved or is it still pending?", "status of my claim": the
+# state is what is asked, so no state filters the records and drafts are among them.
+_STATE_ASKED = re.compile(
+    r"\b(?:status|state)\s+(?:of|on)\b|\bwhat(?:'s| is) the (?:status|state)\b"
+    r"|\b(?:approved|rejected|paid|accepted|submitted|cancelled|signed off)\s+or\b"
+    r"|\bor\s+(?:is\s+it\s+|was\s+it\s+)?(?:still\s+)?(?:pending|open|waiting|outstanding)\b",
+    re.IGNORECASE,
+)
+_OWN = re.compile(r"\b(?:my|mine)\b", re.IGNORECASE)
+
+
+def state_asked(text: str) -> bool:
+    return bool(_STATE_ASKED.search(text))
+
+
+def documents_wanted(ctx: Ctx, e: Entity) -> dict[str, str]:
+    """The list argument that lets drafts in: when the state is asked, or the user's own
+    records are listed ("my expense claims": the draft waiting is one of them)."""
+    text = ctx.req.text.split(" ; ")[-1]
+    if "docstatus" not in e.fields or not (state_asked(text) or _OWN.search(text)):
+        return {}
+    return {"documents": "all"}
+
+
 def all_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
+    if state_asked(ctx.req.text.split(" ; ")[-1]):
+        ctx.req.statuses = []  # which state it is in is the question, not a filter
     if ctx.req.compared_field:
         label = e.fields[ctx.req.compared_field].label.lower()
         return [], say(

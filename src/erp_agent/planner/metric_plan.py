@@ -302,10 +302,21 @@ def names_a_figure(ctx: Ctx) -> bool:
     # the report's rows (unless the report is asked for as such).
     source = getattr(getattr(metric, "report", None), "name", None)
     of_one = (
-        report is not None and source == report.name and bool(req.names)
+        report is not None and source == report.name
+        and (bool(req.names) or _name_typed_lower(ctx))
         and not re.search(r"\breport\b", req.text.lower())
     )  # fmt: skip
     return balance or on_master or in_total or named or of_one or aged(ctx.catalog, req) is not None
+
+
+def _name_typed_lower(ctx: Ctx) -> bool:
+    """ "Leave balance for faith njeri": words that stand where a name stands, typed in lower
+    case (looked up with the figure; a name found nowhere is then said so)."""
+    text = ctx.req.text
+    return any(
+        vocabulary.said_as_name(text, n, ctx.catalog)
+        for n in vocabulary.loose_names(text, ctx.catalog)
+    )
 
 
 _NAMED_OUTRIGHT = 6  # a figure's label or a synonym of two words or more
@@ -836,16 +847,6 @@ def metric_step(
     said = " ".join(v.lower() for _, v in names) + " " + " ".join(req.settled).lower()
     loose = [n for n in vocabulary.loose_names(req.text, ctx.catalog) if n.lower() not in said]
     names += [(None, n) for n in loose]
-    if (
-        metric is not None
-        and "item" in metric.dimensions
-        and not req.items
-        and not any(h == "item" for h, _ in names)
-    ):
-        # "How many tape measures in Nairobi Stores": items by the everyday words of their name.
-        described = [d for d in vocabulary.described_names(req.text, ctx.catalog) if d not in said]
-        names += [("item", d) for d in described if d not in loose]
-        loose += [d for d in described if d not in loose]
     if names:
         dims = list(metric.dimensions) if metric else ["item", "warehouse", "customer", "branch"]
         if metric is not None:
@@ -862,6 +863,22 @@ def metric_step(
         found, step = master_data.resolve(ctx, names, dims, loose, values_of=entity)
         if step is not None:
             return step
+        if (
+            metric is not None
+            and "item" in metric.dimensions
+            and not req.items
+            and not any(d == "item" for d, _ in found.values())
+        ):
+            # "How many tape measures in Nairobi Stores": no item named, so one described by
+            # the everyday words of its name.
+            described = [d for d in vocabulary.described_names(req.text, ctx.catalog)
+                         if d not in said and d not in found]  # fmt: skip
+            if described:
+                names += [("item", d) for d in described]
+                loose += described
+                found, step = master_data.resolve(ctx, names, dims, loose, values_of=entity)
+                if step is not None:
+                    return step
         prefer = _same_kind(req.text, found)
         if prefer:
             # The probes are already answered: this only re-reads them with the preference.
@@ -1035,6 +1052,11 @@ def query_args(
     return _arguments(ctx, metric, ctx.req, resolved)
 
 
+_WHERE = re.compile(
+    r"\b(?:anywhere|where(?:abouts)?|which (?:warehouses?|stores?|locations?|sites?))\b", re.I
+)
+
+
 def _arguments(
     ctx: Ctx, metric: Any, req: Request, resolved: Mapping[str, tuple[str, str]]
 ) -> dict[str, Any] | None:
@@ -1052,6 +1074,11 @@ def _arguments(
     if listed is not None and listed.name in metric.dimensions:
         # "Which items are below reorder level": the figure per item, so the items are named.
         groups = [listed.name, *(g for g in groups if g != listed.name)]
+    # A cut by what is fixed to one value says nothing ("by item" of one item); "anywhere",
+    # "where" of a thing kept in places asks which places.
+    groups = [g for g in groups if len(by_dim.get(g, ())) != 1]
+    if _WHERE.search(req.text) and "warehouse" in metric.dimensions and "warehouse" not in by_dim:
+        groups = ["warehouse", *(g for g in groups if g != "warehouse")]
     if groups:
         args["group_by"] = groups[:4]
     filters += [_dimension_filter(dim, values) for dim, values in by_dim.items()]
@@ -1132,6 +1159,14 @@ MAX_LINES = 12
 _BALANCES = frozenset(["stock_on_hand", "projected_stock", "stock_value", "account_balance"])
 
 
+def _companions(row: Mapping[str, Any], columns: Mapping[Any, Any], metric: str) -> str:
+    """The figures a metric carries beside its own ("on hand 26, reorder level 30")."""
+    shown = [f"{str(c.get('label') or k).split(' (')[0].lower()} {fmt(row[k])}"
+             for k, c in columns.items() if isinstance(c, dict) and c.get("kind") == "measure"
+             and k not in (metric, "previous") and is_number(row.get(k))]  # fmt: skip
+    return f" ({', '.join(shown)})" if shown else ""
+
+
 def _before(row: Mapping[str, Any], cur: str, key: str = "") -> str:
     """A compared figure: the earlier period's value beside the current one."""
     if "previous" not in row:
@@ -1187,7 +1222,10 @@ def answer_text(data: Any, args: Mapping[str, Any], resolved: Mapping[str, tuple
             who = ", ".join(str(row.get(k)) for k in keys)
             cur = f"{row['currency']} " if row.get("currency") else ""
             lines.append(
-                f"- {who}: {cur}{fmt(row.get(metric))}" + _latest(row, details) + _before(row, cur)
+                f"- {who}: {cur}{fmt(row.get(metric))}"
+                + _latest(row, details)
+                + _before(row, cur)
+                + _companions(row, columns, metric)
             )
         if hidden:
             # No count of the rest: a number made here would be no tool's figure.

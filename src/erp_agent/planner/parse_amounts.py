@@ -87,7 +87,8 @@ def money_said(text: str) -> Decimal | None:
         m = pattern.search(low)
         if m:
             return to_number(m.group(1), m.group(2) or "")
-    bare = [m for m in _BARE.finditer(low) if not re.match(r"\d{4}$", m.group(1))]
+    # A year is no sum ("in 2025"); "a payment of 1000" is.
+    bare = [m for m in _BARE.finditer(low) if not re.match(r"(?:19|20)\d{2}$", m.group(1))]
     return to_number(bare[0].group(1), bare[0].group(2) or "") if len(bare) == 1 else None
 
 

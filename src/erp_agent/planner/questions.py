@@ -48,7 +48,11 @@ def verb_patterns() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
     polite = "|".join(load_questions().patterns("polite"))
     verbs = [(v, change) for change, vs in load_questions().verbs.items() for v in vs]
     verbs.sort(key=lambda t: -len(t[0]))
-    return tuple((v, change, re.compile(rf"\s*(?:{polite})?{_phrase(v)}\b")) for v, change in verbs)
+    # "Take a look at…", "make me a list": a verb that asks for no change.
+    glance = r"(?!\s+(?:a\s+(?:look|peek|glance)|me\s+(?:through|to|a\s+list)))"
+    return tuple(
+        (v, change, re.compile(rf"\s*(?:{polite})?{_phrase(v)}\b{glance}")) for v, change in verbs
+    )
 
 
 def _phrase(words: str) -> str:
@@ -57,10 +61,13 @@ def _phrase(words: str) -> str:
 
 
 def opening_verb(low: str) -> tuple[str, str] | None:
-    """The verb a request for a change opens with, and the change it asks for."""
-    for verb, change, pattern in verb_patterns():
-        if pattern.match(low):
-            return verb, change
+    """The verb a request for a change opens with, and the change it asks for; in a message
+    that asks nothing, also a later clause's ("Kevin called in sick, put in 2 days' leave")."""
+    clauses = [low] + ([] if "?" in low else re.split(r"[,;.]\s+|\s+[-–—]\s+", low)[1:])
+    for clause in clauses:
+        for verb, change, pattern in verb_patterns():
+            if pattern.match(clause):
+                return verb, change
     return None
 
 

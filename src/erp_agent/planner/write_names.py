@@ -14,9 +14,15 @@ from typing import Any
 from erp_agent.planner import master_data
 from erp_agent.planner.steps import Ctx, Step, rows_of
 
+# "12 x Grey Hammer", "200 metres of brown extension cable", "3 boxes of nails please": a
+# quantity, a unit of measure or "of", and the item's name up to a word that ends it.
+_UNITS = r"(?:units?|pcs|pieces?|boxes|box|packs?|cartons?|sets?|pairs?|rolls?|metres?|meters?|m|kgs?|kilos?|litres?|liters?|nos)"
+_ENDS = (
+    r"(?:and|at|for|to|each|with|please|pls|plz|thanks|thank|asap|by|from|on|in|today|tomorrow)\b"
+)
 _LINE = re.compile(
-    r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:x|×|units?\s+of|pcs\s+of|pieces\s+of|boxes\s+of|of|units?|pcs|nos)?\s+"
-    r"([A-Za-z][\w&'\-]*(?:\s+(?!and\b|at\b|for\b|to\b|each\b|with\b)[A-Za-z0-9][\w&'\-]*){0,4})",
+    rf"(?<![\w.])(\d+(?:\.\d+)?)\s*(?:x|×|{_UNITS}\s+of|of|{_UNITS})?\s+"
+    rf"(?!{_ENDS})([A-Za-z][\w&'\-]*(?:\s+(?!{_ENDS})[A-Za-z0-9][\w&'\-]*){{0,4}})",
     re.IGNORECASE,
 )
 _PARTY = re.compile(

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from erp_agent.planner.answer import capabilities, fmt, is_number
-from erp_agent.planner.filters import all_filters
+from erp_agent.planner.filters import all_filters, documents_wanted
 from erp_agent.planner.steps import (
     Call,
     Ctx,
@@ -48,10 +48,10 @@ def handle(ctx: Ctx) -> Step:
     order = e.date_field or (
         e.amount_field if e.amount_field and e.fields[e.amount_field].sortable else None
     )
-    args: dict[str, Any] = {"filters": flts, "limit": LIST_LIMIT}
+    args: dict[str, Any] = {"filters": flts, "limit": LIST_LIMIT, **documents_wanted(ctx, e)}
     if order and e.fields[order].sortable:
         args["order_by"] = [{"field": order, "direction": "desc"}]
-    count_args = {"filters": flts}
+    count_args = {"filters": flts, **documents_wanted(ctx, e)}
     listed = ctx.result(f"{e.name}.list", args)
     counted = ctx.result(f"{e.name}.count", count_args) if ctx.has(f"{e.name}.count") else None
     owed_args = _owed_total(ctx, e, flts)

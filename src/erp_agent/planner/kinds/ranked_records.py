@@ -12,7 +12,7 @@ from typing import Any
 
 from erp_agent.catalog import Entity
 from erp_agent.planner.answer import fmt
-from erp_agent.planner.filters import OWED_STATUSES, all_filters
+from erp_agent.planner.filters import OWED_STATUSES, all_filters, documents_wanted
 from erp_agent.planner.parse_amounts import NUMBER_WORDS
 from erp_agent.planner.steps import (
     Call,
@@ -102,6 +102,8 @@ def _ranks_records(ctx: Ctx, e: Entity, m: re.Match[str] | None, low: str) -> in
     for i in range(len(words)):
         if words[i] in masters or words[i] in _PERIODS:
             return None  # "top 3 customers …", "last month": not the records ranked
+        if words[i] in ("one", "ones") and i == len(words) - 1:
+            return count or (1 if words[i] == "one" else 5)  # "…, the latest one": of these
         if count is None and (words[i].isdigit() or words[i] in NUMBER_WORDS):
             count = int(words[i]) if words[i].isdigit() else NUMBER_WORDS[words[i]]
             continue
@@ -166,6 +168,7 @@ def handle(ctx: Ctx) -> Step | None:
                 {"field": order.field, "direction": "desc" if order.descending else "asc"}
             ],
             "limit": order.limit,
+            **documents_wanted(ctx, e),
         }
         lists.append((value, args, ctx.result(f"{e.name}.list", args)))
     pending = [Call(f"{e.name}.list", args) for _, args, r in lists if r is None]

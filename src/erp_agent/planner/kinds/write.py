@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from erp_agent.catalog import Entity, Field, FieldType
-from erp_agent.planner import master_data, own_employee, write_fields, write_names
+from erp_agent.planner import master_data, own_employee, proposals, write_fields, write_names
 from erp_agent.planner.answer import fmt, join
 from erp_agent.planner.parse_amounts import money_said, to_number
 from erp_agent.planner.reporting import company_step
-from erp_agent.planner.steps import Ctx, Step, call, earlier_id, enable, failed, rows_of, say
+from erp_agent.planner.steps import Ctx, Step, call, earlier_id, enable, failed, say
 
 
 def handle(ctx: Ctx) -> Step:
@@ -21,38 +21,9 @@ def handle(ctx: Ctx) -> Step:
     e = req.entity
     assert e is not None
     assert req.verb is not None
-    done = next(
-        (
-            r
-            for r in ctx.view.results
-            if r.status in ("proposal", "invalid", "erp_refused", "refused")
-            and r.name.split(".")[-1]
-            in ("create", "update", "submit", "cancel", "delete", "workflow_action")
-        ),
-        None,
-    )
-    if done is not None:
-        if done.status == "proposal":
-            summary = (
-                done.content.get("proposal", {}).get("summary")
-                if isinstance(done.content.get("proposal"), dict)
-                else None
-            )
-            default = ctx.view.default_company
-            said = default is not None and default.lower() in ctx.req.text.lower()
-            note = (
-                f" Company: {default}, your default company in the ERP."
-                if default and done.args.get("company") == default and not said
-                else ""
-            )
-            if not note and not ctx.view.company and done.name.endswith(".create"):
-                _party_company(ctx, e, dict(done.args))  # its note, if the party implied it
-            note += _employee_named(ctx, done.args.get("employee"))
-            return say(
-                f"I've prepared this for you to confirm: {summary or done.message}. Nothing changes in the ERP until you confirm it."
-                + note
-            )
-        return failed(done)
+    answered = proposals.proposed(ctx, e)
+    if answered is not None:
+        return answered
     # What the verb asks for (questions.yaml's verbs): "draw up" a quotation creates one.
     change = req.change or "update"
     if change == "create":
@@ -137,6 +108,8 @@ def _create(ctx: Ctx, e: Entity) -> Step:
     person, step = _person(ctx, e, required, names)
     if step is not None:
         return step
+    if person is not None and names:
+        names = names[1:]  # "Kevin Mwangi" is whom the leave is for, not its leave type
     draft = _Draft(
         ctx, e, dict(schema.get("properties") or {}), names, wanted,
         write_names.party_name(ctx, [n for _, n in wanted]), person,
@@ -185,13 +158,15 @@ class _Draft:
             # Whose leave or claim: the one named, else the user's own employee record.
             self.put(name, self.person["id"] if self.person else None, "the employee it is for")
             return None
-        if name == "party" or f.target in _PARTY_KINDS:
+        if name == "party" or f.target in proposals.PARTY_KINDS:
             return self._party(name, f)
         if f.target == "company" or name == "company":
             if self.person and self.person.get("company"):
                 self.args[name] = self.person["company"]  # the employee's, as the form fills it
                 return None
-            if self.party is not None and not any(k in self.args for k in ("party", *_PARTY_KINDS)):
+            if self.party is not None and not any(
+                k in self.args for k in ("party", *proposals.PARTY_KINDS)
+            ):
                 # The party first: the company its documents are in is the new one's.
                 step = self.fill_said()
                 if step is not None:
@@ -217,7 +192,7 @@ class _Draft:
         for name, f in self.e.fields.items():
             if f.required or name in self.args or name not in self.props:
                 continue
-            if (name == "party" or f.target in _PARTY_KINDS) and self.party is not None:
+            if (name == "party" or f.target in proposals.PARTY_KINDS) and self.party is not None:
                 step = self._party(name, f)
             elif f.target in _SAID_OPTIONAL:
                 found, step = write_fields.named_record(self.ctx, f.target)
@@ -248,7 +223,7 @@ class _Draft:
         # The party by name, found among the records the user can see (never the company).
         dimension = (
             f.target
-            if f.target in _PARTY_KINDS
+            if f.target in proposals.PARTY_KINDS
             else str(
                 self.args.get("quotation_to")
                 or self.args.get("party_type")
@@ -302,7 +277,6 @@ class _Draft:
             self.missing.append(f.label.lower())
 
 
-_PARTY_KINDS = ("customer", "supplier", "lead")
 # Whom money received comes from, and paid goes to, when the request does not say.
 _PARTY_OF = {"Receive": "customer", "Pay": "supplier"}
 # Links a document need not have, filled when the request names one of their few records.
@@ -340,16 +314,6 @@ def _records_a_day(e: Entity, statuses: list[str], names: list[tuple[str | None,
     )
 
 
-def _employee_named(ctx: Ctx, employee: Any) -> str:
-    """ " Employee: Kevin Mwangi." for the employee record the proposal is for, by name."""
-    for r in ctx.view.results:
-        if r.name == "employee.list" and r.ok:
-            for row in rows_of(r):
-                if employee and row.get("id") == employee and row.get("employee_name"):
-                    return f" Employee: {row['employee_name']} ({employee})."
-    return ""
-
-
 def _money_lines(f: Field) -> bool:
     """A table of sums (a claim's expenses), not of items."""
     return "item" not in f.fields and any(
@@ -370,7 +334,7 @@ def _company(ctx: Ctx, e: Entity, args: dict[str, Any]) -> tuple[str | None, Ste
     """The new document's company: the session's, the one the party's documents are all in,
     else as a report's (named, the only one, the user's default, or asked)."""
     if not ctx.view.company:
-        company, step = _party_company(ctx, e, args)
+        company, step = proposals.party_company(ctx, e, args)
         if step is not None or company is not None:
             return company, step
     return company_step(ctx)
@@ -393,31 +357,6 @@ def _enum_value(ctx: Ctx, values: tuple[str, ...], party_named: bool) -> str | N
     )
     # A quotation's party kind: the request names a party to sell to, i.e. a customer.
     return hit or ("customer" if "customer" in values and party_named else None)
-
-
-def _party_company(ctx: Ctx, e: Entity, args: dict[str, Any]) -> tuple[str | None, Step | None]:
-    """The company a party's documents of this kind all belong to ("a sales order for Lakeside
-    Hardware": the company its orders are in), said in a note; None when they are in several,
-    or none, or the party is not known yet (then the company is asked)."""
-    party = next(((k, v) for k, v in args.items() if k in _PARTY_KINDS or k == "party"), None)
-    tool = f"{e.name}.aggregate"
-    if party is None or "company" not in e.fields or party[0] not in e.fields or not ctx.has(tool):
-        return None, None
-    query = {"measures": [{"func": "count"}], "group_by": [{"field": "company"}],
-             "filters": [{"field": party[0], "op": "=", "value": party[1]}]}  # fmt: skip
-    r = ctx.result(tool, query)
-    if r is None:
-        return None, call(tool, query)
-    companies = [str(row["company"]) for row in rows_of(r) if row.get("company")] if r.ok else []
-    if len(companies) != 1:
-        return None, None
-    note = (
-        f"Company: {companies[0]}, where {party[1]}'s {e.plural.lower()} are "
-        "(name another to change it)."
-    )
-    if note not in ctx.view.notes:
-        ctx.view.notes.append(note)
-    return companies[0], None
 
 
 def _needs_rate(prop: dict[str, Any]) -> bool:

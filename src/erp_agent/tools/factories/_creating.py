@@ -51,6 +51,10 @@ def filled_summary(entity: Entity, document: dict[str, Any]) -> str:
             (str(v) for k, v in document.items() if k.endswith("_currency") and v), None
         )
         text += f"; {entity.field(amount).label.lower()} {_money(document[amount], currency)}"
+        settled = [str(r["document"]) for r in document.get("references") or []
+                   if isinstance(r, dict) and r.get("document")]  # fmt: skip
+        if settled:
+            text += f" against {', '.join(settled)}"
     if document.get("total") is not None:
         text += f"; total {_money(document['total'], currency)}"
         if document.get("tax_total"):

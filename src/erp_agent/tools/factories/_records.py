@@ -32,18 +32,40 @@ def _rows_text(entity: Entity, record: Mapping[str, Any]) -> list[str]:
         rows = record.get(name)
         if field.type is FieldType.TABLE and isinstance(rows, list) and rows:
             label = field.label.lower()
-            out.append(
-                f"{len(rows)} {label[:-1] if len(rows) == 1 and label.endswith('s') else label}"
-            )
+            text = f"{len(rows)} {label[:-1] if len(rows) == 1 and label.endswith('s') else label}"
+            # A table of sums (a claim's expenses) says how much: what the person confirms.
+            money = [n for n, f in field.fields.items() if f.type is FieldType.MONEY and f.required]
+            if money and all(isinstance(r, Mapping) for r in rows):
+                total = sum(float(r.get(money[0]) or 0) for r in rows)
+                text += f", {format_value(total, 'money')}"
+            out.append(text)
+    return out
+
+
+def _key_values(entity: Entity, record: Mapping[str, Any]) -> list[str]:
+    """What kind of document it is, in its own values: a leave application's leave type and
+    its dates ("Sick Leave, 2026-12-01 to 2026-12-02")."""
+    out = [
+        str(record[name])
+        for name, f in entity.fields.items()
+        if f.required and f.type is FieldType.LINK and record.get(name)
+        and f.target not in ("company", *_PARTY_LINKS) and name not in _PARTY_LINKS
+    ]  # fmt: skip
+    if record.get("from_date") and record.get("to_date"):
+        out.append(f"{record['from_date']} to {record['to_date']}")
     return out
 
 
 def creation_summary(entity: Entity, values: Mapping[str, Any]) -> str:
-    """``Create Quotation for Acme Ltd (2 items)``."""
+    """``Create Quotation for Acme Ltd (2 items)``; ``Create Leave Application for HR-EMP-8:
+    Sick Leave, 2026-12-01 to 2026-12-02``."""
     who = party(entity, values)
     text = f"Create {entity.label}" + (f" for {who}" if who else "")
     if values.get("id"):
         text += f" named {values['id']}"
+    keys = _key_values(entity, values)
+    if keys:
+        text += ": " + ", ".join(keys)
     rows = _rows_text(entity, values)
     return text + (f" ({', '.join(rows)})" if rows else "")
 
