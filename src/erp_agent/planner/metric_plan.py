@@ -27,7 +27,7 @@ from erp_agent.planner.parse_dates import (
     shift_months,
 )
 from erp_agent.planner.reading import Kind, Request
-from erp_agent.planner.steps import Call, Ctx, Step, call, enable, failed, say
+from erp_agent.planner.steps import Call, Ctx, Step, call, enable, failed, rows_of, say
 from erp_agent.planner.terms import explicit, has_term, norm
 
 _GRAINS = {"month": "month", "quarter": "quarter", "year": "year", "week": "week", "day": "day"}
@@ -105,7 +105,8 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
         return []
     entity = req.entity.name if req.entity is not None else None
     transaction = req.entity is not None and req.entity.kind.value == "transaction"
-    if transaction and req.entity is not None and explicit(req.entity, norm(req.text)):
+    bare = _without_figures([metrics[n] for n in scores], req.text)
+    if transaction and req.entity is not None and explicit(req.entity, bare):
         # "Sum of purchase orders in the last 90 days": the records named decide the metric.
         scores = {n: v for n, v in scores.items() if metrics[n].entity == entity}
     order = list(metrics)
@@ -126,6 +127,17 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
             best.remove(narrower[0])
             best.insert(0, narrower[0])
     return best
+
+
+def _without_figures(metrics: list[Any], text: str) -> str:
+    """The words with the figures' own names of several words taken out: the records named
+    outright, not as a word of a figure's name ("behind on payments" is overdue receivables,
+    not payments)."""
+    bare = norm(text)
+    terms = {norm(t) for m in metrics for t, _ in metric_terms(m) if " " in t.strip()}
+    for term in sorted(terms, key=len, reverse=True):
+        bare = bare.replace(term, " ")
+    return bare
 
 
 def _said_last(catalog: Catalog, text: str) -> dict[str, int]:
@@ -291,7 +303,9 @@ def names_a_figure(ctx: Ctx) -> bool:
     )
     # "Payroll cost for last month": a figure named in so many words, not asked as a list.
     scores = metric_scores(ctx.catalog, req.text)
-    records_named = req.entity is not None and explicit(req.entity, norm(req.text))
+    records_named = req.entity is not None and explicit(
+        req.entity, _without_figures([metric], req.text)
+    )
     named = (
         req.kind == Kind.LIST
         and scores.get(metric.name, 0) >= _NAMED_OUTRIGHT
@@ -453,8 +467,17 @@ def group_by(catalog: Catalog, metric: Any, req: Request) -> list[str]:
             if dim:
                 out.append(dim)
                 break
-    if not out and _WHERE.match(low) and "warehouse" in metric.dimensions and metric.unit_field:
-        out.append("warehouse")  # "where do we have orange chairs in stock?": per warehouse
+    if (not out and (_WHERE.match(low) or _PLACES_ASKED.search(low))
+            and "warehouse" in metric.dimensions and metric.unit_field):  # fmt: skip
+        # "Where do we have orange chairs in stock?", "below reorder level anywhere?": per
+        # warehouse.
+        out.append("warehouse")
+    which = _WHICH_OF.search(low)
+    if not out and which:
+        # "Which of my customers are late paying, and by how much?": per customer.
+        dim = _dimension_named(catalog, metric, which.group(1))
+        if dim:
+            out.append(dim)
     if not out and req.group and req.group in metric.dimensions:
         # "which customers are they for?": a follow-up that groups by a link it names by the
         # linked records' name, not with "by".
@@ -582,6 +605,8 @@ _WHICH = re.compile(r"^\s*(?:which|what)\s+((?:[a-z0-9'-]+\s*){1,2})")
 
 
 _WHERE = re.compile(r"^\s*(?:and\s+)?where\b")
+_PLACES_ASKED = re.compile(r"\b(?:anywhere|which (?:warehouses?|stores?|locations?|sites?))\b")
+_WHICH_OF = re.compile(r"\b(?:which|what) (?:of (?:my|our|the) )?([a-z]+s)\b")
 _FROM_PARTIES = re.compile(
     r"\b(?:from|to|by|with)\s+(?:our\s+|the\s+|all\s+)?(?:suppliers|vendors|customers|clients)\b"
 )
@@ -937,7 +962,45 @@ def figure_step(ctx: Ctx, metric: Any, resolved: Mapping[str, tuple[str, str]]) 
         if done.ok:
             text += f"\nThe whole of the earlier period: {answer_text(done.data, whole, resolved)}"
         return _shown(ctx, r, args) or say(text)
-    return _shown(ctx, r, args) or say(answer_text(r.data, args, resolved))
+    text = answer_text(r.data, args, resolved)
+    behind = _documents_behind(ctx, metric, r, args)
+    if isinstance(behind, Step):
+        return behind
+    return _shown(ctx, r, args) or say(text + behind)
+
+
+_DRILL = "results.drill"
+_FEW = 12  # documents few enough to name beside the figure they make up
+
+
+def _documents_behind(ctx: Ctx, metric: Any, r: Any, args: Mapping[str, Any]) -> Step | str:
+    """What is owed and overdue is a handful of invoices a person then chases: when one figure
+    is made up of a few of them ("what's overdue in my branch?": 10), they are named beside
+    it, read through the figure's own drill-down (so they add up to it)."""
+    data = r.data if isinstance(r.data, dict) else {}
+    entity = ctx.catalog.entities.get(metric.entity)
+    totals = data.get("totals") or []
+    if (entity is None or "due_date" not in entity.fields or args.get("group_by")
+            or len(totals) != 1 or not 0 < int(totals[0].get("records") or 0) <= _FEW
+            or r.result_id is None or not ctx.has(_DRILL)):  # fmt: skip
+        return ""
+    ref = {"ref": f"{r.result_id}.t0"}
+    opened = ctx.result(_DRILL, ref)
+    if opened is None:
+        return call(_DRILL, ref)
+    rows = rows_of(opened) if opened.ok else []
+    ident = opened.data.get("id_field") if isinstance(opened.data, dict) else None
+    if not rows or not ident:
+        return ""
+
+    def line(row: Mapping[str, Any]) -> str:
+        said = [str(v) for k, v in row.items()
+                if k not in (ident, metric.name, "currency") and v not in (None, "")]  # fmt: skip
+        cur = f"{row['currency']} " if row.get("currency") else ""
+        return f"- {row[ident]} ({', '.join([*said, f'{cur}{fmt(row.get(metric.name))}'])})"
+
+    lines = [line(row) for row in rows]
+    return f"\nThe {entity.plural.lower()} behind it:\n" + "\n".join(lines)
 
 
 # Two figures asked side by side: "billed vs collected", "invoiced … and how much of that is
@@ -1052,11 +1115,6 @@ def query_args(
     return _arguments(ctx, metric, ctx.req, resolved)
 
 
-_WHERE = re.compile(
-    r"\b(?:anywhere|where(?:abouts)?|which (?:warehouses?|stores?|locations?|sites?))\b", re.I
-)
-
-
 def _arguments(
     ctx: Ctx, metric: Any, req: Request, resolved: Mapping[str, tuple[str, str]]
 ) -> dict[str, Any] | None:
@@ -1074,11 +1132,8 @@ def _arguments(
     if listed is not None and listed.name in metric.dimensions:
         # "Which items are below reorder level": the figure per item, so the items are named.
         groups = [listed.name, *(g for g in groups if g != listed.name)]
-    # A cut by what is fixed to one value says nothing ("by item" of one item); "anywhere",
-    # "where" of a thing kept in places asks which places.
+    # A cut by what is fixed to one value says nothing ("by item" of one item).
     groups = [g for g in groups if len(by_dim.get(g, ())) != 1]
-    if _WHERE.search(req.text) and "warehouse" in metric.dimensions and "warehouse" not in by_dim:
-        groups = ["warehouse", *(g for g in groups if g != "warehouse")]
     if groups:
         args["group_by"] = groups[:4]
     filters += [_dimension_filter(dim, values) for dim, values in by_dim.items()]
