@@ -15,7 +15,13 @@ from erp_agent.catalog.questions import load_questions
 from erp_agent.planner import questions, vocabulary
 from erp_agent.planner.direction import direction_field, direction_filter, money_direction
 from erp_agent.planner.parse_amounts import exact_amount, parse_amount, parse_top
-from erp_agent.planner.parse_dates import WEEKDAYS, parse_age, parse_as_of, parse_period
+from erp_agent.planner.parse_dates import (
+    WEEKDAYS,
+    months_listed,
+    parse_age,
+    parse_as_of,
+    parse_period,
+)
 from erp_agent.planner.reading import Kind, Request
 from erp_agent.planner.terms import FILLERS, has_term, has_verb_form, norm
 
@@ -285,16 +291,21 @@ def _waiting_for_approval(req: Request, haystack: str) -> None:
 
 
 def _fields_asked(entity: Entity, haystack: str) -> list[str]:
-    out = []
+    found: dict[str, str] = {}
     for name, f in entity.fields.items():
         if f.identifier or f.type is FieldType.TABLE:
             continue
         label = f.label or name.replace("_", " ")
-        if len(label) > 3 and (
-            has_term(haystack, label) or has_term(haystack, name.replace("_", " "))
-        ):
-            out.append(name)
-    return out
+        said = [t for t in (label, name.replace("_", " "), _QTY.sub("quantity", label.lower()))
+                if len(t) > 3 and has_term(haystack, t)]  # fmt: skip
+        if said:
+            found[name] = max(said, key=len).lower()
+    # "Total qty" is the total quantity, not also the total: the longer phrase said wins.
+    return [n for n, t in found.items()
+            if not any(t != o and f" {t} " in f" {o} " for o in found.values())]  # fmt: skip
+
+
+_QTY = re.compile(r"\bqty\b")
 
 
 def _group(entity: Entity | None, haystack: str, catalog: Catalog) -> tuple[str | None, str | None]:
@@ -491,6 +502,8 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
         )
         if word:
             req.date_part = _DATE_PARTS[word.group(1).split()[-1]]
+        elif months_listed(text):
+            req.date_part = "month"  # "September, October and November": each of them
     req.currency = currency_of(text)
     req.names = _names(text, req.entity, catalog, [d for _, d in req.doc_ids], req.ignored)
     _raised_against(req)
@@ -501,7 +514,9 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
         req.verb, req.change = opening
         m = re.search(r"\b(?:as|to)\s+(?:be\s+)?['\"]?([a-z][a-z ]{1,30}?)['\"]?\s*[.!?]?$", low)
         req.target_value = m.group(1).strip() if m else None
-    req.kind = questions.classify(questions.Facts(req, low, reports, catalog))
+    # Cues read the words without their fillers ("what actually happens" is "what happens").
+    plain = re.sub(r"\s{2,}", " ", FILLERS.sub(" ", low))
+    req.kind = questions.classify(questions.Facts(req, plain, reports, catalog))
     if req.kind == Kind.REPORT:
         req.report = catalog.reports[max(reports, key=lambda n: reports[n])]
     if req.amount is None and req.kind in (Kind.FIND, Kind.LIST) and req.entity is not None:

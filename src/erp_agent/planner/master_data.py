@@ -84,6 +84,8 @@ def match_score(name: str, row: dict[str, Any], title: str | None) -> float:
             continue
         if text.lower() == name.lower() or _singular(text) == _singular(name):
             return 101.0  # its own name, or that name in the plural ("grey tape measures")
+        if _squashed(text) == _squashed(name):
+            return 100.0  # "mpesa" is M-Pesa: the same letters
         # "Nairobi Stores" for "Nairobi Stores - ST": the name inside the id counts fully;
         # "cordless drills" fits every "… Cordless Drill" equally (then the user picks).
         clean = utils.default_process
@@ -114,11 +116,17 @@ def _word_score(name: str, row: dict[str, Any], title: str | None) -> float:
     for text in [str(row.get("id") or "")] + ([str(row.get(title) or "")] if title else []):
         if text.lower() == name.lower():
             return 101.0
+        if _squashed(text) == _squashed(name):
+            return 100.0  # "mpesa" is M-Pesa, "ecash" is E-Cash: the same letters
         theirs = re.findall(r"[\w&]+", _singular(text))
         if words and theirs:
             fits = [max(fuzz.ratio(w, t) for t in theirs) for w in words]
             best = max(best, sum(fits) / len(fits))
     return best
+
+
+def _squashed(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.lower())
 
 
 def _singular(text: str) -> str:
@@ -228,7 +236,8 @@ def resolve(
         if pending:
             continue
         if ("company" in dims_for and not candidates) or (
-            "company" in dimensions and _demonym(name, candidates)
+            "company" in dimensions
+            and (_demonym(name, candidates) or _SIDE.search(_after(ctx.req.text, name)))
         ):
             # "Kenyan branches", "the salary account in Kenya": the company in that country.
             company, lookup = _by_country(ctx, name)
@@ -357,6 +366,15 @@ _COUNTRY_ARGS = {"fields": ["id", "country"], "limit": 50}
 
 
 _DEMONYM = re.compile(r"^[A-Z][a-z]{3,}(?:ian|an|n|ese|ish)$")
+
+
+# "The Kenya side", "our US operations": a country's company, not a record named after it.
+_SIDE = re.compile(r"^\s*(?:side|operations?|entity|business|arm|office|books)\b", re.I)
+
+
+def _after(text: str, name: str) -> str:
+    at = text.lower().find(name.lower())
+    return text[at + len(name) :] if at >= 0 else ""
 
 
 def _demonym(name: str, candidates: Sequence[tuple[float, int, str, str, str]]) -> bool:

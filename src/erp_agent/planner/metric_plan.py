@@ -74,7 +74,8 @@ def _records_counted(req: Request) -> bool:
         return False
     after = norm(req.text.lower().split("how many", 1)[-1])
     return " how many " in norm(req.text) and any(
-        after.startswith(f" {norm(t).strip()} ") for t in (e.plural, e.label, *e.synonyms)
+        after.startswith((f" {norm(t).strip()} ", f" {norm(t).strip()}s "))
+        for t in (e.plural, e.label, *e.synonyms)
     )
 
 
@@ -491,13 +492,18 @@ def group_by(catalog: Catalog, metric: Any, req: Request) -> list[str]:
                      "daily": "day", "yearly": "year", "annually": "year"}[word.group(1)]  # fmt: skip
             out.append(grain)
     if (req.top or _RANK_ALL.search(low)) and not any(g not in _GRAINS for g in out):
-        # "top 5 customers", "rank the branches by revenue": by the dimension the words name.
+        # "top 5 customers", "rank the branches by revenue": by the dimension the words name;
+        # "who's taken the most leave?": by the people the figure is of.
         for name in metric.dimensions:
             named = catalog.dimensions[name]
             terms = (named.label, name.replace("_", " "), *named.synonyms)
             if any(has_term(norm(req.text), t) for t in terms):
                 out.insert(0, name)
                 break
+        else:
+            people = [d for d in _WHO_DIMENSIONS if d in metric.dimensions]
+            if people and _WHO.match(low):
+                out.insert(0, people[0])
     return list(dict.fromkeys(out))[:4]
 
 
@@ -605,6 +611,8 @@ _WHICH = re.compile(r"^\s*(?:which|what)\s+((?:[a-z0-9'-]+\s*){1,2})")
 
 
 _WHERE = re.compile(r"^\s*(?:and\s+)?where\b")
+_WHO = re.compile(r"\s*(?:and\s+|so\s+)?(?:who|whom|whose)\b")
+_WHO_DIMENSIONS = ("employee", "customer", "supplier", "party")
 _PLACES_ASKED = re.compile(r"\b(?:anywhere|which (?:warehouses?|stores?|locations?|sites?))\b")
 _WHICH_OF = re.compile(r"\b(?:which|what) (?:of (?:my|our|the) )?([a-z]+s)\b")
 _FROM_PARTIES = re.compile(
@@ -867,6 +875,7 @@ def metric_step(
         metric = counted(ctx.catalog, metric)
     names = list(req.names) + [(None, code) for code in req.items]
     resolved: dict[str, tuple[str, str]] = {}
+    found_loose: list[str] = []
     if metric is None and (not _STOCK_WORDS.search(low) or _records_counted(req)):
         return None
     said = " ".join(v.lower() for _, v in names) + " " + " ".join(req.settled).lower()
@@ -912,7 +921,7 @@ def metric_step(
                 return step
         # "Red widgets" found whole is the Red Widget item, not also the Widgets group.
         resolved = {n: v for n, v in found.items() if n not in name_phrases.whole_first(found)}
-        req.settled += [n for n in loose if n in resolved and n not in req.settled]
+        found_loose = [n for n in loose if n in resolved and n not in req.settled]
         if metric is None:
             metric = stock_metric(ctx.catalog, req, {d for d, _ in resolved.values()})
         else:
@@ -926,7 +935,12 @@ def metric_step(
     whole, step = master_data.named_whole(ctx, metric.dimensions, resolved)
     if step is not None:
         return step
-    return figure_step(ctx, metric, {**resolved, **whole})
+    step = figure_step(ctx, metric, {**resolved, **whole})
+    if step is not None:
+        # Lowercase words found as names are part of the reading only once they filter the
+        # figure: a figure that cannot take them leaves them to the records' own filters.
+        req.settled += found_loose
+    return step
 
 
 def figure_step(ctx: Ctx, metric: Any, resolved: Mapping[str, tuple[str, str]]) -> Step | None:
@@ -971,6 +985,7 @@ def figure_step(ctx: Ctx, metric: Any, resolved: Mapping[str, tuple[str, str]]) 
 
 _DRILL = "results.drill"
 _FEW = 12  # documents few enough to name beside the figure they make up
+_OWED_GROUPS = frozenset(["receivables", "payables"])  # figures of what is owed (metrics.yaml)
 
 
 def _documents_behind(ctx: Ctx, metric: Any, r: Any, args: Mapping[str, Any]) -> Step | str:
@@ -980,7 +995,7 @@ def _documents_behind(ctx: Ctx, metric: Any, r: Any, args: Mapping[str, Any]) ->
     data = r.data if isinstance(r.data, dict) else {}
     entity = ctx.catalog.entities.get(metric.entity)
     totals = data.get("totals") or []
-    if (entity is None or "due_date" not in entity.fields or args.get("group_by")
+    if (entity is None or metric.group not in _OWED_GROUPS or args.get("group_by")
             or len(totals) != 1 or not 0 < int(totals[0].get("records") or 0) <= _FEW
             or r.result_id is None or not ctx.has(_DRILL)):  # fmt: skip
         return ""

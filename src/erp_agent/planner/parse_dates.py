@@ -188,6 +188,37 @@ def _since_date(t: str, today: dt.date) -> Period | None:
     return Period(start, today, f"since {start}")
 
 
+_MONTH_LIST = re.compile(rf"\b{_MONTH}(?:\s*,\s*{_MONTH})*\s*,?\s+(?:and|&)\s+{_MONTH}\b")
+
+
+def months_listed(text: str) -> list[str]:
+    """Three or more months, or two joined by "and", named one by one ("September, October and
+    November"): each asked for, so the figure is per month over their span."""
+    m = _MONTH_LIST.search(text.lower())
+    if m is None:
+        return []
+    return re.findall(_MONTH, m.group(0))
+
+
+def _months_span(t: str, today: dt.date) -> Period | None:
+    """Whole months from the first named to the last: "April to June" (in the year the later
+    one is in, or the year given), "September, October and November"."""
+    m = re.search(rf"\b{_MONTH}\s+(?:to|until|till|through|-)\s+{_MONTH}(?:\s+(\d{{4}}))?\b", t)
+    listed = months_listed(t)
+    if m is not None:
+        named, year_said = [m.group(1), m.group(2)], m.group(3)
+    elif listed:
+        named, year_said = listed, None
+    else:
+        return None
+    first, last = MONTHS[named[0][:3]], MONTHS[named[-1][:3]]
+    year = int(year_said) if year_said else _year_for_month(last, today)
+    if first > last:
+        return None
+    start, end = dt.date(year, first, 1), month_end(year, last)
+    return Period(start, end, f"{start} to {end}")
+
+
 def parse_period(text: str, today: dt.date) -> Period | None:
     """The period a request names, or None."""
     t = text.lower()
@@ -199,14 +230,9 @@ def parse_period(text: str, today: dt.date) -> Period | None:
         )
         if start and end:
             return Period(start, end, f"{start} to {end}")
-    m = re.search(rf"\b{_MONTH}\s+(?:to|until|till|through|-)\s+{_MONTH}(?:\s+(\d{{4}}))?\b", t)
-    if m:
-        # "April to June": whole months, the year the later one is in (or the year given).
-        first, last = MONTHS[m.group(1)[:3]], MONTHS[m.group(2)[:3]]
-        year = int(m.group(3)) if m.group(3) else _year_for_month(last, today)
-        if first <= last:
-            start, end = dt.date(year, first, 1), month_end(year, last)
-            return Period(start, end, f"{start} to {end}")
+    span = _months_span(t, today)
+    if span is not None:
+        return span
     m = re.search(
         r"\b(?:since|from)\s+(?:the\s+)?(?:start|beginning)\s+of\s+(this|last|previous|the\s+last)\s+"
         r"(week|month|quarter|year|fiscal year|financial year)\b",

@@ -135,7 +135,9 @@ def is_lookup(args: Mapping[str, Any]) -> bool:
         set(fields) <= {"id", "name", "title"} or (fields[:1] == ["id"] and len(fields) == 2)
     )  # ids and titles ("id", "item_name"): what master_data.probe_args asks for
     counted_one = fields is None and "limit" not in args and len(args.get("filters") or []) == 1
-    return (like and lookup) or counted_one or _probed(args)
+    # The ids of a whole small list read for reference (which companies there are).
+    reference = lookup and not args.get("filters") and not args.get("order_by")
+    return (like and lookup) or reference or counted_one or _probed(args)
 
 
 def _probed(args: Mapping[str, Any]) -> bool:

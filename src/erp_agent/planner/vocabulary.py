@@ -744,14 +744,15 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
     for word in re.findall(r"[A-Za-z][A-Za-z'&\-]*|\S", text):
         low = word.lower().strip("'").removesuffix("'s")
         stem = low[:-1] if low.endswith("s") else low
-        unknown = word == low and len(low) > 2 and low not in vocab and stem not in vocab
+        bare = word.strip("'").removesuffix("'s").removesuffix("’s")  # "hassan's" is Hassan's
+        unknown = bare == low and len(low) > 2 and low not in vocab and stem not in vocab
         parts = [p for p in low.split("-") if p]
         if len(parts) > 1 and all(p in vocab or p.rstrip("s") in vocab for p in parts):
             unknown = False  # "take-home", "year-to-date": each part a word of ours
         if unknown and low not in ABBREVIATIONS and english_frequency(low) < COMMON:
             if not runs[-1]:
                 leads[-1] = previous
-            runs[-1].append(word)
+            runs[-1].append(bare)
         elif runs[-1]:
             runs.append([])
             leads.append([])

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
-from erp_agent.catalog import Entity
+from erp_agent.catalog import Entity, FieldType
 from erp_agent.planner.answer import fmt, is_number
 from erp_agent.planner.steps import (
     Call,
@@ -77,12 +79,26 @@ def handle(ctx: Ctx) -> Step:
             and label not in " ".join(parts)
         ):
             parts.append(f"{label} {fmt(value)}")
-    for fname in ("due_date", "customer_name", "supplier_name", "party"):
-        shown = " ".join(parts)
-        if row.get(fname) and fname.replace("_", " ") not in shown and str(row[fname]) not in shown:
-            parts.append(f"{fname.replace('_', ' ')} {row[fname]}")
+    parts += _standing(e, row, parts)
     text = f"{e.label} {doc_id}{said}: " + ", ".join(parts)
     return say(text if text.endswith(".") else text + ".")
+
+
+_PROGRESS = re.compile(r"^(?:%|per)\s*")
+
+
+def _standing(e: Entity, row: Mapping[str, Any], shown: list[str]) -> list[str]:
+    """How far the document has come (received, billed, delivered) and whose it is."""
+    out: list[str] = []
+    for fname, f in e.fields.items():
+        value = row.get(fname)
+        if f.type is FieldType.PERCENT and fname.startswith("per_") and is_number(value):
+            out.append(f"{_PROGRESS.sub('', f.label.lower())} {fmt(value)}%")
+    for fname in ("due_date", "customer_name", "supplier_name", "party"):
+        said = " ".join([*shown, *out])
+        if row.get(fname) and fname.replace("_", " ") not in said and str(row[fname]) not in said:
+            out.append(f"{fname.replace('_', ' ')} {row[fname]}")
+    return out
 
 
 def _kept_by_others(ctx: Ctx, e: Entity, ref: str) -> list[Entity]:

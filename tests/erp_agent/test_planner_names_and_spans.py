@@ -1,0 +1,148 @@
+"""Names and spans as people type them: "mpesa" is the mode of payment M-Pesa; "the Kenya side"
+is the company in Kenya, not a supplier named after the country; "hassan's gross pay" asks which
+Hassan; "who's taken the most leave" is per employee; "September, October and November" is each
+month; "money in and money out of the bank account" is the Bank account's debits and credits;
+"has the stuff arrived" is how much of the order was received. Truth is read from the demo ERP's
+REST API in its own terms (doctype, native fields, docstatus), never through the planner."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from rest_truth import RestERP, sums
+from test_planner_conversation import Chat, text_of
+
+from conftest import TEST_TODAY
+from erp_agent.evals.score import figure_present
+
+pytestmark = pytest.mark.anyio
+LAST_MONTH_END = TEST_TODAY.replace(day=1) - dt.timedelta(days=1)
+LAST_MONTH = [LAST_MONTH_END.replace(day=1).isoformat(), LAST_MONTH_END.isoformat()]
+
+
+@pytest.fixture
+def admin(demo_erp: Any) -> Iterator[RestERP]:
+    erp = RestERP(demo_erp.url, "admin@demo.local")
+    yield erp
+    erp.close()
+
+
+async def _as(runtime: Any, user: str) -> Chat:
+    from erp_agent.gateway.signin import sign_in
+
+    return Chat(
+        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, user, "demo")
+    )
+
+
+def _total(rows: list[dict[str, Any]], field: str) -> Decimal:
+    return sum((Decimal(str(r[field])) for r in rows), Decimal(0))
+
+
+async def test_a_mode_of_payment_typed_without_its_hyphen(runtime: Any, admin: RestERP) -> None:
+    base = [["docstatus", "=", 1], ["payment_type", "=", "Pay"], ["party_type", "=", "Supplier"],
+            ["posting_date", "between", LAST_MONTH]]  # fmt: skip
+    mpesa = _total(admin.rows("Payment Entry", ["paid_amount"], [*base, ["mode_of_payment", "=", "M-Pesa"]]), "paid_amount")  # fmt: skip
+    every = _total(admin.rows("Payment Entry", ["paid_amount"], base), "paid_amount")
+    assert mpesa
+    assert mpesa != every
+    chat = await _as(runtime, "accounts@demo.local")
+    answer = text_of(
+        await chat.say("how much did we pay out to suppliers through mpesa last month")
+    )
+    assert figure_present(answer, mpesa), answer
+    assert not figure_present(answer, every), answer  # the name dropped: the wrong reading
+
+
+async def test_the_kenya_side_is_the_company_in_kenya(runtime: Any, admin: RestERP) -> None:
+    [company] = admin.rows("Company", [], [["country", "=", "Kenya"]])
+    quarter_end = TEST_TODAY.replace(month=((TEST_TODAY.month - 1) // 3) * 3 + 1, day=1) - dt.timedelta(days=1)  # fmt: skip
+    quarter = [quarter_end.replace(day=1, month=quarter_end.month - 2).isoformat(), quarter_end.isoformat()]  # fmt: skip
+    rows = admin.rows("Purchase Invoice", ["supplier", "net_total"],
+                      [["docstatus", "=", 1], ["company", "=", company["name"]], ["posting_date", "between", quarter]])  # fmt: skip
+    spend = sorted(sums(rows, lambda r: r["supplier"], "net_total").items(), key=lambda kv: -kv[1])
+    chat = await _as(runtime, "purchase.manager@demo.local")
+    answer = text_of(
+        await chat.say("our 3 biggest suppliers by spend last quarter, kenya side only")
+    )
+    for supplier, total in spend[:3]:
+        assert supplier in answer, answer
+        assert figure_present(answer, total), answer
+
+
+async def test_a_possessive_name_typed_in_lower_case_asks_which(
+    runtime: Any, admin: RestERP
+) -> None:
+    hassans = admin.rows("Employee", ["employee_name"], [["employee_name", "like", "%Hassan%"]])
+    assert len(hassans) >= 2
+    chat = await _as(runtime, "hr@demo.local")
+    asked = text_of(await chat.say("what was hassan's gross pay last month"))
+    for h in hassans:
+        assert h["employee_name"] in asked, asked
+    chosen = hassans[0]
+    slips = admin.rows("Salary Slip", ["gross_pay"], [["docstatus", "=", 1], ["employee", "=", chosen["name"]], ["start_date", "between", LAST_MONTH]])  # fmt: skip
+    answer = text_of(await chat.say(chosen["employee_name"]))
+    assert figure_present(answer, _total(slips, "gross_pay")), answer
+
+
+async def test_who_has_taken_the_most_leave_is_per_employee(runtime: Any, admin: RestERP) -> None:
+    year = [TEST_TODAY.replace(month=1, day=1).isoformat(), TEST_TODAY.replace(month=12, day=31).isoformat()]  # fmt: skip
+    rows = admin.rows("Leave Application", ["employee_name", "total_leave_days"],
+                      [["docstatus", "=", 1], ["status", "=", "Approved"], ["from_date", "between", year]])  # fmt: skip
+    per = sorted(
+        sums(rows, lambda r: r["employee_name"], "total_leave_days").items(), key=lambda kv: -kv[1]
+    )
+    chat = await _as(runtime, "hr@demo.local")
+    answer = text_of(await chat.say("who's taken the most leave days this year? top 3"))
+    top = per[0]
+    assert top[0] in answer, answer
+    assert figure_present(answer, top[1]), answer
+
+
+async def test_months_named_one_by_one_are_each_month(runtime: Any, admin: RestERP) -> None:
+    months = [
+        (TEST_TODAY.replace(day=1) - dt.timedelta(days=31 * k)).replace(day=1) for k in (2, 1, 0)
+    ]
+    names = [m.strftime("%B").lower() for m in months]
+    chat = await _as(runtime, "hr@demo.local")
+    answer = text_of(await chat.say(f"gross payroll for {names[0]}, {names[1]} and {names[2]}, each company separately"))  # fmt: skip
+    for start in months:
+        end = (start + dt.timedelta(days=32)).replace(day=1) - dt.timedelta(days=1)
+        slips = admin.rows("Salary Slip", ["gross_pay", "company"],
+                           [["docstatus", "=", 1], ["start_date", "between", [start.isoformat(), end.isoformat()]]])  # fmt: skip
+        for company, gross in sums(slips, lambda r: r["company"], "gross_pay").items():
+            assert figure_present(answer, gross), (company, start, answer)
+
+
+async def test_money_in_and_out_of_the_bank_account(runtime: Any, admin: RestERP) -> None:
+    month = [TEST_TODAY.replace(day=1).isoformat(), TEST_TODAY.isoformat()]
+    gl = admin.rows("GL Entry", ["debit", "credit"],
+                    [["account", "=", "Bank - ST"], ["is_cancelled", "=", 0], ["posting_date", "between", month]])  # fmt: skip
+    debit, credit = _total(gl, "debit"), _total(gl, "credit")
+    received = _total(admin.rows("Payment Entry", ["received_amount"], [["docstatus", "=", 1], ["payment_type", "=", "Receive"], ["company", "=", "Savanna Trading Ltd"], ["posting_date", "between", month]]), "received_amount")  # fmt: skip
+    assert debit != received
+    chat = await _as(runtime, "accounts@demo.local")
+    answer = text_of(await chat.say("money in and money out of the bank account this month?"))
+    assert figure_present(answer, debit), answer
+    assert figure_present(answer, credit), answer
+
+
+async def test_has_the_stuff_arrived_is_how_much_was_received(runtime: Any, admin: RestERP) -> None:
+    orders = admin.rows("Purchase Order", ["per_received", "per_billed"], [["docstatus", "=", 1]])
+    order = next(o for o in orders if 0 < o["per_received"] < 100) if any(0 < o["per_received"] < 100 for o in orders) else orders[0]  # fmt: skip
+    chat = await _as(runtime, "purchase@demo.local")
+    answer = text_of(await chat.say(f"where are we with {order['name']}? has the stuff arrived"))
+    assert f"received {order['per_received']:g}%" in answer.replace(",", ""), answer
+
+
+async def test_what_actually_happens_is_a_process_question(runtime: Any) -> None:
+    chat = await _as(runtime, "accounts@demo.local")
+    response = await chat.say(
+        "what actually happens if I cancel an invoice that's already been submitted? asking for a friend lol"
+    )
+    assert "knowledge.search" in [c["name"] for c in response.tools_called], response.tools_called
+    assert "friend" not in text_of(response), text_of(response)
