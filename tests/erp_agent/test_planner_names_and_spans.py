@@ -104,9 +104,8 @@ async def test_who_has_taken_the_most_leave_is_per_employee(runtime: Any, admin:
 
 
 async def test_months_named_one_by_one_are_each_month(runtime: Any, admin: RestERP) -> None:
-    months = [
-        (TEST_TODAY.replace(day=1) - dt.timedelta(days=31 * k)).replace(day=1) for k in (2, 1, 0)
-    ]
+    first = TEST_TODAY.replace(day=1)
+    months = [first.replace(month=first.month - k) for k in (2, 1, 0)]  # three months in a row
     names = [m.strftime("%B").lower() for m in months]
     chat = await _as(runtime, "hr@demo.local")
     answer = text_of(await chat.say(f"gross payroll for {names[0]}, {names[1]} and {names[2]}, each company separately"))  # fmt: skip
