@@ -145,3 +145,29 @@ async def test_what_actually_happens_is_a_process_question(runtime: Any) -> None
     )
     assert "knowledge.search" in [c["name"] for c in response.tools_called], response.tools_called
     assert "friend" not in text_of(response), text_of(response)
+
+
+async def test_the_people_at_a_customer_and_whose_contact_a_person_is(
+    runtime: Any, admin: RestERP
+) -> None:
+    contacts = admin.rows("Contact", ["first_name", "last_name", "email_id", "company_name", "link_doctype"])  # fmt: skip
+    at_customer = next(c for c in contacts if c["link_doctype"] == "Customer" and c["email_id"])
+    others = [c for c in contacts if c["company_name"] != at_customer["company_name"]]
+    chat = await _as(runtime, "sales@demo.local")
+    party = str(at_customer["company_name"]).lower().removesuffix(" ltd")
+    answer = text_of(await chat.say(f"who do we deal with over at {party}? need their email"))
+    assert at_customer["email_id"] in answer, answer
+    assert not any(c["email_id"] and c["email_id"] in answer for c in others), answer
+    of_supplier = next(c for c in contacts if c["link_doctype"] == "Supplier")
+    person = f"{of_supplier['first_name']} {of_supplier['last_name']}"
+    answer = text_of(await (await _as(runtime, "purchase@demo.local")).say(f"which supplier is {person} from?"))  # fmt: skip
+    assert of_supplier["company_name"] in answer, answer
+
+
+async def test_a_lead_found_by_its_organisation(runtime: Any, admin: RestERP) -> None:
+    leads = admin.rows("Lead", ["lead_name", "company_name"], [["company_name", "is", "set"]])
+    lead = leads[0]
+    chat = await _as(runtime, "admin@demo.local")
+    answer = text_of(await chat.say(f"there was a lead from {lead['company_name']} a while back, who was the person and what's the lead number?"))  # fmt: skip
+    assert lead["name"] in answer, answer
+    assert lead["lead_name"] in answer, answer

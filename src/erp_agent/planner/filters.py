@@ -122,6 +122,9 @@ def value_filter(name: str, values: list[str]) -> Filter:
     return {"field": name, "op": "in", "value": list(values)}
 
 
+_ORGANISATION_FIELDS = ("organization", "organisation", "company_name")
+
+
 def name_candidates(e: Entity, hint: str | None, value: str) -> list[Filter]:
     """Where a name could live on this entity, most likely first."""
     fields = e.fields
@@ -132,6 +135,10 @@ def name_candidates(e: Entity, hint: str | None, value: str) -> list[Filter]:
     if e.kind.value == "master" and title is not None and title.filterable:
         # A master named by its name ("customer Acme Ltd"): its own title first.
         out.append({"field": title.name, "op": "like", "value": f"%{value}%"})
+    for name in _ORGANISATION_FIELDS:
+        # "A lead from Duma Ventures": the organisation a person's record is of.
+        if name in fields and fields[name].filterable:
+            out.append({"field": name, "op": "like", "value": f"%{value}%"})
     for name, f in fields.items():
         if not f.filterable:
             continue

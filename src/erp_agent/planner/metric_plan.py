@@ -321,7 +321,15 @@ def names_a_figure(ctx: Ctx) -> bool:
         and (bool(req.names) or _name_typed_lower(ctx))
         and not re.search(r"\breport\b", req.text.lower())
     )  # fmt: skip
-    return balance or on_master or in_total or named or of_one or aged(ctx.catalog, req) is not None
+    # "Which customers are 60 days overdue, and by how much each?": a figure per party.
+    which = _WHICH_OF.search(req.text.lower())
+    each = (
+        bool(_EACH.search(req.text))
+        and which is not None
+        and (_dimension_named(ctx.catalog, metric, which.group(1)) is not None)
+    )
+    return (balance or on_master or in_total or named or of_one or each
+            or aged(ctx.catalog, req) is not None)  # fmt: skip
 
 
 def _name_typed_lower(ctx: Ctx) -> bool:
@@ -334,6 +342,7 @@ def _name_typed_lower(ctx: Ctx) -> bool:
     )
 
 
+_EACH = re.compile(r"\b(?:by )?how much (?:each|apiece|per \w+)\b|\bby how much\b", re.IGNORECASE)
 _NAMED_OUTRIGHT = 6  # a figure's label or a synonym of two words or more
 _LISTING = re.compile(r"^\s*(which|list|show|give me (?:a|the) list|what are the|who)\b", re.I)
 _TOTAL = re.compile(r"\b(total|in all|altogether|overall|combined)\b", re.IGNORECASE)
@@ -882,7 +891,11 @@ def metric_step(
     loose = [n for n in vocabulary.loose_names(req.text, ctx.catalog) if n.lower() not in said]
     names += [(None, n) for n in loose]
     if names:
-        dims = list(metric.dimensions) if metric else ["item", "warehouse", "customer", "branch"]
+        dims = (
+            list(metric.dimensions)
+            if metric
+            else ["item", "warehouse", "customer", "branch", "company"]
+        )
         if metric is not None:
             # A name may be the party of a sibling metric ("Gulf Traders bought" is a customer).
             dims += [d for m in candidates[1:4] for d in m.dimensions

@@ -22,6 +22,7 @@ _PHONE_DIGITS = 9  # the subscriber part, without a country or trunk prefix
 _EMAIL_FIELDS = [("contact", "email"), ("customer", "email"), ("supplier", "email")]
 _PHONE_FIELDS = [("contact", "mobile"), ("contact", "phone"), ("customer", "mobile")]
 _PERSON_FIELDS = [("contact", "full_name")]
+_PARTY_FIELDS = [("contact", "organization")]
 _SHOWN = {
     "contact": ["id", "full_name", "organization", "linked_type", "linked_id", "email", "phone",
                 "mobile"],
@@ -41,7 +42,19 @@ _PERSON_ASKED = [
     re.compile(
         rf"\b(?:phone|mobile|cell|email|e-mail|number|contact details|details)\s+(?:of|for)\s+{_PERSON}\b"
     ),
+    # "Which supplier is Otieno Chepkoech from?": whose contact the person is.
+    re.compile(
+        rf"\b(?:which|what)\s+(?:supplier|customer|company|vendor|client|firm)\s+(?:is|does)\s+{_PERSON}\b"
+    ),
 ]
+# The people at a customer or supplier: "who do we deal with over at chui stores?", "our
+# contact at Gulf Traders", "who's the contact person for acme?".
+_AT_PARTY = re.compile(
+    r"\b(?:who (?:do|should|can|would) (?:we|i) (?:deal|talk|speak|work) with|contacts?(?: person| people)?"
+    r"|who(?:'s| is) (?:our|the) (?:contact|person|guy|lady|man|woman))\s+(?:over\s+)?(?:at|in|from|for|with)"
+    r"\s+(?:the\s+)?([a-z0-9][\w&.' -]{2,40}?)\s*(?=[?.!,;]|\s+-\s|\s+(?:need|and|please|pls)\b|$)",
+    re.IGNORECASE,
+)
 
 
 def person(text: str) -> str | None:
@@ -71,7 +84,10 @@ def said(text: str) -> tuple[str, str, str] | None:
         if len(digits) >= 9 and looks and (cued or typed[0] in "+0"):
             return "phone", digits, typed
     name = person(text)
-    return ("person", name, name) if name else None
+    if name:
+        return "person", name, name
+    at = _AT_PARTY.search(text)
+    return ("party", at.group(1).strip(), at.group(1).strip()) if at else None
 
 
 def applies(ctx: Ctx) -> bool:
@@ -80,13 +96,15 @@ def applies(ctx: Ctx) -> bool:
 
 
 def _calls(ctx: Ctx, kind: str, value: str) -> list[Call]:
-    pairs = {"email": _EMAIL_FIELDS, "phone": _PHONE_FIELDS, "person": _PERSON_FIELDS}[kind]
+    pairs = {"email": _EMAIL_FIELDS, "phone": _PHONE_FIELDS, "person": _PERSON_FIELDS,
+             "party": _PARTY_FIELDS}[kind]  # fmt: skip
     # A phone's digits in order, whatever stands between them ("+254 722 802 476" as stored);
     # the rows are then held to those digits exactly (``_same_phone``).
     pattern = {
         "email": value,
         "phone": "%" + "%".join(value[-_PHONE_DIGITS:]) + "%",
         "person": f"%{value}%",
+        "party": f"%{value}%",
     }[kind]
     calls = []
     for entity, name in pairs:
@@ -131,7 +149,7 @@ def handle(ctx: Ctx) -> Step | None:
                 return step
         lines += [_line(entity, row) for row in rows]
     lines = list(dict.fromkeys(lines))
-    if not lines and kind == "person":
+    if not lines and kind in ("person", "party"):
         return None  # not a contact's name: the question is read another way
     if not lines:
         return say(f"No contact, customer or supplier you can see has the {kind} {typed}.")
