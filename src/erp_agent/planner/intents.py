@@ -300,12 +300,15 @@ def _fields_asked(entity: Entity, haystack: str) -> list[str]:
                 if len(t) > 3 and has_term(haystack, t)]  # fmt: skip
         if said:
             found[name] = max(said, key=len).lower()
+    if "total_qty" in entity.fields and _HOW_MANY_UNITS.search(haystack):
+        found.setdefault("total_qty", "total qty")  # "how many units went out on DN-1?"
     # "Total qty" is the total quantity, not also the total: the longer phrase said wins.
     return [n for n, t in found.items()
             if not any(t != o and f" {t} " in f" {o} " for o in found.values())]  # fmt: skip
 
 
 _QTY = re.compile(r"\bqty\b")
+_HOW_MANY_UNITS = re.compile(r"\bhow many (?:units|pieces|pcs|items|boxes|cartons)\b")
 
 
 def _group(entity: Entity | None, haystack: str, catalog: Catalog) -> tuple[str | None, str | None]:
@@ -389,6 +392,12 @@ def _names(
         tokens = [w for w in raw.split() if w not in _STOP]
         if m.start() == 0 and tokens and tokens[0].lower() in _LEADING:
             tokens = tokens[1:]
+        while (
+            len(tokens) > 1
+            and _ABBREVIATED.fullmatch(tokens[0])
+            and _known_word(tokens[0].lower(), known)
+        ):
+            tokens = tokens[1:]  # "POs Harbor Goods": the documents, then the name
         if not tokens:
             continue
         value = " ".join(tokens)
@@ -428,6 +437,20 @@ def _names(
     return out
 
 
+_ABBREVIATED = re.compile(r"[A-Z]{2,5}s?")  # "POs", "SO", "GRNs": documents by their initials
+
+
+def _known_word(low: str, known: str) -> bool:
+    """A catalog word, or its plural ("POs", "SOs")."""
+    return f" {low} " in known or (low.endswith("s") and f" {low[:-1]} " in known)
+
+
+# "So far", "so much", a sentence's "so": the word, never a sales order ("SO").
+_SO = re.compile(
+    r"\bso\s+(?:far|much|many|that|what|long|as|yet)\b|(?:^|[,.;!?]\s*|\band\s+)so\b", re.I
+)
+
+
 # A period named as "this fiscal year" is a date, not a mention of the fiscal_year entity.
 _PERIOD_WORDS = re.compile(
     r"\b(this|last|next|current|previous|past)\s+(fiscal|financial)\s+year\b", re.IGNORECASE
@@ -441,7 +464,7 @@ _AS_OF = re.compile(
 
 
 def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> Request:
-    haystack = norm(FILLERS.sub(" ", _PERIOD_WORDS.sub(" ", text)))
+    haystack = norm(FILLERS.sub(" ", _PERIOD_WORDS.sub(" ", _SO.sub(" ", text))))
     low = text.lower()
     req = Request(text=text)
     req.doc_ids = catalog.find_document_ids(connector, text)
