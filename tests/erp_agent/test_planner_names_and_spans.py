@@ -171,3 +171,42 @@ async def test_a_lead_found_by_its_organisation(runtime: Any, admin: RestERP) ->
     answer = text_of(await chat.say(f"there was a lead from {lead['company_name']} a while back, who was the person and what's the lead number?"))  # fmt: skip
     assert lead["name"] in answer, answer
     assert lead["lead_name"] in answer, answer
+
+
+async def test_words_that_look_like_names_of_documents(runtime: Any, admin: RestERP) -> None:
+    year = [TEST_TODAY.replace(month=1, day=1).isoformat(), TEST_TODAY.replace(month=12, day=31).isoformat()]  # fmt: skip
+    pos = admin.rows("Purchase Order", ["grand_total"], [["docstatus", "=", 1], ["company", "=", "Harbor Goods Inc"], ["transaction_date", "between", year]])  # fmt: skip
+    largest = sorted(pos, key=lambda r: -r["grand_total"])[:3]
+    chat = await _as(runtime, "admin@demo.local")
+    answer = text_of(await chat.say("largest 3 POs Harbor Goods has placed this yr?"))
+    assert [r["name"] for r in largest] == [n for n in answer.split() if n.startswith("PUR-ORD")][:3], answer  # fmt: skip
+    # "So far" is no sales order: the income of the P&L, year to date.
+    income = _total(admin.rows("Sales Invoice", ["base_net_total"], [["docstatus", "=", 1], ["company", "=", "Harbor Goods Inc"], ["posting_date", "between", [year[0], TEST_TODAY.isoformat()]]]), "base_net_total")  # fmt: skip
+    orders = _total(admin.rows("Sales Order", ["grand_total"], [["docstatus", "=", 1], ["company", "=", "Harbor Goods Inc"], ["transaction_date", "between", [year[0], TEST_TODAY.isoformat()]]]), "grand_total")  # fmt: skip
+    answer = text_of(await chat.say("Harbor Goods income statement year to date - what's total income so far?"))  # fmt: skip
+    assert figure_present(answer, income), answer
+    assert not figure_present(answer, orders), answer
+
+
+async def test_a_documents_quantity_a_balance_and_the_value_of_credit_notes(
+    runtime: Any, admin: RestERP
+) -> None:
+    [note] = admin.rows("Delivery Note", ["total_qty", "customer"], [["docstatus", "=", 1]])[:1]
+    chat = await _as(runtime, "stock@demo.local")
+    answer = text_of(await chat.say(f"how many units went out on {note['name']} and to whom?"))
+    assert f"total qty {note['total_qty']:g}" in answer.replace(",", ""), answer
+    assert note["customer"] in answer, answer
+    owed = admin.rows("Sales Invoice", ["customer", "outstanding_amount"], [["docstatus", "=", 1], ["outstanding_amount", "!=", 0]])  # fmt: skip
+    customer = sorted({r["customer"] for r in owed})[0]
+    balance = _total([r for r in owed if r["customer"] == customer], "outstanding_amount")
+    accounts = await _as(runtime, "accounts.manager@demo.local")
+    answer = text_of(await accounts.say(f"whats the balance on the {customer} customer"))
+    assert figure_present(answer, balance), answer
+    last_year = [f"{TEST_TODAY.year - 1}-01-01", f"{TEST_TODAY.year - 1}-12-31"]
+    notes = admin.rows("Sales Invoice", ["grand_total", "net_total", "currency"], [["docstatus", "=", 1], ["is_return", "=", 1], ["posting_date", "between", last_year]])  # fmt: skip
+    gross = sums(notes, lambda r: r["currency"], "grand_total")
+    net = sums(notes, lambda r: r["currency"], "net_total")
+    answer = text_of(await accounts.say("total value of credit notes we issued last year?"))
+    for currency, value in gross.items():
+        assert figure_present(answer, value), answer
+        assert value == net[currency] or not figure_present(answer, net[currency]), answer
