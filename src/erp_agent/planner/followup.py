@@ -89,7 +89,7 @@ _ATTRIBUTE = re.compile(
 )
 # A name a follow-up adds: "only Kisumu", "and in Mombasa Stores?", "what about Kisumu?".
 _ONLY = re.compile(
-    r"(?:\b(?:only|just|for|in|at|about)|^\s*and)\s+([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)"
+    r"(?:\b(?:only|just|for|in|at|about)|^\s*and)\s+(?:the\s+)?([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)"
 )
 _AND_NAME = re.compile(r"(?:\band|,|&|\bor)\s+([A-Z][\w&.'\-]*(?:\s+[A-Z][\w&.'\-]*)*)")
 _EXPORT_FORMATS = {

@@ -445,6 +445,7 @@ def _known_word(low: str, known: str) -> bool:
     return f" {low} " in known or (low.endswith("s") and f" {low[:-1]} " in known)
 
 
+_ETC = re.compile(r"\betc\b|\band so on\b|\band the like\b|\band such\b")
 # "So far", "so much", a sentence's "so": the word, never a sales order ("SO").
 _SO = re.compile(
     r"\bso\s+(?:far|much|many|that|what|long|as|yet)\b|(?:^|[,.;!?]\s*|\band\s+)so\b", re.I
@@ -505,6 +506,9 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
         _waiting_for_approval(req, haystack)
         req.fields_asked = _fields_asked(req.entity, haystack)
         req.group, req.date_part = _group(req.entity, haystack, catalog)
+        if req.statuses and req.entity.status_field and _ETC.search(low):
+            # "How many absents, half days etc": every status, each counted, not those two.
+            req.statuses, req.group = [], req.entity.status_field
         if (
             req.date_part is None
             and req.entity.date_field

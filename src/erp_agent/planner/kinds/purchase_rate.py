@@ -10,10 +10,11 @@ import re
 from typing import Any
 
 from erp_agent.planner import metric_plan
+from erp_agent.planner.answer import fmt, is_number
 from erp_agent.planner.master_data import resolve
 from erp_agent.planner.metric_plan import LIST_PRICE
 from erp_agent.planner.name_phrases import name_phrases, whole_first
-from erp_agent.planner.steps import Ctx, Step, enable
+from erp_agent.planner.steps import Ctx, Step, call, enable
 
 METRIC = "last_purchase_rate"
 # A price paid, asked of the latest purchase: a rate, price or cost, or what we were charged.
@@ -87,4 +88,19 @@ def handle(ctx: Ctx) -> Step | None:
         return None
     req.settled += list(found)
     metric: Any = ctx.catalog.metrics[METRIC]
-    return metric_plan.figure_step(ctx, metric, found)
+    kept_rate = None
+    item = next(rec for dim, rec in found.values() if dim == "item")
+    if not any(dim == "supplier" for dim, _ in found.values()) and ctx.has("item.get"):
+        # No supplier named: ERPNext's own Last Purchase Rate on the item is said beside it.
+        r = ctx.result("item.get", {"id": item})
+        if r is None:
+            return call("item.get", {"id": item})
+        data = r.data if r.ok and isinstance(r.data, dict) else {}
+        kept_rate = data.get("last_purchase_rate")
+    step = metric_plan.figure_step(ctx, metric, found)
+    if step is not None and step.text and is_number(kept_rate) and kept_rate:
+        step.text += (
+            f"\nThe item's own Last Purchase Rate, as ERPNext keeps it (from its latest "
+            f"submitted Purchase Order or Receipt, in that company's currency): {fmt(kept_rate)}."
+        )
+    return step
