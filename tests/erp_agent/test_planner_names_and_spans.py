@@ -210,3 +210,50 @@ async def test_a_documents_quantity_a_balance_and_the_value_of_credit_notes(
     for currency, value in gross.items():
         assert figure_present(answer, value), answer
         assert value == net[currency] or not figure_present(answer, net[currency]), answer
+
+
+async def test_follow_ups_that_narrow_or_name_another_figure(runtime: Any, admin: RestERP) -> None:
+    overdue = admin.rows("Purchase Invoice", ["company", "outstanding_amount", "currency"],
+                         [["docstatus", "=", 1], ["outstanding_amount", ">", 0], ["due_date", "<", TEST_TODAY.isoformat()]])  # fmt: skip
+    savanna = sums([r for r in overdue if r["company"] == "Savanna Trading Ltd"], lambda r: r["currency"], "outstanding_amount")  # fmt: skip
+    everyone = sums(overdue, lambda r: r["currency"], "outstanding_amount")
+    assert savanna != everyone
+    chat = await _as(runtime, "accounts.manager@demo.local")
+    await chat.say("which supplier bills have gone past their due date without being paid?")
+    answer = text_of(await chat.say("only the Savanna ones, and what do they add up to?"))
+    for value in savanna.values():
+        assert figure_present(answer, value), answer
+    assert "USD" not in answer, answer  # Harbor Goods' bills (the filter dropped) are in dollars
+    slips = admin.rows("Salary Slip", ["net_pay", "total_deduction", "currency"], [["docstatus", "=", 1], ["start_date", "between", LAST_MONTH]])  # fmt: skip
+    hr = await _as(runtime, "hr@demo.local")
+    await hr.say("what did payroll cost us last month? gross")
+    answer = text_of(await hr.say("and take-home after deductions?"))
+    for currency, net in sums(slips, lambda r: r["currency"], "net_pay").items():
+        assert figure_present(answer, net), (currency, answer)
+    for deduction in sums(slips, lambda r: r["currency"], "total_deduction").values():
+        assert not figure_present(answer, deduction), answer
+
+
+async def test_etc_after_statuses_counts_every_status(runtime: Any, admin: RestERP) -> None:
+    since = (TEST_TODAY - dt.timedelta(days=14)).isoformat()
+    rows = admin.rows("Attendance", ["status"], [["docstatus", "=", 1], ["attendance_date", "between", [since, TEST_TODAY.isoformat()]]])  # fmt: skip
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    assert len(counts) > 2
+    chat = await _as(runtime, "hr@demo.local")
+    answer = text_of(await chat.say("attendance summary for the last 2 weeks - how many absents, half days etc"))  # fmt: skip
+    for status, n in counts.items():
+        assert f"{status}: {n}" in answer, answer
+
+
+async def test_the_items_own_last_purchase_rate_is_said_beside_the_receipts(
+    runtime: Any, admin: RestERP
+) -> None:
+    items = admin.rows(
+        "Item", ["item_name", "last_purchase_rate"], [["last_purchase_rate", ">", 0]]
+    )
+    item = items[0]
+    chat = await _as(runtime, "admin@demo.local")
+    answer = text_of(await chat.say(f"what did we pay last time for {item['item_name'].lower()}?"))
+    assert figure_present(answer, item["last_purchase_rate"]), answer
