@@ -257,3 +257,17 @@ async def test_the_items_own_last_purchase_rate_is_said_beside_the_receipts(
     chat = await _as(runtime, "admin@demo.local")
     answer = text_of(await chat.say(f"what did we pay last time for {item['item_name'].lower()}?"))
     assert figure_present(answer, item["last_purchase_rate"]), answer
+
+
+async def test_money_received_by_a_mode_of_payment_said_in_one_word(
+    runtime: Any, admin: RestERP
+) -> None:
+    year = [TEST_TODAY.replace(month=1, day=1).isoformat(), TEST_TODAY.isoformat()]
+    base = [["docstatus", "=", 1], ["payment_type", "=", "Receive"], ["party", "=", "Lakeside Hardware"], ["posting_date", "between", year]]  # fmt: skip
+    by_cheque = _total(admin.rows("Payment Entry", ["received_amount"], [*base, ["mode_of_payment", "=", "Cheque"]]), "received_amount")  # fmt: skip
+    every = _total(admin.rows("Payment Entry", ["received_amount"], base), "received_amount")
+    assert 0 < by_cheque < every
+    chat = await _as(runtime, "accounts@demo.local")
+    answer = text_of(await chat.say("how much did Lakeside Hardware pay us by cheque this year?"))
+    assert figure_present(answer, by_cheque), answer
+    assert not figure_present(answer, every), answer

@@ -298,6 +298,10 @@ def _fields_asked(entity: Entity, haystack: str) -> list[str]:
         label = f.label or name.replace("_", " ")
         said = [t for t in (label, name.replace("_", " "), _QTY.sub("quantity", label.lower()))
                 if len(t) > 3 and has_term(haystack, t)]  # fmt: skip
+        numbered = [f"{w} number" for w in re.findall(r"[a-z]{4,}", f.description.lower())
+                    if has_term(haystack, f"{w} number") or has_term(haystack, f"{w} no")]  # fmt: skip
+        if f.type is FieldType.STRING and numbered and not said:
+            said = numbered  # "the cheque number": the field that holds a cheque's reference
         if said:
             found[name] = max(said, key=len).lower()
     if "total_qty" in entity.fields and _HOW_MANY_UNITS.search(haystack):

@@ -517,7 +517,9 @@ def named_whole(
         words = [norm(w).strip() for w in (dim.label, *dim.synonyms)]
         for row in rows_of(r) if r.ok else []:
             said = norm(str(row.get(title) or row.get("id") or "")).strip()
-            whole = len(said.split()) > 1 and has_term(low, said)
+            # "Paid by cheque", "via M-Pesa": one word after the way it went is the record.
+            by = re.search(rf" (?:by|via|through|using|in) {re.escape(said)} ", low) is not None
+            whole = (len(said.split()) > 1 or by) and has_term(low, said)
             beside = any(f" {said} {w} " in low or f" {w} {said} " in low for w in words)
             if said and (whole or beside):
                 found[f"{said} ({row.get('id')})"] = (name, str(row.get("id")))

@@ -34,6 +34,7 @@ from erp_agent.planner.steps import (
 _BY_AMOUNT = re.compile(r"\b(?:top|largest|biggest|highest|greatest|heaviest|priciest|leading)\b")
 _NEWEST = re.compile(r"\b(?:last|latest|newest|most recent)\b")
 _OLDEST = re.compile(r"\b(?:oldest|earliest|first)\b")
+_RECENTLY = re.compile(r"\b(?:recently|the other day|last time)\b")
 _HEAD_WINDOW = 5  # words after the ranking word in which its noun stands
 
 
@@ -68,6 +69,9 @@ def _order(ctx: Ctx) -> Order | None:
         n = _ranks_records(ctx, e, pattern.search(low), low)
         if n is not None:
             return Order(e.date_field or "", descending, words, n)
+    if _RECENTLY.search(low) and req.fields_asked:
+        # "Lakeside paid us by cheque recently - what was the cheque number?": the latest one.
+        return Order(e.date_field or "", True, "latest", 1)
     return None
 
 
