@@ -134,13 +134,9 @@ async def runtime(demo_erp: DemoERP, tmp_path: Path) -> AsyncIterator[Any]:
 async def chat(runtime: Any, request: pytest.FixtureRequest) -> Any:
     """One planner conversation on the demo ERP, signed in as the test module's ``USER``
     (the administrator when it names none)."""
-    from test_planner_conversation import ADMIN, Chat
+    from test_planner_conversation import ADMIN, chat_as
 
-    from erp_agent.gateway.signin import sign_in
-
-    user = getattr(request.module, "USER", ADMIN)
-    session = await sign_in(runtime.connector, runtime.registry, runtime.policy, user, "demo")
-    return Chat(runtime, session)
+    return await chat_as(runtime, getattr(request.module, "USER", ADMIN))
 
 
 @pytest.fixture

@@ -7,12 +7,11 @@ administrator."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from rest_truth import RestERP
-from test_planner_conversation import Chat, block, text_of
+from test_planner_conversation import block, chat_as, text_of
 
 from conftest import TEST_TODAY
 from erp_agent.evals.score import figure_present
@@ -20,35 +19,20 @@ from erp_agent.evals.score import figure_present
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def admin(demo_erp: Any) -> Iterator[RestERP]:
-    erp = RestERP(demo_erp.url, "admin@demo.local")
-    yield erp
-    erp.close()
-
-
-async def _as(runtime: Any, user: str) -> Chat:
-    from erp_agent.gateway.signin import sign_in
-
-    return Chat(
-        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, user, "demo")
-    )
-
-
-def _company(admin: RestERP, name: str) -> dict[str, Any]:
+def _company(rest: RestERP, name: str) -> dict[str, Any]:
     fields = ["default_receivable_account", "default_payable_account", "default_bank_account",
               "default_cash_account"]  # fmt: skip
-    [row] = admin.rows("Company", fields, [["name", "=", name]])
+    [row] = rest.rows("Company", fields, [["name", "=", name]])
     return row
 
 
-def _mode_type(admin: RestERP, mode: str) -> str:
-    [row] = admin.rows("Mode of Payment", ["type"], [["name", "=", mode]])
+def _mode_type(rest: RestERP, mode: str) -> str:
+    [row] = rest.rows("Mode of Payment", ["type"], [["name", "=", mode]])
     return str(row["type"])
 
 
-def _the_company_of(admin: RestERP, doctype: str, party_field: str, party: str) -> str:
-    rows = admin.rows(doctype, ["company"], [[party_field, "=", party], ["docstatus", "=", 1]])
+def _the_company_of(rest: RestERP, doctype: str, party_field: str, party: str) -> str:
+    rows = rest.rows(doctype, ["company"], [[party_field, "=", party], ["docstatus", "=", 1]])
     companies = {r["company"] for r in rows}
     assert len(companies) == 1, companies
     return str(companies.pop())
@@ -59,15 +43,17 @@ def _the_company_of(admin: RestERP, doctype: str, party_field: str, party: str) 
     [
         ("record 25,000 bob received from Gulf Traders via M-Pesa today", "M-Pesa"),
         ("please record a payment from Gulf Traders of 25,000 in cash", "Cash"),
+        # "Paid in cash" says how, not which way: a customer's money is received.
+        ("log a receipt of 25,000 from Gulf Traders paid in cash", "Cash"),
     ],
 )
 async def test_money_received_is_a_payment_into_the_mode_of_payments_account(
-    runtime: Any, admin: RestERP, said: str, mode: str
+    runtime: Any, rest: RestERP, said: str, mode: str
 ) -> None:
-    company = _the_company_of(admin, "Sales Invoice", "customer", "Gulf Traders")
-    defaults = _company(admin, company)
-    cash = _mode_type(admin, mode) == "Cash"
-    chat = await _as(runtime, "accounts@demo.local")
+    company = _the_company_of(rest, "Sales Invoice", "customer", "Gulf Traders")
+    defaults = _company(rest, company)
+    cash = _mode_type(rest, mode) == "Cash"
+    chat = await chat_as(runtime, "accounts@demo.local")
     response = await chat.say(said)
     document = block(response, "proposal")["document"]
     assert document["payment_type"] == "Receive"  # "from" a customer: money received
@@ -86,11 +72,11 @@ async def test_money_received_is_a_payment_into_the_mode_of_payments_account(
 
 
 async def test_money_paid_to_a_supplier_goes_from_the_bank_to_their_payable_account(
-    runtime: Any, admin: RestERP
+    runtime: Any, rest: RestERP
 ) -> None:
-    company = _the_company_of(admin, "Purchase Invoice", "supplier", "Nairobi Steel Works Ltd")
-    defaults = _company(admin, company)
-    chat = await _as(runtime, "accounts.manager@demo.local")
+    company = _the_company_of(rest, "Purchase Invoice", "supplier", "Nairobi Steel Works Ltd")
+    defaults = _company(rest, company)
+    chat = await chat_as(runtime, "accounts.manager@demo.local")
     response = await chat.say("record a payment of 40,000 to Nairobi Steel Works Ltd by cheque")
     document = block(response, "proposal")["document"]
     assert document["payment_type"] == "Pay"  # a supplier is paid, never "received"
@@ -101,15 +87,15 @@ async def test_money_paid_to_a_supplier_goes_from_the_bank_to_their_payable_acco
     assert document["paid_to"] != defaults["default_receivable_account"]
 
 
-async def test_confirming_a_payment_writes_that_draft(runtime: Any, admin: RestERP) -> None:
-    chat = await _as(runtime, "accounts@demo.local")
+async def test_confirming_a_payment_writes_that_draft(runtime: Any, rest: RestERP) -> None:
+    chat = await chat_as(runtime, "accounts@demo.local")
     response = await chat.say("record 12,345 received from Gulf Traders via M-Pesa today")
     proposal = block(response, "proposal")
     done = await runtime.gateway.confirm(chat.session, proposal["id"], proposal["payload_hash"])
     assert done.ok, done
     fields = ["docstatus", "paid_from", "paid_to", "paid_amount", "received_amount",
               "party", "party_type", "mode_of_payment", "payment_type"]  # fmt: skip
-    rows = admin.rows("Payment Entry", fields, [["paid_amount", "=", 12345], ["docstatus", "=", 0]])
+    rows = rest.rows("Payment Entry", fields, [["paid_amount", "=", 12345], ["docstatus", "=", 0]])
     try:
         assert len(rows) == 1, rows
         [row] = rows
@@ -122,12 +108,12 @@ async def test_confirming_a_payment_writes_that_draft(runtime: Any, admin: RestE
         assert row["received_amount"] == row["paid_amount"] == 12345
     finally:
         for row in rows:  # the draft is removed, so no other test counts it
-            admin.client.delete(f"/api/resource/Payment Entry/{row['name']}").raise_for_status()
+            rest.client.delete(f"/api/resource/Payment Entry/{row['name']}").raise_for_status()
 
 
-def _open_invoice(admin: RestERP, doctype: str) -> dict[str, Any]:
+def _open_invoice(rest: RestERP, doctype: str) -> dict[str, Any]:
     party = "supplier" if doctype == "Purchase Invoice" else "customer"
-    rows = admin.rows(
+    rows = rest.rows(
         doctype,
         [party, "company", "outstanding_amount", "grand_total"],
         [["docstatus", "=", 1], ["outstanding_amount", ">", 1000]],
@@ -137,10 +123,10 @@ def _open_invoice(admin: RestERP, doctype: str) -> dict[str, Any]:
 
 
 async def test_paying_a_bill_in_full_is_a_payment_of_what_is_outstanding_on_it(
-    runtime: Any, admin: RestERP
+    runtime: Any, rest: RestERP
 ) -> None:
-    bill = _open_invoice(admin, "Purchase Invoice")
-    chat = await _as(runtime, "accounts.manager@demo.local")
+    bill = _open_invoice(rest, "Purchase Invoice")
+    chat = await chat_as(runtime, "accounts.manager@demo.local")
     response = await chat.say(f"pay {bill['party']}'s bill {bill['name']} in full")
     document = block(response, "proposal")["document"]
     assert document["payment_type"] == "Pay"
@@ -160,11 +146,11 @@ async def test_paying_a_bill_in_full_is_a_payment_of_what_is_outstanding_on_it(
 
 
 async def test_a_customers_payment_against_an_invoice_is_received_and_confirmed_as_drafted(
-    runtime: Any, admin: RestERP
+    runtime: Any, rest: RestERP
 ) -> None:
-    invoice = _open_invoice(admin, "Sales Invoice")
+    invoice = _open_invoice(rest, "Sales Invoice")
     part = 1000
-    chat = await _as(runtime, "accounts@demo.local")
+    chat = await chat_as(runtime, "accounts@demo.local")
     response = await chat.say(f"record a payment of {part} against {invoice['name']} by cheque")
     proposal = block(response, "proposal")
     document = proposal["document"]
@@ -173,13 +159,13 @@ async def test_a_customers_payment_against_an_invoice_is_received_and_confirmed_
     assert document["mode_of_payment"] == "Cheque"
     done = await runtime.gateway.confirm(chat.session, proposal["id"], proposal["payload_hash"])
     assert done.ok, done
-    drafts = admin.rows("Payment Entry", ["party", "paid_amount"],
+    drafts = rest.rows("Payment Entry", ["party", "paid_amount"],
                         [["docstatus", "=", 0], ["paid_amount", "=", part], ["party", "=", invoice["party"]]])  # fmt: skip
     try:
         assert len(drafts) == 1, drafts
     finally:
         for row in drafts:
-            admin.client.delete(f"/api/resource/Payment Entry/{row['name']}").raise_for_status()
+            rest.client.delete(f"/api/resource/Payment Entry/{row['name']}").raise_for_status()
     # More than is owed on it is never allocated.
     too_much = invoice["outstanding_amount"] + 1000
     answer = text_of(

@@ -45,6 +45,15 @@ class Chat:
         return response
 
 
+async def chat_as(runtime: Runtime, user: str) -> Chat:
+    """A new conversation signed in as ``user`` (password ``demo``)."""
+    from erp_agent.gateway.signin import sign_in
+
+    return Chat(
+        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, user, "demo")
+    )
+
+
 def text_of(response: TurnResponse) -> str:
     """The answer after its "Read as:" line."""
     return split(plain("\n".join(b["markdown"] for b in response.blocks if b["type"] == "text")))[1]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from rest_truth import RestERP, cents, sums
-from test_planner_conversation import Chat, text_of
+from test_planner_conversation import Chat, chat_as, text_of
 
 from conftest import TEST_TODAY
 from erp_agent.evals.score import figure_present
@@ -22,14 +22,6 @@ from erp_agent.evals.score import figure_present
 pytestmark = pytest.mark.anyio
 MONTH = [TEST_TODAY.replace(day=1).isoformat(), TEST_TODAY.isoformat()]
 YEAR = [TEST_TODAY.replace(month=1, day=1).isoformat(), TEST_TODAY.isoformat()]
-
-
-async def _as(runtime: Any, user: str) -> Chat:
-    from erp_agent.gateway.signin import sign_in
-
-    return Chat(
-        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, user, "demo")
-    )
 
 
 async def test_the_biggest_invoices_are_ranked_per_currency(chat: Chat, rest: RestERP) -> None:
@@ -85,7 +77,7 @@ async def test_orders_waiting_on_approval_are_the_workflow_state(
     drafts = rest.rows("Purchase Order", ["name"], [["docstatus", "=", 0]])
     assert pending
     assert len(drafts) != len(pending)  # counting drafts (the wrong reading) would differ
-    chat = await _as(runtime, "purchase.manager@demo.local")
+    chat = await chat_as(runtime, "purchase.manager@demo.local")
     answer = text_of(await chat.say("how many POs are waiting on approval?"))
     assert figure_present(answer, float(len(pending))), answer
     assert not figure_present(answer, float(len(drafts))), answer
@@ -98,7 +90,7 @@ async def test_stock_transfers_are_entries_of_that_purpose(runtime: Any, rest: R
     moved = [e for e in entries if e["purpose"] == "Material Transfer"]
     assert moved
     assert len(moved) != len(entries)
-    chat = await _as(runtime, "stock@demo.local")
+    chat = await chat_as(runtime, "stock@demo.local")
     answer = text_of(await chat.say("How many stock transfers between warehouses this year?"))
     assert figure_present(answer, float(len(moved))), answer
     assert not figure_present(answer, float(len(entries))), answer
@@ -159,7 +151,7 @@ async def test_suppliers_past_due_are_the_payables(runtime: Any, rest: RestERP) 
         [["docstatus", "=", 1], ["outstanding_amount", ">", 0], ["due_date", "<", TEST_TODAY.isoformat()]],
     )  # fmt: skip
     assert rows
-    chat = await _as(runtime, "accounts.manager@demo.local")
+    chat = await chat_as(runtime, "accounts.manager@demo.local")
     answer = text_of(await chat.say("are we behind on paying any suppliers? how much is past due"))
     for value in sums(rows, lambda r: r["currency"], "outstanding_amount").values():
         assert figure_present(answer, float(cents(value))), answer

@@ -8,13 +8,12 @@ administrator, in its own terms (Employee.user_id, Leave Ledger Entry, docstatus
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from rest_truth import RestERP
-from test_planner_conversation import Chat, block, text_of
+from test_planner_conversation import block, chat_as, text_of
 
 from conftest import TEST_TODAY
 from erp_agent.evals.score import figure_present
@@ -26,45 +25,30 @@ HR = "hr@demo.local"
 YEAR = [TEST_TODAY.replace(month=1, day=1).isoformat(), TEST_TODAY.replace(month=12, day=31).isoformat()]  # fmt: skip
 
 
-@pytest.fixture
-def admin(demo_erp: Any) -> Iterator[RestERP]:
-    erp = RestERP(demo_erp.url, "admin@demo.local")
-    yield erp
-    erp.close()
-
-
-async def _as(runtime: Any, user: str) -> Chat:
-    from erp_agent.gateway.signin import sign_in
-
-    return Chat(
-        runtime, await sign_in(runtime.connector, runtime.registry, runtime.policy, user, "demo")
-    )
-
-
-def _employee_of(admin: RestERP, user: str) -> dict[str, Any]:
-    rows = admin.rows(
+def _employee_of(rest: RestERP, user: str) -> dict[str, Any]:
+    rows = rest.rows(
         "Employee", ["company", "leave_approver", "employee_name"], [["user_id", "=", user]]
     )
     assert len(rows) == 1, rows
     return rows[0]
 
 
-def _left(admin: RestERP, employee: str | None, leave_type: str) -> Decimal:
+def _left(rest: RestERP, employee: str | None, leave_type: str) -> Decimal:
     """Allocated less taken this leave year: the sum of the submitted ledger entries."""
     filters: list[list[Any]] = [
         ["docstatus", "=", 1], ["leave_type", "=", leave_type], ["from_date", "between", YEAR]
     ]  # fmt: skip
     if employee is not None:
         filters.append(["employee", "=", employee])
-    return sum((Decimal(str(r["leaves"])) for r in admin.rows("Leave Ledger Entry", ["leaves"], filters)), Decimal(0))  # fmt: skip
+    return sum((Decimal(str(r["leaves"])) for r in rest.rows("Leave Ledger Entry", ["leaves"], filters)), Decimal(0))  # fmt: skip
 
 
 @pytest.mark.parametrize("user", [EMPLOYEE, HR])
-async def test_my_leave_left_is_my_own_ledgers(runtime: Any, admin: RestERP, user: str) -> None:
-    me = _employee_of(admin, user)
-    own, everyone = _left(admin, me["name"], "Casual Leave"), _left(admin, None, "Casual Leave")
+async def test_my_leave_left_is_my_own_ledgers(runtime: Any, rest: RestERP, user: str) -> None:
+    me = _employee_of(rest, user)
+    own, everyone = _left(rest, me["name"], "Casual Leave"), _left(rest, None, "Casual Leave")
     assert everyone != own  # the whole company's balance (the wrong reading) is another figure
-    chat = await _as(runtime, user)
+    chat = await chat_as(runtime, user)
     answer = text_of(await chat.say("hey, how many casual leave days do I still have?"))
     assert figure_present(answer, own), answer
     assert not figure_present(answer, everyone), answer
@@ -72,12 +56,12 @@ async def test_my_leave_left_is_my_own_ledgers(runtime: Any, admin: RestERP, use
     assert "Annual Leave" not in answer, answer
     # "And sick days?": the same question of another leave type, still the user's own.
     sick = text_of(await chat.say("and sick days?"))
-    assert figure_present(sick, _left(admin, me["name"], "Sick Leave")), sick
+    assert figure_present(sick, _left(rest, me["name"], "Sick Leave")), sick
     assert "Casual Leave" not in sick, sick
 
 
-async def test_an_employee_sees_only_their_own_leave_details(demo_erp: Any, admin: RestERP) -> None:
-    me, other = _employee_of(admin, EMPLOYEE), _employee_of(admin, HR)
+async def test_an_employee_sees_only_their_own_leave_details(demo_erp: Any, rest: RestERP) -> None:
+    me, other = _employee_of(rest, EMPLOYEE), _employee_of(rest, HR)
     erp = RestERP(demo_erp.url, EMPLOYEE)
     try:
         method = "/api/method/hrms.hr.doctype.leave_application.leave_application.get_leave_details"
@@ -86,7 +70,7 @@ async def test_an_employee_sees_only_their_own_leave_details(demo_erp: Any, admi
         )
         assert own.status_code == 200
         annual = own.json()["message"]["leave_allocation"]["Annual Leave"]
-        assert Decimal(str(annual["remaining_leaves"])) == _left(admin, me["name"], "Annual Leave")
+        assert Decimal(str(annual["remaining_leaves"])) == _left(rest, me["name"], "Annual Leave")
         theirs = erp.client.get(method, params={"employee": other["name"]})
         assert theirs.status_code == 403, theirs.text
         # Their own Employee record is readable although it reports to someone they cannot see.
@@ -96,12 +80,12 @@ async def test_an_employee_sees_only_their_own_leave_details(demo_erp: Any, admi
 
 
 async def test_applying_for_leave_proposes_my_leave_application(
-    runtime: Any, admin: RestERP
+    runtime: Any, rest: RestERP
 ) -> None:
-    me = _employee_of(admin, EMPLOYEE)
-    before = admin.rows("Leave Application", [], [["employee", "=", me["name"]]])
+    me = _employee_of(rest, EMPLOYEE)
+    before = rest.rows("Leave Application", [], [["employee", "=", me["name"]]])
     monday = TEST_TODAY + dt.timedelta(days=7 - TEST_TODAY.weekday())  # Monday of next week
-    chat = await _as(runtime, EMPLOYEE)
+    chat = await chat_as(runtime, EMPLOYEE)
     response = await chat.say("I'd like to apply for 3 days annual leave starting next Monday")
     document = block(response, "proposal")["document"]
     assert document["employee"] == me["name"]
@@ -111,12 +95,12 @@ async def test_applying_for_leave_proposes_my_leave_application(
     assert document["from_date"] == monday.isoformat()
     assert document["to_date"] == (monday + dt.timedelta(days=2)).isoformat()
     assert document["date"] == TEST_TODAY.isoformat()  # applied today, not on the first day off
-    assert admin.rows("Leave Application", [], [["employee", "=", me["name"]]]) == before
+    assert rest.rows("Leave Application", [], [["employee", "=", me["name"]]]) == before
 
 
-async def test_claiming_an_expense_proposes_my_claim(runtime: Any, admin: RestERP) -> None:
-    me = _employee_of(admin, EMPLOYEE)
-    chat = await _as(runtime, EMPLOYEE)
+async def test_claiming_an_expense_proposes_my_claim(runtime: Any, rest: RestERP) -> None:
+    me = _employee_of(rest, EMPLOYEE)
+    chat = await chat_as(runtime, EMPLOYEE)
     response = await chat.say("I need to claim KSh 1,800 for fuel from yesterday's client visit")
     document = block(response, "proposal")["document"]
     assert document["employee"] == me["name"]
@@ -155,11 +139,11 @@ def test_tomorrow_is_one_day() -> None:
 
 
 async def test_marking_someone_absent_proposes_their_attendance(
-    runtime: Any, admin: RestERP
+    runtime: Any, rest: RestERP
 ) -> None:
-    kevin = admin.rows("Employee", ["company"], [["employee_name", "=", "Kevin Mwangi"]])
+    kevin = rest.rows("Employee", ["company"], [["employee_name", "=", "Kevin Mwangi"]])
     assert len(kevin) == 1
-    chat = await _as(runtime, HR)
+    chat = await chat_as(runtime, HR)
     response = await chat.say("Mark Kevin Mwangi as absent for today please")
     document = block(response, "proposal")["document"]
     assert document == {
@@ -168,7 +152,7 @@ async def test_marking_someone_absent_proposes_their_attendance(
     }  # fmt: skip
     # Marking a leave application (a span with a life of its own) is a change to one, asked.
     answer = text_of(
-        await (await _as(runtime, HR)).say("mark Kevin Mwangi's leave application as rejected")
+        await (await chat_as(runtime, HR)).say("mark Kevin Mwangi's leave application as rejected")
     )
     assert "Which leave application" in answer, answer
 
@@ -182,7 +166,7 @@ async def test_my_branch_is_the_branch_i_am_held_to(runtime: Any, demo_erp: Any)
         manager.close()
     assert {r["branch"] for r in rows} == {"Kisumu"}
     owed = sum((Decimal(str(r["outstanding_amount"])) for r in rows), Decimal(0))
-    chat = await _as(runtime, "kisumu.manager@demo.local")
+    chat = await chat_as(runtime, "kisumu.manager@demo.local")
     response = await chat.say("whats overdue in my branch?")
     assert response.reading is not None
     assert "branch Kisumu" in response.reading, response.reading
@@ -191,43 +175,45 @@ async def test_my_branch_is_the_branch_i_am_held_to(runtime: Any, demo_erp: Any)
 
 
 async def test_my_branch_without_one_is_said(runtime: Any) -> None:
-    chat = await _as(runtime, "admin@demo.local")
+    chat = await chat_as(runtime, "admin@demo.local")
     answer = text_of(await chat.say("whats overdue in my branch?"))
     assert "can't tell which branch is yours" in answer, answer
 
 
-async def test_my_take_home_pay_is_my_own_slips(runtime: Any, admin: RestERP) -> None:
-    me = _employee_of(admin, EMPLOYEE)
+async def test_my_take_home_pay_is_my_own_slips(runtime: Any, rest: RestERP) -> None:
+    me = _employee_of(rest, EMPLOYEE)
     last = TEST_TODAY.replace(day=1) - dt.timedelta(days=1)
     month = [last.replace(day=1).isoformat(), last.isoformat()]
-    slips = admin.rows("Salary Slip", ["net_pay", "employee"], [["docstatus", "=", 1], ["start_date", "between", month]])  # fmt: skip
+    slips = rest.rows("Salary Slip", ["net_pay", "employee"], [["docstatus", "=", 1], ["start_date", "between", month]])  # fmt: skip
     own = sum((Decimal(str(s["net_pay"])) for s in slips if s["employee"] == me["name"]), Decimal(0))  # fmt: skip
     assert own
     assert len({s["employee"] for s in slips}) > 1
-    answer = text_of(await (await _as(runtime, EMPLOYEE)).say("What was my take home pay for last month pls"))  # fmt: skip
+    answer = text_of(await (await chat_as(runtime, EMPLOYEE)).say("What was my take home pay for last month pls"))  # fmt: skip
     assert figure_present(answer, own), answer
     # HR asking to be shown everyone's figure ("show me") is not asking for their own.
-    shown = await (await _as(runtime, HR)).say("show me the net pay for last month")
+    shown = await (await chat_as(runtime, HR)).say("show me the net pay for last month")
     assert "employee" not in (shown.reading or ""), shown.reading
 
 
-async def test_what_rent_cost_my_branch(runtime: Any, admin: RestERP) -> None:
+async def test_what_rent_cost_my_branch(runtime: Any, rest: RestERP) -> None:
     last = TEST_TODAY.replace(day=1) - dt.timedelta(days=1)
     month = [last.replace(day=1).isoformat(), last.isoformat()]
-    rent = admin.rows("GL Entry", ["debit", "credit", "branch"],
+    rent = rest.rows("GL Entry", ["debit", "credit", "branch"],
                       [["account", "=", "Rent - ST"], ["is_cancelled", "=", 0], ["posting_date", "between", month]])  # fmt: skip
     mine = sum((Decimal(str(r["debit"])) - Decimal(str(r["credit"])) for r in rent if r["branch"] == "Mombasa"), Decimal(0))  # fmt: skip
     every = sum((Decimal(str(r["debit"])) - Decimal(str(r["credit"])) for r in rent), Decimal(0))
     assert mine
     assert mine != every
-    answer = text_of(await (await _as(runtime, "mombasa.manager@demo.local")).say("What did rent cost our branch last month?"))  # fmt: skip
+    answer = text_of(await (await chat_as(runtime, "mombasa.manager@demo.local")).say("What did rent cost our branch last month?"))  # fmt: skip
     assert figure_present(answer, mine), answer
 
 
-async def test_my_department_is_my_employee_records(runtime: Any, admin: RestERP) -> None:
-    me = admin.rows("Employee", ["department"], [["user_id", "=", HR]])[0]
-    staff = admin.rows("Employee", [], [["department", "=", me["department"]]])
-    response = await (await _as(runtime, HR)).say("how many employees do we have in my department")
+async def test_my_department_is_my_employee_records(runtime: Any, rest: RestERP) -> None:
+    me = rest.rows("Employee", ["department"], [["user_id", "=", HR]])[0]
+    staff = rest.rows("Employee", [], [["department", "=", me["department"]]])
+    response = await (await chat_as(runtime, HR)).say(
+        "how many employees do we have in my department"
+    )
     assert response.reading == f"count of employees, department {me['department']}", (
         response.reading
     )

@@ -40,17 +40,10 @@ async def fill(
         native["party_type"] = _DEFAULT_PARTY_TYPE[direction]
         filled.add("party_type")
     if party_side and native.get("party") and company and not native.get(party_side):
-        details = dict(
-            await client.method(
-                cred,
-                _PARTY_DETAILS,
-                company=company,
-                party_type=native.get("party_type"),
-                party=native.get("party"),
-                date=native.get("posting_date"),
-            )
-            or {}
-        )
+        details = await _ask(
+            client, cred, _PARTY_DETAILS, company=company, party_type=native.get("party_type"),
+            party=native.get("party"), date=native.get("posting_date"),
+        )  # fmt: skip
         if details.get("party_account"):
             native[party_side] = details["party_account"]
             native[f"{party_side}_account_currency"] = details.get("party_account_currency")
@@ -58,16 +51,10 @@ async def fill(
         if details.get("party_name"):
             native["party_name"] = details["party_name"]
     if bank_side and company and not native.get(bank_side):
-        bank = dict(
-            await client.method(
-                cred,
-                _BANK_ACCOUNT,
-                company=company,
-                account_type="Bank",
-                mode_of_payment=native.get("mode_of_payment"),
-            )
-            or {}
-        )
+        bank = await _ask(
+            client, cred, _BANK_ACCOUNT, company=company, account_type="Bank",
+            mode_of_payment=native.get("mode_of_payment"),
+        )  # fmt: skip
         if bank.get("account"):
             native[bank_side] = bank["account"]
             native[f"{bank_side}_account_currency"] = bank.get("account_currency")
@@ -81,3 +68,8 @@ async def fill(
     added = emap.to_canonical({name: native[name] for name in filled})
     payload = {k: v for k, v in document.items() if k in values or k in added}
     return FilledDocument(payload=payload, document=document)
+
+
+async def _ask(client: FrappeClient, cred: Credential, path: str, **args: Any) -> dict[str, Any]:
+    """One of the payment form's helpers, as the user; an empty answer is no answer."""
+    return dict(await client.method(cred, path, **args) or {})

@@ -11,15 +11,17 @@ import re
 from typing import Any
 
 from erp_agent.catalog import Entity
+from erp_agent.catalog.questions import load_questions
 from erp_agent.planner import proposals, write_fields
 from erp_agent.planner.answer import fmt
 from erp_agent.planner.parse_amounts import money_said
 from erp_agent.planner.steps import Ctx, Step, call, enable, failed, say
 
 TOOL = "payment_entry.create"
-# Paying an invoice: a verb that settles it, or a payment said to be for it.
+# Paying an invoice: a verb that settles it (after the courtesies questions.yaml knows), or a
+# payment said to be for it.
 _PAY = re.compile(
-    r"^\s*(?:please\s+|pls\s+|kindly\s+|can you\s+|could you\s+)?(?:pay|settle|clear)\b"
+    rf"^\s*(?:{'|'.join(load_questions().patterns('polite'))})?(?:pay|settle|clear)\b"
     r"|\b(?:record|enter|post|log|book|receive|make)\b.*\bpayments?\b"
     r"|\bpayments?\s+(?:for|against|on|of)\b.*\b(?:record|enter|post|log|book)\b"
     r"|\b(?:mark|set)\b.*\bas\s+(?:fully\s+)?paid\b",

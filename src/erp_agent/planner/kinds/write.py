@@ -347,11 +347,7 @@ def _enum_value(ctx: Ctx, values: tuple[str, ...], party_named: bool) -> str | N
         (
             v
             for v in values
-            if re.search(
-                rf"\b(?:{re.escape(v.lower().rstrip('e'))}(?:e|es|ed|ing|s)?"
-                rf"{'|paid' if v.lower() == 'pay' else ''})\b",
-                text,
-            )
+            if re.search(rf"\b{re.escape(v.lower().rstrip('e'))}(?:e|es|ed|ing|s)?\b", text)
         ),
         None,
     )
