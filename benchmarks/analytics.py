@@ -21,9 +21,9 @@ from _common import seeded_db
 from demo_erp.context import Settings
 from demo_erp.server import running
 from erp_agent import analytics
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.frappe.connector import ERPNextConnector
-from erp_agent.gateway.session import Session
 from erp_agent.tools.base import ToolContext
 from erp_agent.tools.modules import analytics as analytics_tools
 

@@ -20,12 +20,12 @@ from typing import Any
 
 import yaml
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import Catalog, load_catalog
 from erp_agent.config import Settings
 from erp_agent.connectors.credentials import Credential
 from erp_agent.engine import prompt
 from erp_agent.engine.routing import Route, Router
-from erp_agent.gateway.session import Session
 from erp_agent.retrieval.knowledge import KnowledgeBase
 from erp_agent.retrieval.settings import make_retriever
 from erp_agent.runtime import build_registry

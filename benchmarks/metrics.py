@@ -21,6 +21,7 @@ from _common import load_line, percentile, seeded_db, summary_ms, timed
 
 from demo_erp.context import Settings
 from demo_erp.server import running
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.frappe.connector import ERPNextConnector
 from erp_agent.connectors.query import (
@@ -32,7 +33,6 @@ from erp_agent.connectors.query import (
     Measure,
     Op,
 )
-from erp_agent.gateway.session import Session
 from erp_agent.tools.base import ToolContext
 from erp_agent.tools.modules import metrics
 

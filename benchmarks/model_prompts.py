@@ -32,8 +32,8 @@ import yaml
 from demo_erp.context import Settings as ErpSettings
 from demo_erp.seed import seed
 from demo_erp.server import running
+from erp_agent.calls.session import Session
 from erp_agent.config import Settings
-from erp_agent.gateway.session import Session
 from erp_agent.models._fit import fit
 from erp_agent.models.base import Message, ModelProfile
 from erp_agent.models.openai_compatible import wire_messages, wire_tools

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import Catalog, load_catalog
 from erp_agent.config import EngineSettings, Settings, engine_settings, scan_limits
 from erp_agent.connectors import registry as connectors
@@ -30,7 +31,6 @@ from erp_agent.gateway.grants import GrantsCache
 from erp_agent.gateway.plans import PlanBook
 from erp_agent.gateway.policy import RolePolicy, load_policy
 from erp_agent.gateway.reconcile import InFlight
-from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.models.base import ChatModel
 from erp_agent.models.registry import ModelRegistry

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.frappe.connector import ERPNextConnector
-from erp_agent.gateway.session import Session
 from erp_agent.tools.base import ToolContext
 
 

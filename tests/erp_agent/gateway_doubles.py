@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
 from erp_agent.errors import ErpRefusal, Refusal
 from erp_agent.gateway.gateway import Gateway
-from erp_agent.gateway.session import Session
 from erp_agent.store.memory import MemoryStore
 from erp_agent.tools.base import Args, Change, Effect, Tool, ToolContext, ToolRegistry
 

@@ -376,8 +376,8 @@ def test_every_schema_is_valid_draft_2020_12() -> None:
 async def test_through_the_gateway_invalid_args_and_erp_refusals_reach_the_model(
     erp: ERPNextConnector,
 ) -> None:
+    from erp_agent.calls.outcome import Status
     from erp_agent.gateway.gateway import Gateway
-    from erp_agent.gateway.outcome import Status
     from erp_agent.store.memory import MemoryStore
     from erp_agent.tools.base import ToolRegistry
 

@@ -23,7 +23,7 @@ from server_doubles import build_app, client_for, make_runtime, sign_in
 
 from conftest import DemoERP
 from demo_erp.server import free_port
-from erp_agent.gateway.outcome import Status
+from erp_agent.calls.outcome import Status
 from erp_agent.runtime import Runtime
 
 USER = "sales@demo.local"

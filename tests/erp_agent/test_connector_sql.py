@@ -14,6 +14,7 @@ import sqlalchemy as sa
 import yaml
 from sql_databases import DIALECTS, MAPPING, database, raw, seeded
 
+from erp_agent.calls.outcome import Status
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.profile import catalog_for
 from erp_agent.connectors.query import (
@@ -34,7 +35,6 @@ from erp_agent.errors import (
     ErpUnavailable,
 )
 from erp_agent.gateway.gateway import Gateway
-from erp_agent.gateway.outcome import Status
 from erp_agent.gateway.policy import load_policy
 from erp_agent.gateway.signin import sign_in
 from erp_agent.runtime import build_registry

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import DemoERP, raw
+from erp_agent.calls.session import Session
 from erp_agent.config import Settings
 from erp_agent.engine.turn import Engine
-from erp_agent.gateway.session import Session
 from erp_agent.masking import mask_secrets
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.runtime import Runtime

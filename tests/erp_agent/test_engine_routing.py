@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.credentials import Credential
 from erp_agent.engine.routing import DEFAULT_CAP, SPINE, Router
-from erp_agent.gateway.session import Session
 from erp_agent.runtime import build_registry
 from erp_agent.tools.base import Effect
 

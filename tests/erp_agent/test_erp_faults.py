@@ -19,6 +19,7 @@ from server_doubles import build_app, client_for, make_runtime
 from typer.testing import CliRunner
 
 from conftest import DemoERP
+from erp_agent.calls.outcome import Status
 from erp_agent.cli import app as cli_app
 from erp_agent.config import Settings
 from erp_agent.connectors.credentials import Credential
@@ -29,7 +30,6 @@ from erp_agent.errors import (
     ErpRefusal,
     ErpUnavailable,
 )
-from erp_agent.gateway.outcome import Status
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from gateway_doubles import make_gateway, session
 
-from erp_agent.gateway.outcome import Status
+from erp_agent.calls.outcome import Status
 from erp_agent.gateway.proposals import payload_hash
 from erp_agent.store.records import Decision, ProposalStatus
 

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
+from erp_agent.calls.outcome import Status
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.base import Page
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.fake import FakeConnector, FakeUser
 from erp_agent.connectors.profile import catalog_for
 from erp_agent.gateway.gateway import Gateway
-from erp_agent.gateway.outcome import Status
-from erp_agent.gateway.session import Session
 from erp_agent.store.memory import MemoryStore
 from erp_agent.tools.base import ToolRegistry
 from erp_agent.tools.factories import catalog_tools

@@ -11,7 +11,7 @@ from gateway_doubles import make_gateway, session
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from erp_agent.gateway.outcome import Status
+from erp_agent.calls.outcome import Status
 from erp_agent.gateway.proposals import payload_hash
 
 USERS = ["amina@demo.local", "mallory@demo.local"]

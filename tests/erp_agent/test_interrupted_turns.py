@@ -17,10 +17,10 @@ import pytest
 from server_doubles import build_app, client_for, make_runtime, sign_in, sse_events
 
 from conftest import DemoERP
+from erp_agent.calls.session import Session
 from erp_agent.config import Settings
 from erp_agent.engine import interrupted
 from erp_agent.engine.prompt import is_context
-from erp_agent.gateway.session import Session
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore

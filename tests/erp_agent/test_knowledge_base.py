@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from retrieval_fixtures import CountingEmbedder
 
+from erp_agent.calls.session import Session
 from erp_agent.connectors.credentials import Credential
-from erp_agent.gateway.session import Session
 from erp_agent.retrieval.chunking import chunk, parse
 from erp_agent.retrieval.index_sqlite import SQLiteIndex
 from erp_agent.retrieval.knowledge import KnowledgeBase, packaged_root

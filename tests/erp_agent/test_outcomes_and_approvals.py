@@ -16,9 +16,9 @@ import httpx
 import pytest
 
 from conftest import DemoERP
+from erp_agent.calls.outcome import Status
+from erp_agent.calls.session import Session
 from erp_agent.config import Settings
-from erp_agent.gateway.outcome import Status
-from erp_agent.gateway.session import Session
 from erp_agent.planner.offline_model import OfflinePlanner
 from erp_agent.runtime import Runtime
 from erp_agent.store.records import ProposalStatus

@@ -15,10 +15,10 @@ import pytest
 from rest_truth import RestERP, cents, sums
 
 from conftest import TEST_TODAY, DemoERP, raw
+from erp_agent.calls.session import Session
 from erp_agent.config import EngineSettings, Settings
 from erp_agent.engine.response import TurnResponse
 from erp_agent.evals.score import figure_present, plain
-from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.planner import OfflinePlanner
 from erp_agent.planner.read_as import split

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from conftest import TEST_TODAY, DemoERP
+from erp_agent.calls.session import Session
 from erp_agent.config import EngineSettings, Settings
 from erp_agent.errors import ModelUnavailable
 from erp_agent.evals.score import figure_present, grounded, plain, tool_sources
-from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.models.base import ChatModel, Completion, Message
 from erp_agent.planner import FallbackModel, OfflinePlanner

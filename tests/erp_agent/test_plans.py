@@ -15,11 +15,11 @@ from server_doubles import build_app, client_for
 from server_doubles import sign_in as web_sign_in
 
 from conftest import TEST_TODAY, DemoERP
+from erp_agent.calls.outcome import Status
+from erp_agent.calls.session import RELAY_SESSION_PREFIX, Session
 from erp_agent.config import EngineSettings, Settings
 from erp_agent.errors import ConfigError, TokenBudgetExceeded
-from erp_agent.gateway.outcome import Status
 from erp_agent.gateway.plans import Plan
-from erp_agent.gateway.session import RELAY_SESSION_PREFIX, Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.runtime import Runtime

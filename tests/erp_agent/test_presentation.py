@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from erp_agent.catalog import load_catalog
-from erp_agent.engine.render import table_page
 from erp_agent.results import charts
 from erp_agent.results.layout import default_columns
+from erp_agent.results.render import table_page
 from erp_agent.results.store import ResultRecord
 
 CATALOG = load_catalog()

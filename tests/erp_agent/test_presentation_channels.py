@@ -19,17 +19,17 @@ from markdown_it import MarkdownIt
 from rich.console import Console
 
 from conftest import TEST_TODAY, DemoERP
+from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.channels.markdown import block_markdown
 from erp_agent.cli._render import print_blocks
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.frappe.connector import ERPNextConnector
-from erp_agent.engine.render import materialise
-from erp_agent.gateway.outcome import Outcome, Status
-from erp_agent.gateway.session import Session
 from erp_agent.models.base import Message
 from erp_agent.results.layout import MAX_COLUMNS
 from erp_agent.results.links import LinkBuilder, live_text
+from erp_agent.results.render import materialise
 from erp_agent.results.shaping import SHOWN, ResultShaper
 from erp_agent.results.store import MemoryResultStore
 from erp_agent.results.summary import ageing, report_figures, summarize_report

@@ -12,10 +12,10 @@ from gateway_doubles import make_gateway, session
 from server_doubles import CREATE_LEAD, Harness, build_app, client_for, make_runtime, sign_in
 from test_event_stream import ask
 
+from erp_agent.calls.outcome import Status
 from erp_agent.errors import StoreError
 from erp_agent.events import Audited, AuditLog, Event, ProposalDecided, ProposalMade, ToolDecided
 from erp_agent.gateway.gateway import TURN_ID
-from erp_agent.gateway.outcome import Status
 from erp_agent.store.records import AuditEvent, Decision
 
 pytestmark = pytest.mark.anyio

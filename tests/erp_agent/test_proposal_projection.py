@@ -24,15 +24,14 @@ from rest_truth import RestERP
 from server_doubles import build_app, client_for, make_runtime, sign_in
 
 from conftest import TEST_TODAY, DemoERP, raw
+from erp_agent.calls.outcome import Outcome, Status, without_hash
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.channels.markdown import proposal_markdown
 from erp_agent.connectors.base import Capability, ConnectorProfile
 from erp_agent.connectors.frappe.connector import ERPNextConnector
 from erp_agent.gateway.gateway import Gateway
-from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.projection import LABEL
-from erp_agent.gateway.proposals import without_hash
-from erp_agent.gateway.session import Session
 from erp_agent.store.memory import MemoryStore
 from erp_agent.tools.base import ToolRegistry
 from erp_agent.tools.factories import catalog_tools

@@ -22,13 +22,13 @@ from agent_helpers import signed_in_context
 from conftest import TEST_TODAY, DemoERP, raw
 from demo_erp.context import Settings
 from demo_erp.server import start_in_thread
+from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.frappe.connector import ERPNextConnector
 from erp_agent.gateway import reconcile
 from erp_agent.gateway.gateway import Gateway
-from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.reconcile import InFlight
-from erp_agent.gateway.session import Session
 from erp_agent.store.memory import MemoryStore
 from erp_agent.store.records import Proposal, ProposalStatus
 from erp_agent.tools.base import Tool, ToolContext, ToolRegistry

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from retrieval_fixtures import seeded_erp
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import Catalog, load_catalog
 from erp_agent.connectors.frappe.connector import ERPNextConnector
 from erp_agent.connectors.query import Filter, Op
-from erp_agent.gateway.session import Session
 from erp_agent.retrieval.embeddings import default_embedder
 from erp_agent.retrieval.index_sqlite import SQLiteIndex
 from erp_agent.retrieval.retriever import Retriever

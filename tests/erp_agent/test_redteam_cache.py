@@ -33,13 +33,13 @@ from demo_erp import auth, documents
 from demo_erp.context import ADMINISTRATOR, as_user
 from demo_erp.context import Settings as ErpSettings
 from demo_erp.seed.users import DEMO_USERS
+from erp_agent.calls.session import Session
 from erp_agent.config import Settings
 from erp_agent.connectors.scope import DataScope
 from erp_agent.coordination.response_cache import CacheScopes, fingerprint
 from erp_agent.evals.score import answer_text, figure_present
 from erp_agent.evals.spec import Query
 from erp_agent.evals.truth import ErpTruth
-from erp_agent.gateway.session import Session
 from erp_agent.planner import OfflinePlanner
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore

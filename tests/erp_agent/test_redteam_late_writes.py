@@ -46,6 +46,8 @@ from sql_databases import raw as sql_raw
 from conftest import TEST_TODAY, DemoERP, raw
 from demo_erp.context import Settings
 from demo_erp.server import RunningServer, start_in_thread
+from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.base import Record
 from erp_agent.connectors.credentials import Credential
@@ -55,11 +57,9 @@ from erp_agent.connectors.sql.connector import SQLConnector
 from erp_agent.connectors.sql.mapping import load_mapping
 from erp_agent.errors import ErpUnavailable
 from erp_agent.gateway.gateway import Gateway
-from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.policy import load_policy
 from erp_agent.gateway.proposals import proposal_view
 from erp_agent.gateway.reconcile import InFlight
-from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.runtime import build_registry
 from erp_agent.store.base import Store

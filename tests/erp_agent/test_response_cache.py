@@ -16,6 +16,7 @@ import pytest
 from server_doubles import SALES_BY_CUSTOMER, build_app, client_for, sign_in, sse_events
 from test_shared_redis import REDIS_URL
 
+from erp_agent.calls.session import Session
 from erp_agent.config import Settings
 from erp_agent.connectors.credentials import Credential
 from erp_agent.connectors.scope import DataScope
@@ -27,7 +28,6 @@ from erp_agent.coordination.response_cache import (
     fingerprint,
     pinned,
 )
-from erp_agent.gateway.session import Session
 from erp_agent.retrieval.embeddings import MiniLMEmbedder
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.session import Session
 from erp_agent.connectors.credentials import Credential
-from erp_agent.gateway.outcome import Outcome, Status
-from erp_agent.gateway.session import Session
 from erp_agent.results.model_view import INLINE_CHARS
 from erp_agent.results.shaping import SHOWN, ResultShaper
 from erp_agent.results.store import MemoryResultStore

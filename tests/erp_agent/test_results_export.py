@@ -12,9 +12,9 @@ import pytest
 from pypdf import PdfReader
 
 from erp_agent.analytics import concentration, monthly_trend
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.errors import ToolInputError
-from erp_agent.gateway.session import Session
 from erp_agent.results.export import PDF_MAX_ROWS, export_result
 from erp_agent.results.store import MemoryResultStore, ResultRecord
 from erp_agent.tools.base import ToolContext

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.base import ReportResult
 from erp_agent.errors import ToolInputError
-from erp_agent.gateway.session import Session
 from erp_agent.results.sql import SQLResultStore, json_dumps
 from erp_agent.results.store import MemoryResultStore, ResultStore
 from erp_agent.results.summary import summarize_report, summarize_rows

@@ -14,9 +14,9 @@ import pytest
 from sql_databases import DIALECTS, MAPPING, database, raw, seeded
 
 from conftest import TEST_TODAY
+from erp_agent.calls.session import Session
 from erp_agent.config import Settings
 from erp_agent.engine.turn import EngineSettings
-from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.planner import OfflinePlanner
 from erp_agent.runtime import Runtime

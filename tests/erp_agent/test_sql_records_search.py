@@ -13,9 +13,9 @@ import pytest
 import sqlalchemy as sa
 from sql_databases import MAPPING, raw, seeded
 
+from erp_agent.calls.session import Session
 from erp_agent.connectors.profile import connector_catalog
 from erp_agent.connectors.sql.connector import SQLConnector
-from erp_agent.gateway.session import Session
 from erp_agent.retrieval.embeddings import default_embedder
 from erp_agent.retrieval.index_sqlite import SQLiteIndex
 from erp_agent.retrieval.retriever import Retriever

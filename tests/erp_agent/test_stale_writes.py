@@ -18,12 +18,12 @@ from erp_edits import draft_invoice, someone_else
 from conftest import TEST_TODAY, DemoERP, raw
 from demo_erp.context import Settings
 from demo_erp.server import RunningServer, start_in_thread
+from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.frappe.connector import ERPNextConnector
 from erp_agent.errors import ErpRefusal
 from erp_agent.gateway.gateway import Gateway
-from erp_agent.gateway.outcome import Outcome, Status
-from erp_agent.gateway.session import Session
 from erp_agent.store.memory import MemoryStore
 from erp_agent.store.records import ProposalStatus
 from erp_agent.tools.base import ToolRegistry

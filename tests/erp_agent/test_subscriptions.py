@@ -28,10 +28,10 @@ from smtp_sink import Sink, smtp_sink
 
 from conftest import DemoERP, raw
 from demo_erp.seed import api_credentials
+from erp_agent.calls.outcome import Status
+from erp_agent.calls.session import Session
 from erp_agent.config import Settings, SmtpSettings, SubscriptionSettings
 from erp_agent.connectors.credentials import Credential
-from erp_agent.gateway.outcome import Status
-from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import session_for
 from erp_agent.queue.subscriptions import run_subscriptions
 from erp_agent.runtime import Runtime

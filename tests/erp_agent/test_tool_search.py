@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.connectors.credentials import Credential
-from erp_agent.gateway.session import Session
 from erp_agent.retrieval.embeddings import default_embedder
 from erp_agent.runtime import build_registry
 from erp_agent.tools.base import Effect, ToolContext

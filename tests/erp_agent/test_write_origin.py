@@ -31,11 +31,11 @@ from server_doubles import (
     sse_events,
 )
 
+from erp_agent.calls.outcome import Status
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.config import Settings
 from erp_agent.gateway.origin import Read, Request, WriteOrigin
-from erp_agent.gateway.outcome import Status
-from erp_agent.gateway.session import Session
 from erp_agent.models.testing import ScriptedModel
 from erp_agent.runtime import Runtime
 from erp_agent.store.memory import MemoryStore

@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from erp_agent.engine.render import materialise
-from erp_agent.gateway.outcome import Outcome
-from erp_agent.gateway.session import Session
+from erp_agent.calls.outcome import Outcome
+from erp_agent.calls.session import Session
+from erp_agent.results.render import materialise
 from erp_agent.tools.modules.drill import NAME
 
 if TYPE_CHECKING:

@@ -29,8 +29,8 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives.hashes import SHA256
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from erp_agent.calls.session import Session
 from erp_agent.gateway.proposals import canonical_json
-from erp_agent.gateway.session import Session
 
 _INFO = b"erp-agent/mcp-elicitation/v1"
 _VERSION = 1

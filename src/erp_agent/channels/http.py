@@ -16,10 +16,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from erp_agent.calls.session import Session
 from erp_agent.channels.keys import KeyRing
 from erp_agent.channels.mcp_server import McpChannel
 from erp_agent.errors import ApiKeyInvalid
-from erp_agent.gateway.session import Session
 from erp_agent.runtime import Runtime
 
 KEY_SCOPE = "erp_agent_api_key"

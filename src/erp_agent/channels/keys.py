@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from erp_agent.calls.session import CHANNEL_SESSION_PREFIX, Session
 from erp_agent.connectors.credentials import Credential
 from erp_agent.errors import ApiKeyInvalid, ChannelError, ErpAuthenticationError, ErpSessionExpired
 from erp_agent.gateway.policy import resolve_allowed_tools
-from erp_agent.gateway.session import CHANNEL_SESSION_PREFIX, Session
 from erp_agent.runtime import Runtime
 from erp_agent.store.records import ApiKey
 

@@ -33,17 +33,16 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from erp_agent.calls.outcome import Outcome, Status, without_hash
+from erp_agent.calls.session import Session
 from erp_agent.channels.elicitation import Asked, Elicitations, call_digest
 from erp_agent.channels.faults import in_words
 from erp_agent.channels.markdown import block_markdown, figure_links, proposal_markdown
 from erp_agent.channels.mcp_about import INSTRUCTIONS, NAME, VERSION
-from erp_agent.engine.render import materialise
 from erp_agent.engine.routing import SPINE
 from erp_agent.errors import ChannelError
 from erp_agent.gateway.origin import Read, WriteOrigin, read_of
-from erp_agent.gateway.outcome import Outcome, Status
-from erp_agent.gateway.proposals import without_hash
-from erp_agent.gateway.session import Session
+from erp_agent.results.render import materialise
 from erp_agent.results.shaping import Shaped
 from erp_agent.runtime import Runtime
 

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from erp_agent.assembly import configure, model_for
+from erp_agent.calls.session import Session
 from erp_agent.cli._common import fail, password_for
 from erp_agent.config import Settings
 from erp_agent.engine.turn import Engine
 from erp_agent.errors import ErpAgentError
-from erp_agent.gateway.session import Session
 from erp_agent.runtime import Runtime
 
 T = TypeVar("T")

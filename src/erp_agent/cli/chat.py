@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.cli._agent import Agent, run_agent
 from erp_agent.cli._common import console
 from erp_agent.cli._model import BaseUrlOption, ModelOption, ModelSettingOption
 from erp_agent.cli._render import choice_reply, print_blocks, progress_line
 from erp_agent.cli.ask import ErpUrlOption, UserOption
 from erp_agent.events import EventBus
-from erp_agent.gateway.session import Session
 
 EXIT_WORDS = frozenset({"exit", "quit", ":q"})
 

@@ -24,8 +24,8 @@ import typer
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
+    from erp_agent.calls.session import Session
     from erp_agent.config import Settings
-    from erp_agent.gateway.session import Session
     from erp_agent.runtime import Runtime
 
 # What the channel serves; each is answered by the channel once it is assembled.

@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import load_catalog
 from erp_agent.cli._common import console, load_settings, password_for, run_async
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.profile import connector_catalog
 from erp_agent.gateway.policy import load_policy
-from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import sign_in
 from erp_agent.tools.base import ToolRegistry
 from erp_agent.tools.factories import catalog_tools

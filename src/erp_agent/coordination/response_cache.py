@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from erp_agent.calls.session import Session
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.scope import DataScope
 from erp_agent.coordination.redis_link import ERRORS, RedisLink, as_text
-from erp_agent.gateway.session import Session
 
 Embed = Callable[[str], Any]  # a question → its L2-normalised vector
 DEFAULT_TTL = 300.0

@@ -18,9 +18,9 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.session import Session
 from erp_agent.gateway.gateway import Gateway
-from erp_agent.gateway.outcome import Outcome, Status
-from erp_agent.gateway.session import Session
 
 SURE = 92.0  # a name this close is the same name (case, punctuation, one OCR'd letter)
 MAYBE = 72.0  # below this a candidate is not taken at all

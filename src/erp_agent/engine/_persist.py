@@ -9,12 +9,12 @@ import datetime as dt
 import secrets
 import time
 
+from erp_agent.calls.session import Session
 from erp_agent.engine import conversation as conv
 from erp_agent.engine import guards, history
 from erp_agent.engine._run import Run
 from erp_agent.engine.routing import SPINE
 from erp_agent.events import TurnFinished, true_outcome
-from erp_agent.gateway.session import Session
 from erp_agent.masking import mask_all, mask_secrets
 from erp_agent.store.base import Store
 from erp_agent.store.records import Conversation

@@ -6,8 +6,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.engine import guards
-from erp_agent.gateway.session import Session
 from erp_agent.models.base import Message, Usage
 from erp_agent.store.records import Turn
 

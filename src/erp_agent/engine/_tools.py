@@ -18,9 +18,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.connectors.base import Connector
 from erp_agent.errors import ErpAgentError
-from erp_agent.gateway.session import Session
 from erp_agent.tools.base import Shape, Tool
 
 Restrictions = tuple[tuple[str, tuple[str, ...]], ...]

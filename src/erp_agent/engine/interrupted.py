@@ -20,9 +20,9 @@ from erp_agent.results.shaping import proposal_block
 from erp_agent.store.records import Turn
 
 if TYPE_CHECKING:
+    from erp_agent.calls.session import Session
     from erp_agent.engine.turn import Engine
     from erp_agent.events import EventBus
-    from erp_agent.gateway.session import Session
     from erp_agent.store.base import Store
 
 QUEUE = "queue"  # Turn.state["background"] of a turn the task queue runs (and recovers)

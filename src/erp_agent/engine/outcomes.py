@@ -12,13 +12,13 @@ import logging
 import secrets
 from typing import Any
 
+from erp_agent.calls.outcome import Outcome, Status
 from erp_agent.catalog import Catalog
 from erp_agent.catalog.templates import format_value
 from erp_agent.connectors.base import Connector
 from erp_agent.engine.conversation import record_document
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import StoreError
-from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.store.base import Store
 from erp_agent.store.records import Decision, Proposal, Turn
 from erp_agent.tools.base import ToolRegistry

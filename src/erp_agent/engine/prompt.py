@@ -21,8 +21,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from erp_agent.calls.session import Session
 from erp_agent.errors import ConfigError
-from erp_agent.gateway.session import Session
 from erp_agent.models.base import Message
 
 

@@ -22,10 +22,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import Catalog
 from erp_agent.catalog.fields import FieldType
 from erp_agent.catalog.questions import load_questions
-from erp_agent.gateway.session import Session
 from erp_agent.tools.base import Effect, Tool, ToolRegistry
 
 # What every question may need, whatever its words: the figure tool and its catalog, the

@@ -17,6 +17,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.session import Session
 from erp_agent.catalog import Catalog
 from erp_agent.config import EngineSettings
 from erp_agent.engine import _tools, guards, history, interrupted, prompt
@@ -36,7 +38,6 @@ from erp_agent.engine._steps import (
     tool_results,
     write_origin,
 )
-from erp_agent.engine.render import materialise
 from erp_agent.engine.response import TurnResponse
 from erp_agent.engine.routing import Router
 from erp_agent.errors import ModelContextTooLong, ModelError, StoreError
@@ -51,10 +52,9 @@ from erp_agent.events import (
     ToolFinished,
 )
 from erp_agent.gateway.gateway import TURN_BUS, TURN_ID, Gateway
-from erp_agent.gateway.outcome import Outcome, Status
-from erp_agent.gateway.session import Session
 from erp_agent.models.base import ChatModel, Completion, Message, ToolCall
 from erp_agent.results.links import LinkBuilder, live_text
+from erp_agent.results.render import materialise
 from erp_agent.results.shaping import ResultShaper, citations_block
 from erp_agent.results.store import ResultStore
 from erp_agent.results.text import separate_lists

@@ -22,6 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.errors import ConfigError
 from erp_agent.evals import score
 from erp_agent.evals.spec import (
@@ -39,7 +40,6 @@ from erp_agent.evals.spec import (
 from erp_agent.evals.sql_truth import SqlTruth
 from erp_agent.evals.truth import ErpTruth, date_tokens, resolve
 from erp_agent.evals.tryton_truth import TrytonTruth
-from erp_agent.gateway.session import Session
 from erp_agent.models.base import ChatModel
 from erp_agent.runtime import Runtime
 

@@ -22,6 +22,8 @@ from typing import Any
 
 import jsonschema
 
+from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.session import Session
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.base import Connector
 from erp_agent.errors import (
@@ -45,7 +47,6 @@ from erp_agent.events import (
 from erp_agent.gateway import projection, reconcile
 from erp_agent.gateway.lookups import LookupCache
 from erp_agent.gateway.origin import OriginCheck
-from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.plans import Plan, PlanBook, channel_of
 from erp_agent.gateway.proposals import (
     args_digest,
@@ -54,7 +55,6 @@ from erp_agent.gateway.proposals import (
     payload_hash,
     proposal_view,
 )
-from erp_agent.gateway.session import Session
 from erp_agent.store.base import Store
 from erp_agent.store.records import Decision, Proposal, ProposalStatus
 from erp_agent.tools.base import Change, Effect, ResultAccess, Tool, ToolContext, ToolRegistry

@@ -17,8 +17,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import Catalog
-from erp_agent.gateway.session import Session
 from erp_agent.tools.base import Effect, Tool
 
 Clock = Callable[[], dt.datetime]

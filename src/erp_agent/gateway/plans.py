@@ -23,8 +23,8 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from erp_agent.calls.session import CHANNEL_SESSION_PREFIX, RELAY_SESSION_PREFIX, Session
 from erp_agent.errors import ConfigError
-from erp_agent.gateway.session import CHANNEL_SESSION_PREFIX, RELAY_SESSION_PREFIX, Session
 from erp_agent.store.tables import org_plans, plans
 from erp_agent.store.upsert import upsert
 from erp_agent.tools.base import Tool

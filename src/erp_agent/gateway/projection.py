@@ -15,9 +15,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.connectors.base import Capability, Connector, Projection
 from erp_agent.errors import ErpAgentError
-from erp_agent.gateway.session import Session
 from erp_agent.tools.base import Change, Tool
 
 ACTIONS = frozenset({"submit", "cancel"})

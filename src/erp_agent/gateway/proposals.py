@@ -9,7 +9,7 @@ import secrets
 from dataclasses import asdict
 from typing import Any
 
-from erp_agent.gateway.session import CHANNEL_SESSION_PREFIX, RELAY_SESSION_PREFIX
+from erp_agent.calls.session import CHANNEL_SESSION_PREFIX, RELAY_SESSION_PREFIX
 from erp_agent.store.records import Proposal, ProposalStatus
 from erp_agent.tools.base import BASE_MODIFIED
 
@@ -99,12 +99,6 @@ def proposal_view(proposal: Proposal) -> dict[str, Any]:
         # (``gateway/projection.py``): every confirm surface shows it.
         shown["projection"] = dict(proposal.projection)
     return shown
-
-
-def without_hash(view: dict[str, Any]) -> dict[str, Any]:
-    """A proposal as a model or an outside client sees it: the payload hash binds the web app's
-    confirm to what it showed, and is nobody else's business."""
-    return {k: v for k, v in view.items() if k != "payload_hash"}
 
 
 def decision_refusal(

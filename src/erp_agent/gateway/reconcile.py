@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from erp_agent.calls.outcome import Outcome, Status
 from erp_agent.connectors.base import CapabilityMissing
 from erp_agent.errors import (
     ErpAgentError,
@@ -38,14 +39,13 @@ from erp_agent.errors import (
     ErpSessionExpired,
     ErpUnavailable,
 )
-from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.proposals import args_digest, fresh_arguments, proposal_view
 from erp_agent.store.records import Decision, Proposal, ProposalStatus
 from erp_agent.tools.base import BASE_MODIFIED, Tool, ToolContext
 
 if TYPE_CHECKING:
+    from erp_agent.calls.session import Session
     from erp_agent.gateway.gateway import Gateway
-    from erp_agent.gateway.session import Session
 
 CHECK_LIMIT = 20  # records created since the checkpoint that are compared with the payload
 UNDECIDED = (ProposalStatus.EXECUTING, ProposalStatus.CHECKING)

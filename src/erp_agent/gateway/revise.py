@@ -14,10 +14,10 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.session import Session
 from erp_agent.errors import ErpAgentError, ErpRefusal, NeedsChoice, ToolInputError
-from erp_agent.gateway.outcome import Outcome, Status
 from erp_agent.gateway.proposals import args_digest, decision_refusal, proposal_view
-from erp_agent.gateway.session import Session
 from erp_agent.store.records import Decision, ProposalStatus
 from erp_agent.tools.base import ToolContext
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import secrets
 
+from erp_agent.calls.session import Session
 from erp_agent.connectors.base import Connector
 from erp_agent.connectors.credentials import Credential
 from erp_agent.gateway.grants import GrantsCache
 from erp_agent.gateway.policy import RolePolicy, resolve_allowed_tools
-from erp_agent.gateway.session import Session
 from erp_agent.tools.base import ToolRegistry
 
 

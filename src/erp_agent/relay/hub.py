@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.channels.faults import user_message
 from erp_agent.channels.markdown import blocks_markdown
 from erp_agent.connectors.credentials import Credential
@@ -36,7 +37,6 @@ from erp_agent.connectors.frappe.connector import ERPNextConnector
 from erp_agent.errors import ErpAgentError, RelayProtocolError
 from erp_agent.gateway.gateway import Gateway
 from erp_agent.gateway.policy import resolve_allowed_tools
-from erp_agent.gateway.session import Session
 from erp_agent.models.base import ChatModel
 from erp_agent.relay.assertions import Assertions
 from erp_agent.relay.client import CURRENT, RelayClient

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from erp_agent.gateway.outcome import Outcome, Status
-from erp_agent.gateway.session import Session
+from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.session import Session
 from erp_agent.metrics.drill import total_refs
 from erp_agent.results.model_view import for_model
 from erp_agent.results.store import ResultStore

@@ -16,12 +16,12 @@ import logging
 import secrets
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.coordination.turn_events import END
 from erp_agent.engine import interrupted
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import StoreError
 from erp_agent.events import FAILED, Event, EventBus, TextDelta, TurnFinished
-from erp_agent.gateway.session import Session
 from erp_agent.masking import mask_secrets
 from erp_agent.server.blocks import for_web
 from erp_agent.server.recovery import session_of

@@ -9,6 +9,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.catalog import Catalog
 from erp_agent.catalog.fields import Field
 from erp_agent.coordination.response_cache import ANY_ENTITY, ResponseCache
@@ -21,7 +22,6 @@ from erp_agent.events import (
     ProposalDecided,
     TurnFinished,
 )
-from erp_agent.gateway.session import Session
 from erp_agent.masking import mask_secrets
 from erp_agent.server.blocks import for_web
 from erp_agent.server.state import ServerState

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from erp_agent.calls.session import Session
 from erp_agent.config import ModelSettings
 from erp_agent.errors import ConfigError, ModelError
-from erp_agent.gateway.session import Session
 from erp_agent.models.base import ChatModel, Message
 from erp_agent.models.presets import split
 

@@ -8,10 +8,10 @@ import asyncio
 import datetime as dt
 import logging
 
+from erp_agent.calls.session import Session
 from erp_agent.config import engine_settings
 from erp_agent.engine import interrupted
 from erp_agent.errors import ErpAgentError
-from erp_agent.gateway.session import Session
 from erp_agent.server.security import session_from_row
 from erp_agent.server.state import ServerState
 from erp_agent.store.records import Proposal

@@ -11,9 +11,9 @@ import secrets
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
+from erp_agent.calls.session import Session
 from erp_agent.connectors.credentials import Credential
 from erp_agent.errors import ConfigError
-from erp_agent.gateway.session import Session
 from erp_agent.store.records import WebSession
 
 SESSION_COOKIE = "erp_agent_session"

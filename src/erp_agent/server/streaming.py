@@ -9,11 +9,11 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from erp_agent.calls.session import Session
 from erp_agent.channels.faults import user_message
 from erp_agent.engine import interrupted
 from erp_agent.engine.response import TurnResponse
 from erp_agent.events import Event, EventBus, TextDelta
-from erp_agent.gateway.session import Session
 from erp_agent.server import cached
 from erp_agent.server.background import ProgressFeed, web_payload
 from erp_agent.server.state import ServerState

@@ -25,11 +25,11 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
+from erp_agent.calls.outcome import Status as CallStatus
+from erp_agent.calls.session import Session
 from erp_agent.connectors.credentials import Credential
 from erp_agent.errors import ErpAgentError, ErpAuthenticationError, ErpRefusal, ErpSessionExpired
-from erp_agent.gateway.outcome import Status as CallStatus
 from erp_agent.gateway.plans import SUBSCRIPTION_SESSION_PREFIX
-from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import session_for
 from erp_agent.subscriptions import figures, schedule
 from erp_agent.subscriptions.delivery import DeliveryFailed, compose, question_link

@@ -19,10 +19,10 @@ import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from erp_agent.calls.session import Session
 from erp_agent.connectors.credentials import Credential
 from erp_agent.errors import ConfigError, NeedsChoice, ToolInputError
 from erp_agent.gateway.plans import CHANNELS
-from erp_agent.gateway.session import Session
 from erp_agent.store.records import utcnow
 from erp_agent.subscriptions import figures, schedule
 from erp_agent.subscriptions.delivery import Mailer

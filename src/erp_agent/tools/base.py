@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from erp_agent.errors import ConfigError
 
 if TYPE_CHECKING:
+    from erp_agent.calls.session import Session
     from erp_agent.catalog import Catalog
     from erp_agent.connectors.base import Connector
-    from erp_agent.gateway.session import Session
 
 Args = dict[str, Any]
 BASE_MODIFIED = "base_modified"  # payload key: the record's version the user was shown

@@ -8,8 +8,8 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
+from erp_agent.calls.session import Session
 from erp_agent.errors import ErpAgentError, SignInRefused
-from erp_agent.gateway.session import Session
 from erp_agent.server import oauth, settings_store
 from erp_agent.server.proxy import route_path
 from erp_agent.server.security import (

@@ -11,6 +11,7 @@ from fastapi import APIRouter, HTTPException, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, Field
 
+from erp_agent.calls.session import Session
 from erp_agent.connectors.credentials import Credential
 from erp_agent.errors import (
     ErpAgentError,
@@ -22,7 +23,6 @@ from erp_agent.errors import (
     SignInRefused,
     SignInThrottled,
 )
-from erp_agent.gateway.session import Session
 from erp_agent.gateway.signin import session_for
 from erp_agent.server import oauth
 from erp_agent.server.proxy import DIRECT_HOST

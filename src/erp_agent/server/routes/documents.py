@@ -16,9 +16,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request
 
+from erp_agent.calls.session import Session
 from erp_agent.documents.draft import ScanResult, scan_to_draft
 from erp_agent.engine import history
-from erp_agent.gateway.session import Session
 from erp_agent.models.base import Message
 from erp_agent.server.routes._deps import State, User
 from erp_agent.server.state import ServerState

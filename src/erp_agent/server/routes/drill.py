@@ -6,8 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException
 
+from erp_agent.calls.outcome import Status
 from erp_agent.channels.drill import open_figure
-from erp_agent.gateway.outcome import Status
 from erp_agent.server.blocks import for_web
 from erp_agent.server.routes._deps import State, User
 from erp_agent.tools.modules.drill import EXPIRED, NOT_YOURS

@@ -25,12 +25,12 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
+from erp_agent.calls.session import Session
 from erp_agent.channels.faults import logged
 from erp_agent.channels.markdown import blocks_markdown
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ChannelError, ErpAgentError
 from erp_agent.events import Event, EventBus, TextDelta
-from erp_agent.gateway.session import Session
 from erp_agent.server.blocks import for_web
 from erp_agent.server.failures import RETRY_AFTER_SECONDS
 from erp_agent.server.routes._deps import State

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query
 from pydantic import BaseModel, Field
 
-from erp_agent.gateway.outcome import Outcome, Status
+from erp_agent.calls.outcome import Outcome, Status
 from erp_agent.gateway.proposals import proposal_view
 from erp_agent.server.routes._deps import State, User
 from erp_agent.server.state import ServerState

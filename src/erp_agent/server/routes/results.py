@@ -10,12 +10,12 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import FileResponse, Response
 
-from erp_agent.engine.render import table_page
+from erp_agent.calls.outcome import Status
 from erp_agent.errors import ToolInputError
-from erp_agent.gateway.outcome import Status
 from erp_agent.metrics.drill import drillable, row_refs
 from erp_agent.results.layout import default_columns
 from erp_agent.results.model_view import rows_of
+from erp_agent.results.render import table_page
 from erp_agent.results.store import ResultRecord, page_of
 from erp_agent.server.routes._deps import Signed, State, User
 from erp_agent.server.state import ServerState

@@ -19,7 +19,7 @@ from erp_agent.tools.base import (
 from erp_agent.tools.factories.schemas import Schema, obj, param_schema
 
 if TYPE_CHECKING:
-    from erp_agent.gateway.session import Session
+    from erp_agent.calls.session import Session
 
 
 def report_schema(report: Report, catalog: Catalog) -> Schema:

@@ -35,7 +35,7 @@ from erp_agent.tools.factories.schemas import Schema, obj
 from erp_agent.tools.modules import _fetch
 
 if TYPE_CHECKING:
-    from erp_agent.gateway.session import Session
+    from erp_agent.calls.session import Session
 
 MODULE = "metrics"
 DESCRIPTION = (

@@ -6,7 +6,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from erp_agent.gateway.proposals import without_hash
+
+def without_hash(view: dict[str, Any]) -> dict[str, Any]:
+    """A proposal as a model or an outside client sees it: the payload hash binds the web app's
+    confirm to what it showed, and is nobody else's business."""
+    return {k: v for k, v in view.items() if k != "payload_hash"}
 
 
 class Status(StrEnum):
