@@ -217,7 +217,7 @@ class Runtime:
         await store.migrate()
         # One budget: per organisation, counted in the store, asked before every model call.
         budgets = Budgets(store, settings.monthly_token_budget)
-        models.budget = budgets
+        models.count_in(budgets)
         redis: RedisLink | None = None
         if settings.redis_url:
             from erp_agent.coordination.rate_gate import RedisRateGate

@@ -25,6 +25,7 @@ from erp_agent.errors import (
 from erp_agent.models.base import Completion, Message, StreamDelta, Usage
 from erp_agent.models.fake_server import FakeOpenAIServer, FakeReply
 from erp_agent.models.openai_compatible import OpenAICompatibleModel
+from erp_agent.models.registry import ModelRegistry
 from erp_agent.models.resilience import ResilientModel, RetryPolicy, UsageEvent
 from erp_agent.models.testing import FakeClock, ScriptedModel
 from erp_agent.models.usage import InMemoryUsageLedger
@@ -272,3 +273,26 @@ async def test_budget_resets_with_the_calendar_month() -> None:
         await model.for_org("acme").complete(HI)
     now = dt.datetime(2026, 12, 1, 0, 5, tzinfo=dt.UTC)
     assert (await model.for_org("acme").complete(HI)).content == "December"
+
+
+async def test_the_ledger_keeps_totals_and_a_store_budget_replaces_it() -> None:
+    """A long-lived process must not hold one entry per model call: the ledger keeps a counter
+    per organisation and month, and a registry counting in the store keeps no ledger at all."""
+    ledger = InMemoryUsageLedger(now=lambda: dt.datetime(2026, 12, 7, tzinfo=dt.UTC))
+    for _ in range(500):
+        await ledger.record("acme", "m", Usage(prompt_tokens=3, completion_tokens=1))
+    assert await ledger.month_total("acme") == 2000
+    assert len(ledger.tokens) == 1
+    assert ledger.calls == {"m": 500}
+
+    class StoreBudget:
+        async def check(self, org: str) -> None:
+            raise TokenBudgetExceeded(org, 10, 10)
+
+    registry = ModelRegistry(monthly_token_budget=10)
+    assert registry.ledger is not None  # no store: the process counts for itself
+    registry.count_in(StoreBudget())
+    assert registry.ledger is None
+    await registry.configure("reasoning", ModelSettings(model="m"), ScriptedModel())
+    with pytest.raises(TokenBudgetExceeded):
+        await registry.model("reasoning", org="acme").complete(HI)

@@ -119,7 +119,7 @@ class ModelSlot(ChatModel):
 
 
 class ModelRegistry:
-    """Models per task, with the process-wide rate gate, usage ledger and monthly budget."""
+    """Models per task, with the process-wide rate gate and monthly budget."""
 
     def __init__(
         self,
@@ -135,11 +135,20 @@ class ModelRegistry:
         self._factory = factory
         self._slots: dict[str, ModelSlot] = {}
         self.gate = gate
-        self.ledger = ledger or InMemoryUsageLedger()
+        # A ledger only where no store counts usage (the runtime sets ``budget``, the one check).
+        if ledger is None and monthly_token_budget is not None and budget is None:
+            ledger = InMemoryUsageLedger()
+        self.ledger = ledger
         self.monthly_token_budget = monthly_token_budget
         self.budget = budget  # when set, the one budget check (the store's), instead of the ledger
         self.on_usage = on_usage
         self.clock = clock
+
+    def count_in(self, budget: BudgetCheck) -> None:
+        """Check every call against ``budget`` (the store's) and keep no ledger of this process's
+        own: usage is counted where the budget reads it."""
+        self.budget = budget
+        self.ledger = None
 
     @classmethod
     def from_settings(

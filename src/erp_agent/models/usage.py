@@ -1,14 +1,14 @@
-"""Token usage per organisation: every call is recorded; the monthly budget is checked against it.
-
-``UsageLedger`` is the seam; the store (SQLite/PostgreSQL) will provide a persistent one.
+"""Token usage per organisation for a process without a store (a test, an embedded model): the
+monthly budget is checked against it. A served process counts usage in the store instead
+(``erp_agent.store.budgets.Budgets``, the one check), and keeps no ledger of its own.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Protocol
 
 from erp_agent.errors import TokenBudgetExceeded
@@ -21,14 +21,6 @@ class BudgetCheck(Protocol):
 
     async def check(self, org: str) -> None:
         """Raise TokenBudgetExceeded once ``org`` has spent its budget."""
-
-
-@dataclass(frozen=True)
-class UsageRecord:
-    org: str
-    model: str
-    usage: Usage
-    at: dt.datetime
 
 
 class UsageLedger(ABC):
@@ -45,20 +37,22 @@ def _utc_now() -> dt.datetime:
 
 
 class InMemoryUsageLedger(UsageLedger):
+    """Totals, not records: tokens per organisation and month, calls per model, so a long-lived
+    process holds a few counters rather than one entry per call."""
+
     def __init__(self, *, now: Callable[[], dt.datetime] = _utc_now) -> None:
         self._now = now
-        self.records: list[UsageRecord] = []
+        self.tokens: Counter[tuple[str, int, int]] = Counter()
+        self.calls: Counter[str] = Counter()
 
     async def record(self, org: str, model: str, usage: Usage) -> None:
-        self.records.append(UsageRecord(org, model, usage, self._now()))
+        at = self._now()
+        self.tokens[(org, at.year, at.month)] += usage.total
+        self.calls[model] += 1
 
     async def month_total(self, org: str) -> int:
         now = self._now()
-        return sum(
-            r.usage.total
-            for r in self.records
-            if r.org == org and (r.at.year, r.at.month) == (now.year, now.month)
-        )
+        return self.tokens[(org, now.year, now.month)]
 
 
 class LedgerBudget:
