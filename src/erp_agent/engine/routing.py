@@ -61,6 +61,7 @@ CUE_TOOLS: dict[str, tuple[str, ...]] = {
     "knowledge": ("knowledge.search",),
     "action_question": ("knowledge.search",),
     "workflow": ("workflow.pending", "workflow.describe"),
+    "my_queue": ("workflow.pending",),
     "find": ("records.search",),
 }
 _CUE_PATTERNS = {cue: [re.compile(p) for p in _QUESTIONS.patterns(cue)] for cue in CUE_TOOLS}

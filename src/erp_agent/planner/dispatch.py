@@ -10,11 +10,11 @@ from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.catalog.lifecycle import BOOKED, CANCELLED
-from erp_agent.planner import calc, followup, nearest, read_as, records, vocabulary
+from erp_agent.planner import calc, company_codes, followup, nearest, read_as, records, vocabulary
 from erp_agent.planner.answer import fmt, is_number
 from erp_agent.planner.context import TurnView
 from erp_agent.planner.plan import plan
-from erp_agent.planner.steps import Ctx, Step, call, failed, rows_of, say
+from erp_agent.planner.steps import Call, Ctx, Step, call, failed, rows_of, say
 
 MAX_READ = 600  # characters of a message the parser reads; the rest is said to be ignored
 
@@ -59,7 +59,13 @@ def next_step(
         return _with_note(note, _rechoose(view, tools, reading.pending))
     if reading.company:
         view.company = reading.company
-    step = plan(Ctx(reading.req, view, tools, catalog, connector))
+    ctx = Ctx(reading.req, view, tools, catalog, connector)
+    coded = company_codes.company_named(ctx)
+    if isinstance(coded, Call):
+        return Step(calls=[coded])
+    if coded is not None:
+        view.company = coded  # "on ST", "HG's receivables": as if the company were picked
+    step = plan(ctx)
     if step.text is not None and not step.calls:
         said = read_as.line(reading.req, view.results, catalog, view.company, step.text)
         if said is not None:

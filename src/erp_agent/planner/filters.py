@@ -188,6 +188,17 @@ def name_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
     out: list[Filter] = []
     pending: list[Call] = []
     for hint, value in ctx.req.names:
+        if hint == "company" and "company" in e.fields:
+            # "The Kenyan company", "the Kenya side": the one company in that country.
+            company, lookup = master_data.by_country(ctx, value)
+            if lookup is not None:
+                pending.append(lookup)
+                continue
+            if company is not None:
+                out.append({"field": "company", "op": "=", "value": company})
+                # The answer names the company, not the word that led to it.
+                ctx.req.names = [(h, company if v == value else v) for h, v in ctx.req.names]
+                continue
         options = name_candidates(e, hint, value)
         if re.search(rf"\b(?:based|located|registered|situated)\s+in\s+(?:the\s+)?{re.escape(value)}\b",
                      ctx.req.text, re.I):  # fmt: skip

@@ -279,14 +279,23 @@ def _status_words(entity: Entity, haystack: str) -> list[str]:
     return hits
 
 
+# Where an approval workflow leaves a document, in the words people use for it.
+_WORKFLOW_WORDS = {"pending approval": "Pending Approval", "rejected": "Rejected",
+                   "turned down": "Rejected", "declined": "Rejected"}  # fmt: skip
+
+
 def _waiting_for_approval(req: Request, haystack: str) -> None:
-    """'POs waiting on approval': the approval workflow's state, not a status. A document
-    pending approval is still a draft (status Draft) whose workflow_state says where it is."""
+    """'POs waiting on approval', 'which POs got rejected': the approval workflow's state, not a
+    status (no status of the document says it). A document pending approval or rejected is
+    still a draft (status Draft) whose workflow_state says where it is."""
     e = req.entity
-    if e is None or "workflow_state" not in e.fields or not has_term(haystack, "pending approval"):
+    if e is None or "workflow_state" not in e.fields:
         return
-    req.enum_filters["workflow_state"] = ["Pending Approval"]
     values = e.fields[e.status_field].values if e.status_field else []
+    said = [s for w, s in _WORKFLOW_WORDS.items() if has_term(haystack, w) and s not in values]
+    if not said:
+        return
+    req.enum_filters["workflow_state"] = said[:1]
     req.statuses = ["Draft"] if "Draft" in values else []
 
 
@@ -442,6 +451,12 @@ def _names(
 
 
 _ABBREVIATED = re.compile(r"[A-Z]{2,5}s?")  # "POs", "SO", "GRNs": documents by their initials
+
+
+def said_for_a_term(catalog: Catalog, token: str) -> bool:
+    """Whether a capitalised token stands for one of our own terms, not a name: "PO", "AR",
+    "YTD", "VAT"."""
+    return token in _STOP or _known_word(token.lower(), _known_terms(catalog))
 
 
 def _known_word(low: str, known: str) -> bool:

@@ -240,7 +240,7 @@ def resolve(
             and (_demonym(name, candidates) or _SIDE.search(_after(ctx.req.text, name)))
         ):
             # "Kenyan branches", "the salary account in Kenya": the company in that country.
-            company, lookup = _by_country(ctx, name)
+            company, lookup = by_country(ctx, name)
             if lookup is not None:
                 pending.append(lookup)
                 continue
@@ -385,7 +385,7 @@ def _demonym(name: str, candidates: Sequence[tuple[float, int, str, str, str]]) 
     return not any(low in re.findall(r"[a-z]+", c[4].lower()) for c in candidates)
 
 
-def _by_country(ctx: Ctx, name: str) -> tuple[str | None, Call | None]:
+def by_country(ctx: Ctx, name: str) -> tuple[str | None, Call | None]:
     """The one company the user can see in the country a word names ("Kenya", "Kenyan",
     "American"), or the look-up of the companies' countries still to make."""
     word = name.lower().strip(" .")
@@ -520,6 +520,10 @@ def named_whole(
             # "Paid by cheque", "via M-Pesa": one word after the way it went is the record.
             by = re.search(rf" (?:by|via|through|using|in) {re.escape(said)} ", low) is not None
             whole = (len(said.split()) > 1 or by) and has_term(low, said)
+            # "mpesa collections": a name of several parts typed as one word (M-Pesa).
+            squashed = _squashed(said)
+            whole = whole or (len(said.split()) > 1 and len(squashed) >= 4
+                              and f" {squashed} " in low)  # fmt: skip
             beside = any(f" {said} {w} " in low or f" {w} {said} " in low for w in words)
             if said and (whole or beside):
                 found[f"{said} ({row.get('id')})"] = (name, str(row.get("id")))

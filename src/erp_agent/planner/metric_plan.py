@@ -18,7 +18,13 @@ from erp_agent.planner import master_data, name_phrases, questions, vocabulary
 from erp_agent.planner.answer import fmt, is_number, join
 from erp_agent.planner.direction import IN, OUT, direction_field
 from erp_agent.planner.intents import COMPARE
-from erp_agent.planner.metric_terms import VALUE_WORDS, metric_scores, metric_terms, says
+from erp_agent.planner.metric_terms import (
+    VALUE_WORDS,
+    figures_message,
+    metric_scores,
+    metric_terms,
+    says,
+)
 from erp_agent.planner.parse_dates import (
     Period,
     compared_in,
@@ -111,11 +117,15 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
         # "Sum of purchase orders in the last 90 days": the records named decide the metric.
         scores = {n: v for n, v in scores.items() if metrics[n].entity == entity}
     order = list(metrics)
+    words = set(norm(req.text).split())
 
-    def rank(n: str) -> tuple[int, int, int, int]:
-        # Then the figure of the records named, then one cut by them ("suppliers": payables).
+    def rank(n: str) -> tuple[int, int, int, int, int]:
+        # Then the figure of the records named, then one cut by them ("suppliers": payables),
+        # then the one whose own name's words are said ("leave days … got left": leave).
         cut = int(entity is not None and entity in metrics[n].dimensions)
-        return (scores[n], int(metrics[n].entity == entity), cut, -order.index(n))
+        said_of = str(metrics[n].label)
+        own = len(words & set(norm(said_of).split()))
+        return (scores[n], int(metrics[n].entity == entity), cut, own, -order.index(n))
 
     best = [metrics[n] for n in sorted(scores, key=rank, reverse=True)]
     best = _summed(req, _with_tax(catalog, req.text, best))
@@ -151,10 +161,33 @@ def _said_last(catalog: Catalog, text: str) -> dict[str, int]:
     metrics = catalog.metrics
     for part in reversed(parts[1:]):
         said = metric_scores(catalog, part)
+        best = metrics[max(scores, key=lambda n: scores[n])]
         if said:
-            best = metrics[max(scores, key=lambda n: scores[n])]
             return {n: v for n, v in said.items() if metrics[n].entity == best.entity} or scores
+        sibling = _sibling_said(catalog, best, part)
+        if sibling is not None:
+            return {sibling: max(scores.values()) + 1}
     return scores
+
+
+def _sibling_said(catalog: Catalog, best: Any, part: str) -> str | None:
+    """'And net?' after the gross payroll: a word of a follow-up that is in the terms of one
+    other figure of the same records and in none of the figure asked — that figure."""
+    # Words typed in lowercase: a capitalised one names a record ("and for Harbor Goods?").
+    typed = " ".join(w for w in part.split() if w == w.lower())
+    words = {w for w in norm(typed).split() if len(w) > 2 and w not in vocabulary.GRAMMAR}
+    words -= vocabulary.MONTH_WORDS
+    own = {w for t, _ in metric_terms(best) for w in norm(t).split()}
+    words -= own
+    if not words:
+        return None
+    hits = [
+        m.name
+        for m in catalog.metrics.values()
+        if m is not best and m.entity == best.entity
+        and words & {w for t, _ in metric_terms(m) for w in norm(t).split()}
+    ]  # fmt: skip
+    return hits[0] if len(hits) == 1 else None
 
 
 def _means(metric: Any, field: str, value: Any) -> bool:
@@ -236,8 +269,8 @@ def _with_tax(catalog: Catalog, text: str, best: list[Any]) -> list[Any]:
 
 def _summed(req: Request, best: list[Any]) -> list[Any]:
     """The metrics that can be the sum a TOTAL asks: never a count of the records ("total per
-    currency?" of a list of bills), and what is still owed when that is asked, not another
-    figure of the same records."""
+    currency?" of a list of bills) unless a count is asked ("staff numbers per branch"), and
+    what is still owed when that is asked, not another figure of the same records."""
     if req.kind != Kind.TOTAL or _COUNTED.search(req.text.lower()):
         return best
     best = [m for m in best if m.measure.func != "count"]
@@ -260,7 +293,7 @@ def counted(catalog: Catalog, metric: Any) -> Any:
     return same[0] if same else metric
 
 
-_COUNTED = re.compile(r"\b(count|number of|no\. of|how many)\b")
+_COUNTED = re.compile(r"\b(count|numbers|number of|no\. of|how many|head ?count)\b")
 # A ranking by how many times ("invoiced the most times"), not by how much.
 _TIMES = re.compile(r"\b(?:most|fewest|least) times\b|\bhow often\b")
 _RANKING_PARTIES = re.compile(r"\b(top|biggest|largest|most|highest|least|lowest)\b", re.I)
@@ -307,11 +340,16 @@ def names_a_figure(ctx: Ctx) -> bool:
     records_named = req.entity is not None and explicit(
         req.entity, _without_figures([metric], req.text)
     )
+    # (or another figure of the same records was, and a follow-up moved to this one); a figure
+    # said bare, without the records' own name ("mpesa collections last month?"), is asked too.
+    said = max((v for n, v in scores.items() if ctx.catalog.metrics[n].entity == metric.entity),
+               default=0)  # fmt: skip
     named = (
         req.kind == Kind.LIST
-        and scores.get(metric.name, 0) >= _NAMED_OUTRIGHT
+        and said > 0
         and not records_named  # "overdue invoices" lists the invoices
         and not _LISTING.search(req.text)
+        and not _WHICH_ONES.search(req.text)  # "any absences …? who was the latest": records
     )
     # "Faith Njeri's leave balance": one party's figure of the report it is computed from, not
     # the report's rows (unless the report is asked for as such).
@@ -343,11 +381,14 @@ def _name_typed_lower(ctx: Ctx) -> bool:
 
 
 _EACH = re.compile(r"\b(?:by )?how much (?:each|apiece|per \w+)\b|\bby how much\b", re.IGNORECASE)
-_NAMED_OUTRIGHT = 6  # a figure's label or a synonym of two words or more
+_WHICH_ONES = re.compile(r"^\s*any\b|\b(?:who|which)\b", re.I)
 _LISTING = re.compile(r"^\s*(which|list|show|give me (?:a|the) list|what are the|who)\b", re.I)
 _TOTAL = re.compile(r"\b(total|in all|altogether|overall|combined)\b", re.IGNORECASE)
-# "What's overdue?": how much is, not the report's rows — unless the report is asked for.
-_WHAT_IS = re.compile(r"^\s*(?:so\s+)?(?:what(?:'s|s|\s+is)|how much)\b", re.IGNORECASE)
+# "What's overdue?", "anything overdue?": how much is, not the report's rows — unless the
+# report is asked for.
+_WHAT_IS = re.compile(
+    r"^\s*(?:so\s+)?(?:what(?:'s|s|\s+is)|how much|(?:is there\s+)?anything)\b", re.IGNORECASE
+)
 _THE_REPORT = re.compile(r"\b(report|ageing|aging|buckets?|breakdown|statement)\b", re.IGNORECASE)
 
 
@@ -397,7 +438,12 @@ def aged(catalog: Catalog, req: Request) -> Any | None:
         return None  # "which of those are more than 90 days late": the records, not their sum
     cutoff = f"today-{req.age_days}"
     bucket = [f"today-{req.age_until}", f"today-{req.age_days + 1}"]
-    for m in ranked(catalog, req):
+    named = ranked(catalog, req)
+    # The age said in other words than the figure's own ("31 to 60 days late"): the figure of
+    # the same records' same amount with that age.
+    family = [m for m in catalog.metrics.values() if named and m not in named
+              and m.entity == named[0].entity and m.measure == named[0].measure]  # fmt: skip
+    for m in [*named, *family]:
         for f in m.filters:
             if f.field != "due_date":
                 continue
@@ -411,7 +457,7 @@ def aged(catalog: Catalog, req: Request) -> Any | None:
 def aged_buckets(catalog: Catalog, req: Request) -> list[Any]:
     """'How much is 1-30, 31-60, 61-90 and more than 90 days overdue?': the figure of each
     bucket said, in order; none unless every bucket has its own figure."""
-    buckets = parse_age_buckets(req.text.split(" ; ")[-1])
+    buckets = parse_age_buckets(figures_message(catalog, req.text))
     named = ranked(catalog, req) if buckets else []
     if not named:
         return []
@@ -442,7 +488,7 @@ _AND_SUM = re.compile(
 
 def count_and_sum(catalog: Catalog, req: Request) -> list[Any]:
     """The count asked and the sum of the same records asked with it; none otherwise."""
-    if req.kind != Kind.COUNT or not _AND_SUM.search(req.text.split(" ; ")[-1]):
+    if req.kind != Kind.COUNT or not _AND_SUM.search(figures_message(catalog, req.text)):
         return []
     found = ranked(catalog, req)
     if not found or found[0].measure.func != "count":
@@ -786,6 +832,9 @@ def report_metric(catalog: Catalog, req: Request) -> Any | None:
         low = req.text.lower()
         whole = getattr(report.fallback, "metric", None)
         if _ONE_FIGURE.search(low) and not _AGEING_WORDS.search(low):
+            old = aged(catalog, req)  # "how much … is 31 to 60 days late": that bucket's figure
+            if old is not None and old.entity == report.entity:
+                return old
             said = [m for m in named if m.name != whole
                     and any(says(norm(req.text), t) for t, _ in metric_terms(m))]  # fmt: skip
             return said[0] if said else None
@@ -1040,7 +1089,7 @@ _SIDE_BY_SIDE = re.compile(
 
 def two_figures(ctx: Ctx) -> list[Any]:
     """The two metrics a request sets side by side, or none (then it is one figure)."""
-    text = ctx.req.text.split(" ; ")[-1]
+    text = figures_message(ctx.catalog, ctx.req.text)
     m = _SIDE_BY_SIDE.search(text.lower())
     if m is None:
         return []

@@ -25,10 +25,22 @@ def metric_terms(metric: Any) -> list[tuple[str, int]]:
     return [(label, 3), (metric.name.replace("_", " "), 3), *((s, 2) for s in metric.synonyms)]
 
 
+# Participles a figure's name uses, and the forms a question says them in ("leave taken": "how
+# many days did staff take").
+_IRREGULAR = {
+    "taken": frozenset(["take", "takes", "took", "taking"]),
+    "paid": frozenset(["pay", "pays", "paying"]),
+    "sold": frozenset(["sell", "sells", "selling"]),
+    "spent": frozenset(["spend", "spends", "spending"]),
+    "bought": frozenset(["buy", "buys", "buying"]),
+}
+
+
 @functools.lru_cache(maxsize=8192)
 def _inflections(word: str) -> frozenset[str]:
     """A word's everyday forms: spend → spends, spending; sell → selling; bill → billings."""
     forms = {word, word + "s", word + "es", word + "ing", word + "ings", word + "ed", word + "d"}
+    forms |= _IRREGULAR.get(word, frozenset())
     if word.endswith("e"):
         forms |= {word[:-1] + "ing", word[:-1] + "ings"}
     if len(word) > 2 and word[-1] not in "aeiouwy" and word[-2] in "aeiou":
@@ -82,6 +94,14 @@ def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
         if best:
             scores[name] = best
     return scores
+
+
+def figures_message(catalog: Catalog, text: str) -> str:
+    """The newest message that names a figure (follow-ups are joined with " ; "): the words
+    that say which figures are asked, side by side or in buckets, and so stay asked when a
+    later message only moves the period or the scope ("and last month?", "as a chart")."""
+    segments = text.split(" ; ")
+    return next((s for s in reversed(segments) if metric_scores(catalog, s)), segments[-1])
 
 
 def _said_apart(haystack: str, term: str, records: set[str]) -> bool:

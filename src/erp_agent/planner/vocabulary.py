@@ -612,7 +612,7 @@ def _month_words() -> frozenset[str]:
     )
 
 
-_MONTHS = _month_words()
+MONTH_WORDS = _month_words()
 
 
 # Everyday phrasings of a status or a comparison, said the way the catalog says them.
@@ -665,7 +665,7 @@ def correct(text: str, catalog: Catalog) -> str:
     word the vocabulary already holds or that is too short to judge."""
     vocab = _catalog_words(catalog)
     phrases = _catalog_phrases(catalog)
-    choices = sorted(vocab | GRAMMAR | _MONTHS)
+    choices = sorted(vocab | GRAMMAR | MONTH_WORDS)
 
     def known(phrase: str) -> bool:
         # A catalog term of these words, in the singular too ("gl entries": "gl entry").
@@ -677,7 +677,7 @@ def correct(text: str, catalog: Catalog) -> str:
         low = word.lower()
         if low in ABBREVIATIONS and word == low:
             return ABBREVIATIONS[low]
-        if word != low or low in vocab or low in GRAMMAR or low in _MONTHS:
+        if word != low or low in vocab or low in GRAMMAR or low in MONTH_WORDS:
             return word
         period = shorthand.period_word(low)
         if period is not None:
@@ -708,6 +708,12 @@ def correct(text: str, catalog: Catalog) -> str:
         return fixed or word
 
     text = rephrase(shorthand.expand(unshout(text), known))
+    # "PO's", "SO's": documents' initials with an apostrophe are their plural, as "POs".
+    text = re.sub(
+        r"\b([A-Z]{2,4})['’]s\b",
+        lambda m: m.group(1) + "s" if known(m.group(1).lower()) else m.group(0),
+        text,
+    )
     # Email addresses and web addresses are said verbatim: never "corrected" ("mutua@…").
     pieces, last = [], 0
     for m in _VERBATIM.finditer(text):
@@ -736,7 +742,7 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
     """Runs of lowercase words the vocabulary does not hold ("grey hamers", "nakuru"): they may
     name a record typed in lower case. The caller looks them up in the master data and keeps
     only what is found there."""
-    vocab = known_words(catalog) | _MONTHS
+    vocab = known_words(catalog) | MONTH_WORDS
     runs: list[list[str]] = [[]]
     leads: list[list[str]] = [[]]  # everyday words just before each run ("red widgets")
     ended: list[str] = []  # the word that ended each run
@@ -763,7 +769,7 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
             word == low
             and low.isalpha()
             and low not in GRAMMAR
-            and low not in _MONTHS
+            and low not in MONTH_WORDS
             and (low not in vocab or bool(previous))
         )
         previous = [*previous, low][-3:] if adjective and len(low) > 2 else []
@@ -837,7 +843,7 @@ def _nouns(catalog: Catalog) -> frozenset[str]:
 
 def filler_words(text: str, catalog: Catalog) -> list[str]:
     """Lowercase words that carry no slot: common English the catalog gives no meaning."""
-    vocab = known_words(catalog) | _MONTHS
+    vocab = known_words(catalog) | MONTH_WORDS
     out = []
     for word in _WORD.findall(text):
         low = word.lower().strip("'").removesuffix("'s")
@@ -867,7 +873,7 @@ def described_names(text: str, catalog: Catalog) -> list[str]:
 
 def unknown_words(text: str, catalog: Catalog) -> list[str]:
     """Lowercase words of the text the vocabulary does not hold (what was not understood)."""
-    vocab = known_words(catalog) | _MONTHS
+    vocab = known_words(catalog) | MONTH_WORDS
     out = []
     for word in _WORD.findall(text):
         low = word.lower().strip("'")

@@ -18,7 +18,7 @@ from erp_agent.planner.master_data import (
     probe_token,
     resolve,
 )
-from erp_agent.planner.metric_terms import metric_terms, says
+from erp_agent.planner.metric_terms import figures_message, metric_terms, says
 from erp_agent.planner.name_phrases import name_phrases, whole_first
 from erp_agent.planner.reading import Kind
 from erp_agent.planner.steps import Call, Ctx, Step, enable, rows_of
@@ -157,7 +157,7 @@ def asks_ledger(text: str) -> bool:
 
 def phrases(text: str) -> list[str]:
     """What could be an account's name ("Debtors", "Debtors - ST", "cash in hand")."""
-    return name_phrases(text, _OWN_WORDS)
+    return name_phrases(text, _OWN_WORDS, with_own=True)
 
 
 # Words a company's name ends with that do not tell one company from another.
@@ -274,7 +274,7 @@ def handle(ctx: Ctx) -> Step | None:
 
 def _also_said(ctx: Ctx, figure: Any) -> list[Any]:
     """The other ledger figures the words name beside it ("total debits and total credits")."""
-    low = norm(ctx.req.text.split(" ; ")[-1])
+    low = norm(figures_message(ctx.catalog, ctx.req.text))
     return [
         m
         for m in ctx.catalog.metrics.values()

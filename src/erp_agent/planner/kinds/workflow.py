@@ -3,11 +3,10 @@ waiting for their approval (the ERP's own answer, document by document)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from erp_agent.catalog import Entity
-from erp_agent.planner import _fill
+from erp_agent.planner import _fill, questions
 from erp_agent.planner.answer import fmt, is_number, join
 from erp_agent.planner.steps import Ctx, Step, call, earlier_id, enable, failed, say
 
@@ -36,13 +35,6 @@ def _workflow_describe(
     return None, (r.data if isinstance(r.data, dict) else {})
 
 
-_MINE = re.compile(
-    r"\b(waiting for my|awaiting my|pending my|my approvals?|(?:do|must|should|can) i approve|"
-    r"for me to approve|need(?:s)? my approval|(?:i|we) (?:need|have|must|should|got) to approve|"
-    r"approval queue|pending approval)\b"
-)
-
-
 def pending(ctx: Ctx) -> Step:
     """'What is waiting for my approval?': the ERP's answer, document by document."""
     e = ctx.req.entity
@@ -65,15 +57,21 @@ def pending(ctx: Ctx) -> Step:
         figure = f", {d.get('currency') or ''} {fmt(amount)}".rstrip() if is_number(amount) else ""
         actions = join([str(a) for a in d.get("actions") or []], "or")
         lines.append(f"- {label} {d['id']}" + (f" ({who}{figure})" if who else figure)
-                     + f": {d.get('workflow_state')}; you can {actions}")  # fmt: skip
+                     + f": {_state(d)}; you can {actions}")  # fmt: skip
     head = f"{len(docs)} {'documents wait' if len(docs) != 1 else 'document waits'} for an action of yours:"
     return say(head + "\n" + "\n".join(lines) + note)
+
+
+def _state(doc: dict[str, Any]) -> str:
+    """Where a waiting document stands: its workflow state, else (a leave application or an
+    expense claim, approved by the approver it names) its own status."""
+    return str(doc.get("workflow_state") or doc.get("approval_status") or doc.get("status") or "")
 
 
 def handle(ctx: Ctx) -> Step:
     req = ctx.req
     found = req.doc_ids[0] if req.doc_ids else earlier_id(ctx, req.entity)
-    if found is None and _MINE.search(req.text.lower()):
+    if found is None and questions.says("my_queue", req.text):
         if ctx.has("workflow.pending"):
             return pending(ctx)
         step = enable(ctx, "workflow.pending")
