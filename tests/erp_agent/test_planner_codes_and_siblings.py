@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from rest_truth import RestERP, sums
-from test_planner_conversation import chat_as, text_of
+from test_planner_conversation import block, chat_as, text_of
 
 from conftest import TEST_TODAY
 from erp_agent.evals.score import figure_present
@@ -215,3 +215,34 @@ async def test_a_figure_said_bare_and_anything_overdue(runtime: Any, rest: RestE
     answer = text_of(await chat.say("anything overdue in my branch rn?"))
     assert figure_present(answer, per_branch["Kisumu"]), answer
     assert "Accounts Receivable" not in answer, answer  # the figure, not the report's rows
+
+
+async def test_follow_ups_that_edit_a_figure_rather_than_read_a_record(
+    runtime: Any, rest: RestERP
+) -> None:
+    """'And his sick leave?' after one employee's annual leave balance is that employee's sick
+    leave; 'and their total value?' after a count of drafts is what those drafts add up to."""
+    drafts = rest.rows("Sales Invoice", ["currency", "grand_total"], [["docstatus", "=", 0]])
+    per_currency = sums(drafts, lambda r: r["currency"], "grand_total")
+    assert drafts
+    chat = await chat_as(runtime, "accounts.manager@demo.local")
+    await chat.say("how many sales invoices are still in draft, not submitted?")
+    answer = text_of(await chat.say("and their total value?"))
+    assert all(figure_present(answer, v) for v in per_currency.values()), answer
+    assert "Name it" not in answer, answer
+
+    chat = await chat_as(runtime, "hr@demo.local")
+    await chat.say("Kiprop Cheruiyot annual leave balance?")
+    answer = text_of(await chat.say("and his sick leave?"))
+    assert "Sick Leave" in answer, answer
+    assert "Annual Leave" not in answer, answer  # the type moved; it is not both
+
+
+async def test_a_quotation_for_a_party_typed_in_lower_case(runtime: Any, rest: RestERP) -> None:
+    [customer] = rest.rows("Customer", [], [["customer_name", "like", "Equator Logistics%"]])
+    [item] = rest.rows("Item", [], [["item_name", "=", "Blue Wall Switch"]])
+    chat = await chat_as(runtime, "sales@demo.local")
+    response = await chat.say("quote equator logistics for 30 blue wall switches")
+    document = block(response, "proposal")["document"]
+    assert document["party"] == customer["name"]
+    assert [(r["item"], r["qty"]) for r in document["items"]] == [(item["name"], 30)]

@@ -231,9 +231,10 @@ def _record_field(
     tools: Mapping[str, Any],
     last: Mapping[str, Any] | None,
     words: str,
-) -> Step:
+) -> Step | None:
     """'What is their credit limit?' after 'who owes us the most?': the named field of the
-    record in the last answer's top row, read from the ERP as the user."""
+    record in the last answer's top row, read from the ERP as the user; None when the last
+    answer holds no record ("and his sick leave?" after a leave balance edits that question)."""
     if last is None:
         return say(
             f"There is no earlier answer in this conversation whose {words} I could look up. "
@@ -248,7 +249,7 @@ def _record_field(
         return step
     found = _record_in(catalog, last, rows[0]) if rows else None
     if found is None:
-        return say(f"I can't tell which record's {words} you mean. Name it, please.")
+        return None
     entity, record_id = found
     field = _field_named(catalog.entities[entity], words)
     spec = catalog.entities[entity]

@@ -116,15 +116,27 @@ def ranked(catalog: Catalog, req: Request) -> list[Any]:
     if transaction and req.entity is not None and explicit(req.entity, bare):
         # "Sum of purchase orders in the last 90 days": the records named decide the metric.
         scores = {n: v for n, v in scores.items() if metrics[n].entity == entity}
+    if not scores:
+        return []
     order = list(metrics)
-    words = set(norm(req.text).split())
+    words = set(norm(req.text).split()) - vocabulary.GRAMMAR
+    first = min(scores, key=lambda n: (-scores[n], order.index(n)))
+    # Figures of other subjects named by the very words that name the first ("got left": stock
+    # on hand, or leave): their own names' words decide between them.
+    shared = {norm(t).strip() for t, _ in metric_terms(metrics[first])}
+    twins = {
+        n for n in scores
+        if metrics[n].group != metrics[first].group or n == first
+        if any(norm(t).strip() in shared and says(norm(req.text), t)
+               for t, _ in metric_terms(metrics[n]))
+    }  # fmt: skip
 
     def rank(n: str) -> tuple[int, int, int, int, int]:
         # Then the figure of the records named, then one cut by them ("suppliers": payables),
-        # then the one whose own name's words are said ("leave days … got left": leave).
+        # then one of another subject whose own name's words are said ("leave days … got
+        # left": leave, not stock); within a subject the catalog's order says which is meant.
         cut = int(entity is not None and entity in metrics[n].dimensions)
-        said_of = str(metrics[n].label)
-        own = len(words & set(norm(said_of).split()))
+        own = len(words & set(norm(str(metrics[n].label)).split())) if n in twins else 0
         return (scores[n], int(metrics[n].entity == entity), cut, own, -order.index(n))
 
     best = [metrics[n] for n in sorted(scores, key=rank, reverse=True)]
@@ -179,13 +191,19 @@ def _sibling_said(catalog: Catalog, best: Any, part: str) -> str | None:
     words -= vocabulary.MONTH_WORDS
     own = {w for t, _ in metric_terms(best) for w in norm(t).split()}
     words -= own
-    if not words:
+    # Every word said is the other figure's ("and net?"); a word that names records or a
+    # grouping ("and per customer?") is an edit of the figure asked, not another figure.
+    dims = getattr(catalog, "dimensions", {}) or {}
+    records = {w for d in dims.values() for t in (d.label, *d.synonyms) for w in norm(t).split()}
+    records |= {w for e in catalog.entities.values() for t in (e.label, e.plural)
+                for w in norm(t).split()}  # fmt: skip
+    if not words or words & records:
         return None
     hits = [
         m.name
         for m in catalog.metrics.values()
         if m is not best and m.entity == best.entity
-        and words & {w for t, _ in metric_terms(m) for w in norm(t).split()}
+        and words <= {w for t, _ in metric_terms(m) for w in norm(t).split()}
     ]  # fmt: skip
     return hits[0] if len(hits) == 1 else None
 
@@ -293,7 +311,9 @@ def counted(catalog: Catalog, metric: Any) -> Any:
     return same[0] if same else metric
 
 
-_COUNTED = re.compile(r"\b(count|numbers|number of|no\. of|how many|head ?count)\b")
+_COUNTED = re.compile(
+    r"\b(count|number of|no\. of|how many|head ?count|(?:staff|employee|headcount) numbers)\b"
+)
 # A ranking by how many times ("invoiced the most times"), not by how much.
 _TIMES = re.compile(r"\b(?:most|fewest|least) times\b|\bhow often\b")
 _RANKING_PARTIES = re.compile(r"\b(top|biggest|largest|most|highest|least|lowest)\b", re.I)
@@ -644,7 +664,8 @@ def _same_kind(text: str, resolved: Mapping[str, tuple[str, str]]) -> dict[str, 
         return {}
 
     def said_in(name: str) -> int:
-        return max((i for i, seg in enumerate(segments) if name.lower() in seg), default=0)
+        words = name.split(" (")[0].lower()  # "sick leave (Sick Leave)": the words said
+        return max((i for i, seg in enumerate(segments) if words in seg), default=0)
 
     prefer: dict[str, str] = {}
     places = {n: d for n, (d, _) in resolved.items() if d in _PLACES}
@@ -743,7 +764,8 @@ def _newest_per_dimension(
     segments = [seg.lower() for seg in text.split(" ; ")]
 
     def said_in(name: str) -> int:
-        return max((i for i, seg in enumerate(segments) if name.lower() in seg), default=0)
+        words = name.split(" (")[0].lower()  # "sick leave (Sick Leave)": the words said
+        return max((i for i, seg in enumerate(segments) if words in seg), default=0)
 
     def family(dim: str) -> str:
         return "place" if dim in _PLACES else dim
@@ -997,7 +1019,7 @@ def metric_step(
     whole, step = master_data.named_whole(ctx, metric.dimensions, resolved)
     if step is not None:
         return step
-    step = figure_step(ctx, metric, {**resolved, **whole})
+    step = figure_step(ctx, metric, _newest_per_dimension(req.text, {**resolved, **whole}))
     if step is not None:
         # Lowercase words found as names are part of the reading only once they filter the
         # figure: a figure that cannot take them leaves them to the records' own filters.

@@ -52,6 +52,7 @@ def party_name(ctx: Ctx, item_names: list[str]) -> str | None:
     # name typed in lower case (the master data decides whether it is one).
     said += [v for _, v in ctx.req.names]
     said += [m.group(1) for m in _LOWER_PARTY.finditer(ctx.req.text)]
+    said += [m.group(1) for m in _VERB_PARTY.finditer(ctx.req.text)]
     for raw in said:
         name = raw.strip(" .,")
         low = name.lower()
@@ -63,6 +64,14 @@ def party_name(ctx: Ctx, item_names: list[str]) -> str | None:
 _LOWER_PARTY = re.compile(
     r"\b(?:for|to)\s+(?:(?:the\s+)?(?:customer|client|supplier|lead)\s+)?"
     r"(?!\d)([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)(?=\s+(?:for|with)\b|\s+\d|\s+[-–—:]|[,;]|$)"
+)
+
+
+# "quote equator logistics for 30 …", "invoice acme 5 chairs": verbs whose object is the party.
+_VERB_PARTY = re.compile(
+    r"^\s*(?:(?:please|pls|can you|could you)\s+)?(?:quote|invoice|bill|charge)\s+"
+    r"(?!(?:a|an|the|for|me|us|them|it)\b)(?!\d)"
+    r"([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)(?=\s+(?:for|with)\b|\s+\d)"
 )
 
 
