@@ -20,6 +20,7 @@ from test_planner_conversation import block, chat_as, text_of
 
 from conftest import TEST_TODAY
 from erp_agent.evals.score import figure_present
+from erp_agent.planner.parse_dates import parse_comparison
 
 pytestmark = pytest.mark.anyio
 
@@ -246,3 +247,55 @@ async def test_a_quotation_for_a_party_typed_in_lower_case(runtime: Any, rest: R
     document = block(response, "proposal")["document"]
     assert document["party"] == customer["name"]
     assert [(r["item"], r["qty"]) for r in document["items"]] == [(item["name"], 30)]
+
+
+def _revenue(rest: RestERP, span: list[str], filters: list[list[Any]] | None = None) -> Decimal:
+    rows = rest.rows(
+        "Sales Invoice",
+        ["net_total"],
+        [["docstatus", "=", 1], ["posting_date", "between", span], *(filters or [])],
+    )
+    return sum((Decimal(str(r["net_total"])) for r in rows), Decimal())  # fmt: skip
+
+
+async def test_to_the_same_day_two_figures_and_who_buys(runtime: Any, rest: RestERP) -> None:
+    """'This month vs last month to the same day' stops last month at today's day, even on a
+    month's last day; 'sales and purchases last month' is each figure; 'how much did Acme Ltd
+    buy' is what we sold Acme (a customer buying), not our purchases."""
+    # On a month's last day the month is whole; "to the same day" still stops last month at
+    # the 30th (this data has no invoice on 31 October, so the dates are what tell).
+    comparison = parse_comparison("this month vs last month to the same day", TEST_TODAY)
+    assert comparison is not None
+    assert comparison.earlier.end == dt.date(2026, 10, 30)
+    plain = parse_comparison("this month vs last month", TEST_TODAY)
+    assert plain is not None
+    assert plain.earlier.end == dt.date(2026, 10, 31)
+    to_day = rest.rows(
+        "Sales Invoice",
+        ["currency", "net_total"],
+        [["docstatus", "=", 1], ["posting_date", "between", ["2026-10-01", "2026-10-30"]]],
+    )
+    chat = await chat_as(runtime, "admin@demo.local")
+    response = await chat.say("how's this month tracking vs last month to the same day?")
+    said = "\n".join(b["markdown"] for b in response.blocks if b["type"] == "text")
+    assert "2026-10-01 to 2026-10-30" in said, said
+    for total in sums(to_day, lambda r: r["currency"], "net_total").values():
+        assert figure_present(text_of(response), total), said
+
+    bought = rest.rows("Purchase Invoice", ["company", "net_total"],
+                       [["docstatus", "=", 1], ["posting_date", "between", LAST_MONTH]])  # fmt: skip
+    sold = rest.rows("Sales Invoice", ["company", "net_total"],
+                     [["docstatus", "=", 1], ["posting_date", "between", LAST_MONTH]])  # fmt: skip
+    chat = await chat_as(runtime, "admin@demo.local")
+    answer = text_of(await chat.say("sales and purchases last month"))
+    for rows in (bought, sold):
+        for total in sums(rows, lambda r: r["company"], "net_total").values():
+            assert figure_present(answer, total), answer
+
+    year = [dt.date(2026, 1, 1).isoformat(), TEST_TODAY.isoformat()]
+    acme = _revenue(rest, year, [["customer", "=", "Acme Ltd"]])
+    assert acme
+    chat = await chat_as(runtime, "admin@demo.local")
+    answer = text_of(await chat.say("how much did Acme Ltd buy this year"))
+    assert figure_present(answer, acme), answer
+    assert "No records found" not in answer, answer  # not looked for among suppliers

@@ -968,9 +968,12 @@ def metric_step(
             else ["item", "warehouse", "customer", "branch", "company"]
         )
         if metric is not None:
-            # A name may be the party of a sibling metric ("Gulf Traders bought" is a customer).
+            # A name may be the party of a sibling metric ("Gulf Traders bought" is a customer),
+            # or of the other side of the trade the verb names ("how much did Acme Ltd buy":
+            # a customer buying is what we sold them).
             dims += [d for m in candidates[1:4] for d in m.dimensions
                      if d not in dims and d in _PARTY_DIMENSIONS]  # fmt: skip
+            dims += [d for d in _traded(ctx.catalog, metric) if d not in dims]
         for dim in ("account", "item"):
             if metric is not None and dim not in dims and dim in ctx.catalog.dimensions:
                 # "What did we spend on rent?": a name may be an account of the ledger; "what
@@ -1009,10 +1012,14 @@ def metric_step(
         if metric is None:
             metric = stock_metric(ctx.catalog, req, {d for d, _ in resolved.values()})
         else:
+            traded = [ctx.catalog.metrics[m] for d in _traded(ctx.catalog, metric)
+                      if (m := getattr(ctx.catalog.dimensions[d], "ranked_by", None))
+                      and m in ctx.catalog.metrics]  # fmt: skip
             metric = fitting(
-                [metric, *candidates, *_ledger_figures(ctx, req), *_item_figures(ctx, req)],
+                [metric, *candidates, *_ledger_figures(ctx, req), *_item_figures(ctx, req),
+                 *traded],
                 {d for d, _ in resolved.values()},
-            )
+            )  # fmt: skip
         resolved = _newest_per_dimension(req.text, resolved)
     if metric is None:
         return None
@@ -1113,18 +1120,42 @@ def two_figures(ctx: Ctx) -> list[Any]:
     """The two metrics a request sets side by side, or none (then it is one figure)."""
     text = figures_message(ctx.catalog, ctx.req.text)
     m = _SIDE_BY_SIDE.search(text.lower())
-    if m is None:
+    # "Total receipts and total payments this quarter": two figures joined by "and" alone.
+    # (Not between two names: "Acme Ltd and Gulf Traders" is who, not which figures.)
+    cuts = (
+        [m]
+        if m is not None
+        else [a for a in re.finditer(r"\band\b", text) if _joins_words(text, a)]
+    )
+    for cut in cuts:
+        picked = [
+            _best_named(ctx.catalog, side) for side in (text[: cut.start()], text[cut.end() :])
+        ]
+        if picked[0] is not None and picked[1] is not None and picked[0].name != picked[1].name:
+            return picked
+    return []
+
+
+def _joins_words(text: str, m: re.Match[str]) -> bool:
+    before, after = text[: m.start()].split()[-1:], text[m.end() :].split()[:1]
+    return not any(w[:1].isupper() for w in [*before, *after])
+
+
+def _traded(catalog: Catalog, metric: Any) -> list[str]:
+    """The party dimensions on the other side of a trade from the metric's own party: what
+    we buy is sold to us by suppliers, what customers buy is what we sell (each ranked by its
+    own figure, ``ranked_by``)."""
+    dims = getattr(catalog, "dimensions", {}) or {}
+    own = {d for d in metric.dimensions if d in _PARTY_DIMENSIONS}
+    if not own:
         return []
-    sides = (text[: m.start()], text[m.end() :])
-    picked = []
-    for side in sides:
-        scores = metric_scores(ctx.catalog, side)
-        if not scores:
-            return []
-        picked.append(ctx.catalog.metrics[max(scores, key=lambda n: scores[n])])
-    if picked[0].name == picked[1].name:
-        return []
-    return picked
+    return [d for d in sorted(_PARTY_DIMENSIONS)
+            if d not in own and d in dims and getattr(dims[d], "ranked_by", None)]  # fmt: skip
+
+
+def _best_named(catalog: Catalog, words: str) -> Any | None:
+    scores = metric_scores(catalog, words)
+    return catalog.metrics[max(scores, key=lambda n: scores[n])] if scores else None
 
 
 def side_by_side(ctx: Ctx, metrics: list[Any]) -> Step | None:

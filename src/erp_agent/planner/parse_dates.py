@@ -467,6 +467,12 @@ _BEFORE = re.compile(
 )
 
 
+_SAME_DAY = re.compile(
+    r"\b(?:(?:to|by|at|up to) the same (?:day|date|point)|same (?:day|date|point) (?:last|the)|"
+    r"so far|to date|like[- ]for[- ]like)\b"
+)
+
+
 def _unit_of(period: Period) -> str | None:
     months = (period.end.year - period.start.year) * 12 + period.end.month - period.start.month + 1
     if period.start.day != 1:
@@ -519,7 +525,10 @@ def parse_comparison(text: str, today: dt.date) -> Comparison | None:
         current = parse_period(t, today) or Period(
             dt.date(today.year, 1, 1), today, str(today.year)
         )
-    running = current.end > today
+    # Still running, or said to be compared as far as today ("to the same day", "so far").
+    running = current.end > today or (
+        _SAME_DAY.search(t) is not None and current.start <= today <= current.end
+    )
     if running:
         current = Period(current.start, today, f"{current.label} to date")
     span = (current.end - current.start).days

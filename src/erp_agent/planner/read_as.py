@@ -112,6 +112,11 @@ def _kept_apart(name: str, results: list[Result]) -> str | None:
 def _source(results: list[Result]) -> Result | None:
     """The call the answer was computed from: the figure or report, else the last read of
     records that is not a look-up of a name ("name like %Acme%")."""
+    compared = [
+        r for r in results if r.ok and r.name == "metrics.query" and "compare_period" in r.args
+    ]
+    if compared:
+        return compared[-1]  # a comparison, not the whole earlier period given beside it
     for r in reversed(results):
         if r.ok and (r.name == "metrics.query" or r.name.startswith(("report.", "analytics."))):
             return r

@@ -327,6 +327,12 @@ GRAMMAR |= frozenset(
         "far",
         "going",
         "doing",
+        # How a figure is coming along ("how's this month tracking"): the figure, no slot.
+        "tracking",
+        "performing",
+        "pacing",
+        "faring",
+        "shaping",
         "being",
         "currently",
         "hi",
