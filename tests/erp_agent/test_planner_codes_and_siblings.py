@@ -71,17 +71,25 @@ async def test_a_company_said_by_its_code(runtime: Any, rest: RestERP) -> None:
 async def test_two_figures_stay_asked_when_only_the_period_moves(
     runtime: Any, rest: RestERP
 ) -> None:
-    debit, credit = _gl(rest, "Bank - ST", LAST_MONTH)
-    now_debit, now_credit = _gl(rest, "Bank - ST", THIS_MONTH)
+    await _bank_moves(runtime, rest, ("money in and money out of the bank account this month?",
+                                      "and last month?"), LAST_MONTH, THIS_MONTH)  # fmt: skip
+
+
+async def _bank_moves(
+    runtime: Any, rest: RestERP, said: tuple[str, str], span: list[str], other: list[str]
+) -> None:
+    """The bank's money in and out over ``span`` after the two messages, not ``other``'s."""
+    debit, credit = _gl(rest, "Bank - ST", span)
+    other_debit, _ = _gl(rest, "Bank - ST", other)
     assert debit
     assert credit
-    assert now_debit != debit
+    assert other_debit != debit
     chat = await chat_as(runtime, "accounts@demo.local")
-    await chat.say("money in and money out of the bank account this month?")
-    answer = text_of(await chat.say("and last month?"))
+    await chat.say(said[0])
+    answer = text_of(await chat.say(said[1]))
     assert figure_present(answer, debit), answer
     assert figure_present(answer, credit), answer
-    assert not figure_present(answer, now_credit), answer
+    assert not figure_present(answer, other_debit), answer
 
 
 async def test_a_follow_up_word_moves_to_another_figure_of_the_same_records(
@@ -299,3 +307,74 @@ async def test_to_the_same_day_two_figures_and_who_buys(runtime: Any, rest: Rest
     answer = text_of(await chat.say("how much did Acme Ltd buy this year"))
     assert figure_present(answer, acme), answer
     assert "No records found" not in answer, answer  # not looked for among suppliers
+
+
+async def test_follow_ups_that_sum_shift_or_move_the_scope(runtime: Any, rest: RestERP) -> None:
+    """'What are they worth? incl VAT' after a count sums those records (it does not list
+    them); 'what about the month before that' moves both figures back a month; 'and houston?'
+    after 'Q3 vs Q2' compares the same quarters for Houston."""
+    october = [["docstatus", "=", 1], ["posting_date", "between", LAST_MONTH]]
+    bills = rest.rows("Purchase Invoice", ["currency", "grand_total", "net_total"], october)
+    chat = await chat_as(runtime, "accounts.manager@demo.local")
+    await chat.say("How many supplier invoices did we post in October?")
+    answer = text_of(await chat.say("what are they worth? incl VAT"))
+    for total in sums(bills, lambda r: r["currency"], "grand_total").values():
+        assert figure_present(answer, total), answer
+    for net in sums(bills, lambda r: r["currency"], "net_total").values():
+        assert not figure_present(answer, net), answer  # incl VAT, not net
+
+    await _bank_moves(runtime, rest, ("Money in and money out of the bank account last month?",
+                                      "what about the month before that"),
+                      ["2026-09-01", "2026-09-30"], LAST_MONTH)  # fmt: skip
+
+    q3 = _revenue(rest, ["2026-07-01", "2026-09-30"], [["branch", "=", "Houston"]])
+    q2 = _revenue(rest, ["2026-04-01", "2026-06-30"], [["branch", "=", "Houston"]])
+    assert q3
+    assert q2
+    chat = await chat_as(runtime, "accounts.manager@demo.local")
+    await chat.say("chicago - Q3 sales vs Q2, up or down?")
+    answer = text_of(await chat.say("and houston?"))
+    assert figure_present(answer, q3), answer
+    assert figure_present(answer, q2), answer
+
+
+async def test_a_payment_from_a_party_typed_in_lower_case(runtime: Any, rest: RestERP) -> None:
+    [customer] = rest.rows("Customer", [], [["customer_name", "like", "Kilifi Supplies%"]])
+    chat = await chat_as(runtime, "accounts@demo.local")
+    response = await chat.say("record 50k received from kilifi supplies by cheque today")
+    document = block(response, "proposal")["document"]
+    assert document["party"] == customer["name"]
+    assert document["payment_type"] == "Receive"
+    assert document["amount"] == 50000
+
+
+async def test_goods_moved_between_two_warehouses_are_a_transfer(
+    runtime: Any, rest: RestERP
+) -> None:
+    """'Move 60 silver cartons from kisumu stores to mombasa stores': a Material Transfer
+    between those two warehouses, in the company they belong to, for that item; confirming
+    writes exactly that draft."""
+    [item] = rest.rows("Item", [], [["item_name", "=", "Silver Carton"]])
+    places = {r["name"]: r["company"] for r in rest.rows("Warehouse", ["company"], [])}
+    chat = await chat_as(runtime, "stock@demo.local")
+    response = await chat.say("move 60 silver cartons from kisumu stores to mombasa stores")
+    proposal = block(response, "proposal")
+    document = proposal["document"]
+    assert document["entry_type"] == "Material Transfer"
+    assert (document["from_warehouse"], document["to_warehouse"]) == (
+        "Kisumu Stores - ST", "Mombasa Stores - ST",
+    )  # fmt: skip
+    assert document["company"] == places["Kisumu Stores - ST"]
+    assert [(r["item"], r["qty"]) for r in document["items"]] == [(item["name"], 60)]
+    done = await runtime.gateway.confirm(chat.session, proposal["id"], proposal["payload_hash"])
+    assert done.ok, done
+    rows = rest.rows("Stock Entry", ["purpose", "from_warehouse", "to_warehouse", "company"],
+                     [["docstatus", "=", 0], ["from_warehouse", "=", "Kisumu Stores - ST"],
+                      ["to_warehouse", "=", "Mombasa Stores - ST"]])  # fmt: skip
+    try:
+        assert len(rows) == 1, rows
+        assert rows[0]["purpose"] == "Material Transfer"
+        assert rows[0]["company"] == places["Kisumu Stores - ST"]
+    finally:
+        for row in rows:  # the draft is removed, so no other test counts it
+            rest.client.delete(f"/api/resource/Stock Entry/{row['name']}").raise_for_status()

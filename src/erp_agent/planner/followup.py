@@ -120,7 +120,8 @@ _LIST_THEM = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|great|thanks|cool|and|now|so|then)[,!.]?\s+)*(?:please\s+|can you\s+|could you\s+)?"
     r"(?:(?:list|show|give|display)(?: me| us)?(?: all)?\s+(?:of\s+)?(?:them|those|these|the ones"
     r"|the (?:records|documents|invoices|orders|payments|entries|bills|lines|details)|those \w+|these \w+)"
-    r"|(?:which|what) (?:\w+ )?(?:are|were) (?:they|those|these))\b",
+    # ("What are they worth?" asks what they add up to, not which they are.)
+    r"|(?:which|what) (?:\w+ )?(?:are|were) (?:they|those|these)(?!\s+(?:worth|in total|total)))\b",
     re.IGNORECASE,
 )
 
@@ -237,7 +238,8 @@ _YEAR_BACK = re.compile(
 )
 _UNIT_BACK = re.compile(
     r"^\s*(?:and\s+|what about\s+|how about\s+)?(?:the\s+)?(?:previous|prior|last|preceding)\s+"
-    r"(month|quarter|year)(?:\s+before)?\s*[?.!]*\s*$|^\s*(?:and\s+)?the\s+(month|quarter|year)\s+before"
+    r"(month|quarter|year)(?:\s+before)?\s*[?.!]*\s*$|"
+    r"^\s*(?:and\s+|what about\s+|how about\s+)?the\s+(month|quarter|year)\s+before"
     r"(?:\s+that)?\s*[?.!]*\s*$",
     re.IGNORECASE,
 )

@@ -8,6 +8,7 @@ between two fields) is left to the record plane, so no condition is ever dropped
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,7 +18,7 @@ from erp_agent.catalog.metrics import Returns
 from erp_agent.planner import master_data, name_phrases, questions, vocabulary
 from erp_agent.planner.answer import fmt, is_number, join
 from erp_agent.planner.direction import IN, OUT, direction_field
-from erp_agent.planner.intents import COMPARE
+from erp_agent.planner.intents import CHART, COMPARE
 from erp_agent.planner.metric_terms import (
     VALUE_WORDS,
     figures_message,
@@ -28,6 +29,7 @@ from erp_agent.planner.metric_terms import (
 from erp_agent.planner.parse_dates import (
     Period,
     compared_in,
+    comparing_message,
     parse_age_buckets,
     sets_against,
     shift_months,
@@ -790,9 +792,18 @@ def trend_step(ctx: Ctx) -> Step | None:
     return metric_step(ctx)
 
 
+def _compared_words(text: str, today: dt.date) -> str:
+    """The words that decide what a figure is compared with: the newest message that names a
+    period or a comparison, unless the newest asks for a chart (then the figure over time)."""
+    last = text.split(" ; ")[-1]
+    return last if CHART.search(last) else comparing_message(text, today)
+
+
 def _trend(ctx: Ctx, req: Request, args: dict[str, Any]) -> None:
     today = ctx.view.today
-    low = req.text.split(" ; ")[-1].lower()  # a follow-up's own words decide what it compares
+    # A follow-up's own words decide what it compares; one that only moves the scope ("and
+    # houston?") keeps the comparison before it.
+    low = _compared_words(req.text, today).lower()
     if COMPARE.search(low) or sets_against(low):
         args["group_by"] = [g for g in args.get("group_by") or [] if g not in _GRAINS]
         if not args["group_by"]:
@@ -1306,7 +1317,7 @@ def _arguments(
         if not any(g not in _GRAINS for g in groups):
             return None  # "owe more than 10k" is per party: the record plane lists them
         args["having"] = {"op": req.amount.op, "value": float(req.amount.value)}
-    compares = req.kind == Kind.TREND or sets_against(req.text.split(" ; ")[-1])
+    compares = req.kind == Kind.TREND or sets_against(_compared_words(req.text, ctx.view.today))
     if metric.date_field and compares and not req.figures_side_by_side:
         _trend(ctx, req, args)
     return args

@@ -489,11 +489,29 @@ def sets_against(text: str) -> bool:
     return _VERSUS.search(text.lower()) is not None
 
 
+def _unperiodised(parts: list[str], today: dt.date) -> int:
+    """How many of the last messages name no period and compare nothing ("and houston?"):
+    they leave the periods compared before them as they were."""
+    n = 0
+    for part in reversed(parts[1:]):
+        if _VERSUS.search(part.lower()) or parse_period(part, today) is not None:
+            break
+        n += 1
+    return n
+
+
+def comparing_message(said: str, today: dt.date) -> str:
+    """The newest message that names a period or a comparison (follow-ups joined by " ; ")."""
+    parts = said.split(" ; ")
+    return parts[len(parts) - 1 - _unperiodised(parts, today)]
+
+
 def compared_in(said: str, today: dt.date) -> Comparison | None:
     """The comparison the last message of a conversation's request asks ("a ; b ; c", each
     message in order): "vs the same quarter last year" after "revenue for Q3" sets Q3 against
     Q3 a year back, because the words before "vs" name no period of their own."""
     parts = said.split(" ; ")
+    parts = parts[: len(parts) - _unperiodised(parts, today)]
     last = parts[-1]
     m = _VERSUS.search(last.lower())
     if m is not None and parse_period(last[: m.start()], today) is None:

@@ -330,7 +330,6 @@ GRAMMAR |= frozenset(
         # How a figure is coming along ("how's this month tracking"): the figure, no slot.
         "tracking",
         "performing",
-        "pacing",
         "faring",
         "shaping",
         "being",
@@ -629,6 +628,9 @@ PHRASES = (
      r"(?:have|has) not been submitted(?: yet)?)\b", "draft"),
     (r"\b(?:waiting|awaiting) (?:for |on )?(?:approval|sign[- ]?off)\b", "pending approval"),
     (r"\bsign(?:ed)?[- ]off\b", "approve"),
+    # "Move 60 cartons from Kisumu Stores to Mombasa Stores": goods moved between two places.
+    (r"^(\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?)(?:move|shift)\b(?=.*\bfrom\b.*\bto\b)",
+     r"\1transfer"),
     (r"\b(more|less|greater|fewer|other) then\b", r"\1 than"),
     (r"\b(what|how|who|where|that|it|there)['’]s\b", r"\1 is"),
     # Contractions, with or without the apostrophe ("haven't", "havent", "you're").

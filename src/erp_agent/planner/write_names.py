@@ -62,8 +62,12 @@ def party_name(ctx: Ctx, item_names: list[str]) -> str | None:
 
 
 _LOWER_PARTY = re.compile(
-    r"\b(?:for|to)\s+(?:(?:the\s+)?(?:customer|client|supplier|lead)\s+)?"
-    r"(?!\d)([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)(?=\s+(?:for|with)\b|\s+\d|\s+[-–—:]|[,;]|$)"
+    r"\b(?:for|to|from)\s+(?:(?:the\s+)?(?:customer|client|supplier|lead)\s+)?"
+    r"(?!\d)(?!(?:today|tomorrow|yesterday|next|last|this|now|then|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b)"
+    r"([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)"
+    # ("… from kilifi supplies by cheque today": the name ends where how or when begins.)
+    r"(?=\s+(?:for|with|by|via|through|using|in cash|today|yesterday|on)\b|\s+\d|\s+[-–—:]|[,;]|$)"
 )
 
 

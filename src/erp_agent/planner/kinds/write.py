@@ -13,7 +13,7 @@ from erp_agent.planner import master_data, own_employee, proposals, write_fields
 from erp_agent.planner.answer import fmt, join
 from erp_agent.planner.parse_amounts import money_said, to_number
 from erp_agent.planner.reporting import company_step
-from erp_agent.planner.steps import Ctx, Step, call, earlier_id, enable, failed, say
+from erp_agent.planner.steps import Ctx, Step, call, earlier_id, enable, failed, rows_of, say
 
 
 def handle(ctx: Ctx) -> Step:
@@ -114,6 +114,9 @@ def _create(ctx: Ctx, e: Entity) -> Step:
         ctx, e, dict(schema.get("properties") or {}), names, wanted,
         write_names.party_name(ctx, [n for _, n in wanted]), person,
     )  # fmt: skip
+    _, step = draft.moved_between()  # the warehouses first: they say the kind and company
+    if step is not None:
+        return step
     for name in required:
         f = e.fields.get(name)
         step = draft.fill(name, f) if f is not None else None
@@ -164,6 +167,10 @@ class _Draft:
             if self.person and self.person.get("company"):
                 self.args[name] = self.person["company"]  # the employee's, as the form fills it
                 return None
+            company, step = self.moved_between()
+            if step is not None or company is not None:
+                self.args[name] = company  # the warehouses', as the stock entry form fills it
+                return step
             if self.party is not None and not any(
                 k in self.args for k in ("party", *proposals.PARTY_KINDS)
             ):
@@ -203,6 +210,26 @@ class _Draft:
             if step is not None:
                 return step
         return None
+
+    def moved_between(self) -> tuple[str | None, Step | None]:
+        """'Transfer 60 cartons from Kisumu Stores to Mombasa Stores': the two warehouses
+        (found as the user can see them) and the one company both belong to."""
+        m = _FROM_TO.search(self.ctx.req.text)
+        if m is None or not {"from_warehouse", "to_warehouse"} <= set(self.props):
+            return None, None
+        said = [m.group(1).strip(), m.group(2).strip()]
+        found, step = master_data.resolve(self.ctx, [("warehouse", w) for w in said], ["warehouse"])
+        if step is not None or not all(w in found for w in said):
+            return None, step
+        places = [found[w][1] for w in said]
+        self.args["from_warehouse"], self.args["to_warehouse"] = places
+        query = {"filters": [{"field": "id", "op": "in", "value": places}],
+                 "fields": ["id", "company"], "limit": 2}  # fmt: skip
+        r = self.ctx.result("warehouse.list", query)
+        if r is None:
+            return None, call("warehouse.list", query)
+        companies = {str(row.get("company")) for row in rows_of(r) if row.get("company")}
+        return (companies.pop() if len(companies) == 1 else None), None
 
     def _direction(self, name: str, f: Field) -> Step | None:
         """Whether money is received or paid: as said ("received", "pay"), else as the
@@ -259,7 +286,10 @@ class _Draft:
     def _plain(self, name: str, f: Field) -> None:
         ctx = self.ctx
         if f.type is FieldType.ENUM:
-            hit = _enum_value(ctx, f.values, bool(self.names or self.party))
+            hit = _enum_value(ctx, f.values, bool(self.names or self.party)) or _named_value(ctx, f)
+            if hit is None and {"from_warehouse", "to_warehouse"} <= set(self.args):
+                # Goods moved from one warehouse to another: a transfer, whatever the verb.
+                hit = next((v for v in f.values if "transfer" in v.lower()), None)
             self.put(name, hit or write_fields.first_status(self.e, name, f), f.label.lower())
         elif f.type is FieldType.MONEY and money_said(ctx.req.text) is not None:
             # "25,000 bob received from Gulf Traders": the sum the change is for.
@@ -353,6 +383,22 @@ def _enum_value(ctx: Ctx, values: tuple[str, ...], party_named: bool) -> str | N
     )
     # A quotation's party kind: the request names a party to sell to, i.e. a customer.
     return hit or ("customer" if "customer" in values and party_named else None)
+
+
+def _named_value(ctx: Ctx, f: Field) -> str | None:
+    """An enum value said by one of its everyday names ("stock transfer": Material Transfer)."""
+    low = ctx.req.text.lower()
+    said = [v for v, names in f.value_names.items()
+            if any(re.search(rf"\b{re.escape(n.lower())}\b", low) for n in names)]  # fmt: skip
+    return said[0] if len(said) == 1 else None
+
+
+# "from Kisumu Stores to Mombasa Stores": where goods leave and where they arrive.
+_FROM_TO = re.compile(
+    r"\bfrom\s+(?:the\s+)?(.+?)\s+(?:to|into)\s+(?:the\s+)?(.+?)"
+    r"(?=\s*(?:[,.;!?]|$)|\s+(?:today|tomorrow|please|pls|asap|on|by|for)\b)",
+    re.IGNORECASE,
+)
 
 
 def _needs_rate(prop: dict[str, Any]) -> bool:

@@ -38,13 +38,17 @@ def _rows_text(entity: Entity, record: Mapping[str, Any]) -> list[str]:
             if money and all(isinstance(r, Mapping) for r in rows):
                 total = sum(float(r.get(money[0]) or 0) for r in rows)
                 text += f", {format_value(total, 'money')}"
+            lines = [r for r in rows if isinstance(r, Mapping) and r.get("item") and r.get("qty")]
+            if 0 < len(lines) == len(rows) <= 3:
+                # A few lines are said as what moves: "60 × SKU-3185-SLV".
+                text = ", ".join(f"{format_value(r['qty'], 'number')} × {r['item']}" for r in lines)
             out.append(text)
     return out
 
 
 def _key_values(entity: Entity, record: Mapping[str, Any]) -> list[str]:
     """What kind of document it is, in its own values: a leave application's leave type and
-    its dates ("Sick Leave, 2026-12-01 to 2026-12-02")."""
+    its dates ("Sick Leave, 2026-12-01 to 2026-12-02"), a stock transfer's two warehouses."""
     out = [
         str(record[name])
         for name, f in entity.fields.items()
@@ -53,6 +57,11 @@ def _key_values(entity: Entity, record: Mapping[str, Any]) -> list[str]:
     ]  # fmt: skip
     if record.get("from_date") and record.get("to_date"):
         out.append(f"{record['from_date']} to {record['to_date']}")
+    if record.get("from_warehouse") and record.get("to_warehouse"):
+        # Goods moved: from where to where, and as what ("Material Transfer").
+        kind = record.get("entry_type")
+        out.append(f"{kind + ' ' if kind else ''}from {record['from_warehouse']} to "
+                   f"{record['to_warehouse']}")  # fmt: skip
     return out
 
 
