@@ -1,6 +1,6 @@
-"""A company named by its abbreviation: "cost of goods sold on ST", "HG's receivables",
-"Office Expenses - ST". ERPNext gives every company a short code and appends it to the names of
-its accounts, warehouses and cost centres, so staff say it as they say the company."""
+"""A company named by its abbreviation: "cost of goods sold on ST", "HG's receivables". ERPNext
+gives every company a short code and appends it to the names of its accounts, warehouses and
+cost centres ("Office Expenses - ST"), so staff say it as they say the company."""
 
 from __future__ import annotations
 

@@ -665,15 +665,11 @@ def _same_kind(text: str, resolved: Mapping[str, tuple[str, str]]) -> dict[str, 
     if len(segments) < 2:
         return {}
 
-    def said_in(name: str) -> int:
-        words = name.split(" (")[0].lower()  # "sick leave (Sick Leave)": the words said
-        return max((i for i, seg in enumerate(segments) if words in seg), default=0)
-
     prefer: dict[str, str] = {}
     places = {n: d for n, (d, _) in resolved.items() if d in _PLACES}
     for name, dim in places.items():
-        at = said_in(name)
-        earlier = {d for n, d in places.items() if said_in(n) < at}
+        at = _message_saying(segments, name)
+        earlier = {d for n, d in places.items() if _message_saying(segments, n) < at}
         if at > 0 and len(earlier) == 1 and dim not in earlier:
             prefer[name] = next(iter(earlier))
     return prefer
@@ -758,6 +754,13 @@ def _cannot_break_down(catalog: Catalog, metric: Any, missing: str) -> str:
     )
 
 
+def _message_saying(segments: Sequence[str], name: str) -> int:
+    """The index of the newest message (lowercased) that says ``name``; 0 when none does. A
+    name found again in another record ("sick leave (Sick Leave)") is the words said."""
+    words = name.split(" (")[0].lower()
+    return max((i for i, seg in enumerate(segments) if words in seg), default=0)
+
+
 def _newest_per_dimension(
     text: str, resolved: Mapping[str, tuple[str, str]]
 ) -> dict[str, tuple[str, str]]:
@@ -765,17 +768,15 @@ def _newest_per_dimension(
     earlier name of the same dimension (follow-ups are joined with " ; ")."""
     segments = [seg.lower() for seg in text.split(" ; ")]
 
-    def said_in(name: str) -> int:
-        words = name.split(" (")[0].lower()  # "sick leave (Sick Leave)": the words said
-        return max((i for i, seg in enumerate(segments) if words in seg), default=0)
-
     def family(dim: str) -> str:
         return "place" if dim in _PLACES else dim
 
     newest: dict[str, int] = {}
     for name, (dim, _) in resolved.items():
-        newest[family(dim)] = max(newest.get(family(dim), 0), said_in(name))
-    return {n: v for n, v in resolved.items() if said_in(n) == newest[family(v[0])]}
+        newest[family(dim)] = max(newest.get(family(dim), 0), _message_saying(segments, name))
+    return {
+        n: v for n, v in resolved.items() if _message_saying(segments, n) == newest[family(v[0])]
+    }
 
 
 def trend_step(ctx: Ctx) -> Step | None:
