@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from erp_agent.calls.outcome import Outcome
 from erp_agent.calls.session import Session
+from erp_agent.results.blocks import Block, TableBlock
 from erp_agent.results.render import materialise
 from erp_agent.tools.modules.drill import NAME
 
@@ -24,7 +25,7 @@ class Opened:
 
     outcome: Outcome
     data: dict[str, Any] | None = None
-    block: dict[str, Any] | None = None
+    block: Block | None = None
     result_id: str | None = None
 
     @property
@@ -39,7 +40,7 @@ async def open_figure(runtime: Runtime, session: Session, ref: str) -> Opened:
         return Opened(outcome)
     shaped = await runtime.shaper.shape(session, outcome)
     data = outcome.data
-    block = {
+    block: TableBlock = {
         "type": "table",
         "title": data.get("title") or "",
         "result_id": shaped.result_id,

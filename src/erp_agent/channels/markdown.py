@@ -5,10 +5,11 @@ from stored results, never from the model's text."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from erp_agent.metrics.drill import drillable, row_refs, total_refs
+from erp_agent.results.blocks import Block, ChartBlock, ProposalBlock, TableBlock
 from erp_agent.results.layout import link_index, more_columns_hint
 from erp_agent.results.links import drill_url
 from erp_agent.results.presentation import figure_text
@@ -67,7 +68,7 @@ def definition_text(definition: dict[str, Any]) -> str:
     return "_How this was computed: " + " ".join(p for p in parts if p) + "_"
 
 
-def proposal_markdown(block: dict[str, Any], confirm_url: str | None) -> str:
+def proposal_markdown(block: ProposalBlock, confirm_url: str | None) -> str:
     """The exact change (values or diff, and what it leads to when known), the content
     warning when the write did not come from the user's request, and the confirm link."""
     lines = [f"**Proposed change (not written):** {block.get('summary', '')}"]
@@ -191,81 +192,99 @@ def _summary(value: list[Any] | dict[str, Any]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in list(value.items())[:6])
 
 
-def block_markdown(block: dict[str, Any], *, web_url: str = "") -> str:
-    kind = block.get("type")
-    out = ""
-    if kind == "text":
-        out = str(block.get("markdown", ""))
-    elif kind == "table":
-        labels, rows = _with_documents(
-            list(block.get("labels") or block.get("columns") or []),
-            list(block.get("rows") or []),
-            block.get("drills"),
-            web_url,
+def _table_markdown(block: TableBlock, web_url: str) -> str:
+    labels, rows = _with_documents(
+        list(block.get("labels") or block.get("columns") or []),
+        list(block.get("rows") or []),
+        block.get("drills"),
+        web_url,
+    )
+    out = _table(labels, rows, block.get("links") or [], link_index(block),
+                 block.get("decimals") or [])  # fmt: skip
+    if block.get("title"):
+        out = f"**{block['title']}**\n\n{out}"
+    total = int(block.get("total_rows") or 0)
+    shown = min(len(block.get("rows") or []), MAX_TABLE_ROWS)
+    if total > shown:
+        out += f"\n\n_{shown} of {total} rows; the rest stay on the server._"
+    hint = more_columns_hint(block.get("more_columns") or [])
+    if hint:
+        out += f"\n\n_{hint}_"
+    if block.get("figures"):
+        out += "\n\n" + figures_markdown(block["figures"])
+    totals = [t for t in block.get("drill_totals") or [] if t.get("ref")]
+    if totals and web_url:
+        opened = ", ".join(
+            f"[{_cell(t.get('value'), 2 if t.get('currency') else None)}"
+            f"{' ' + str(t['currency']) if t.get('currency') else ''}]"
+            f"({drill_url(web_url, str(t['ref']))})"
+            for t in totals
         )
-        out = _table(labels, rows, block.get("links") or [], link_index(block),
-                     block.get("decimals") or [])  # fmt: skip
-        if block.get("title"):
-            out = f"**{block['title']}**\n\n{out}"
-        total = int(block.get("total_rows") or 0)
-        shown = min(len(block.get("rows") or []), MAX_TABLE_ROWS)
-        if total > shown:
-            out += f"\n\n_{shown} of {total} rows; the rest stay on the server._"
-        hint = more_columns_hint(block.get("more_columns") or [])
-        if hint:
-            out += f"\n\n_{hint}_"
-        if block.get("figures"):
-            out += "\n\n" + figures_markdown(block["figures"])
-        totals = [t for t in block.get("drill_totals") or [] if t.get("ref")]
-        if totals and web_url:
-            opened = ", ".join(
-                f"[{_cell(t.get('value'), 2 if t.get('currency') else None)}"
-                f"{' ' + str(t['currency']) if t.get('currency') else ''}]"
-                f"({drill_url(web_url, str(t['ref']))})"
-                for t in totals
-            )
-            out += f"\n\n_Documents behind the total: {opened}_"
-    elif kind == "chart":
-        charts = block.get("charts") or [{"title": block.get("title"), "spec": block.get("spec")}]
-        parts = []
-        for chart in charts:
-            data = (chart.get("spec") or {}).get("data") or {}
-            labels = data.get("labels") or []
-            datasets = data.get("datasets") or []
-            columns = ["", *(d.get("label", "") for d in datasets)]
-            rows = [
-                [label, *((d.get("data") or [None] * len(labels))[i] for d in datasets)]
-                for i, label in enumerate(labels)
-            ]
-            columns, rows = _with_documents(columns, rows, chart.get("drills"), web_url)
-            parts.append(f"**Chart: {chart.get('title') or ''}**\n\n" + _table(columns, rows, []))
-        out = "\n\n".join(parts)
-        if web_url:
-            out += f"\n\n[Open the chart in erp-agent]({web_url.rstrip('/')}/)"
-    elif kind == "cards":
-        out = "\n".join(
-            f"- [{c.get('title')}]({c['link']})" if c.get("link") else f"- {c.get('title')}"
-            for c in block.get("cards") or []
-        )
-    elif kind == "proposal":
-        confirm = f"{web_url.rstrip('/')}/?proposal={block.get('id')}" if web_url else None
-        out = proposal_markdown(block, confirm)
-    elif kind == "choices":
-        lines = [str(block.get("question", ""))]
-        lines += [f"{n}. {o.get('label')}" for n, o in enumerate(block.get("options") or [], 1)]
-        out = "\n".join(lines)
-    elif kind == "citations":
-        items = block.get("items") or []
-        out = "Sources: " + "; ".join(str(i.get("title") or i.get("source")) for i in items)
-    elif kind == "file":
-        url = block.get("url") or ""
-        if url and web_url and "://" not in url:  # relative to the web app, under its root path
-            url = web_url.rstrip("/") + "/" + url.lstrip("/")
-        out = f"[Download {block.get('name') or block.get('title') or 'file'}]({url})"
-    if isinstance(block.get("definition"), dict) and kind in ("table", "chart", "cards"):
-        out += "\n\n" + definition_text(block["definition"])
+        out += f"\n\n_Documents behind the total: {opened}_"
     return out
 
 
-def blocks_markdown(blocks: Sequence[dict[str, Any]], *, web_url: str = "") -> str:
+def _chart_markdown(block: ChartBlock, web_url: str) -> str:
+    # A block without per-currency charts is drawn from its one top-level spec.
+    charts: Sequence[Mapping[str, Any]] = block.get("charts") or []
+    if not charts:
+        charts = [{"title": block.get("title"), "spec": block.get("spec")}]
+    parts = []
+    for chart in charts:
+        data = (chart.get("spec") or {}).get("data") or {}
+        labels = data.get("labels") or []
+        datasets = data.get("datasets") or []
+        columns = ["", *(d.get("label", "") for d in datasets)]
+        rows = [
+            [label, *((d.get("data") or [None] * len(labels))[i] for d in datasets)]
+            for i, label in enumerate(labels)
+        ]
+        columns, rows = _with_documents(columns, rows, chart.get("drills"), web_url)
+        parts.append(f"**Chart: {chart.get('title') or ''}**\n\n" + _table(columns, rows, []))
+    out = "\n\n".join(parts)
+    if web_url:
+        out += f"\n\n[Open the chart in erp-agent]({web_url.rstrip('/')}/)"
+    return out
+
+
+def _kind_markdown(block: Block, web_url: str) -> str:
+    if block["type"] == "text":
+        return str(block.get("markdown", ""))
+    if block["type"] == "table":
+        return _table_markdown(block, web_url)
+    if block["type"] == "chart":
+        return _chart_markdown(block, web_url)
+    if block["type"] == "cards":
+        return "\n".join(
+            f"- [{c.get('title')}]({c['link']})" if c.get("link") else f"- {c.get('title')}"
+            for c in block.get("cards") or []
+        )
+    if block["type"] == "proposal":
+        confirm = f"{web_url.rstrip('/')}/?proposal={block.get('id')}" if web_url else None
+        return proposal_markdown(block, confirm)
+    if block["type"] == "choices":
+        lines = [str(block.get("question", ""))]
+        lines += [f"{n}. {o.get('label')}" for n, o in enumerate(block.get("options") or [], 1)]
+        return "\n".join(lines)
+    if block["type"] == "citations":
+        items = block.get("items") or []
+        return "Sources: " + "; ".join(str(i.get("title") or i.get("source")) for i in items)
+    if block["type"] == "file":
+        url = block.get("url") or ""
+        if url and web_url and "://" not in url:  # relative to the web app, under its root path
+            url = web_url.rstrip("/") + "/" + url.lstrip("/")
+        return f"[Download {block.get('name') or block.get('title') or 'file'}]({url})"
+    return ""  # a scan's flags, or a kind this channel does not show
+
+
+def block_markdown(block: Block, *, web_url: str = "") -> str:
+    out = _kind_markdown(block, web_url)
+    if block["type"] == "table" or block["type"] == "chart" or block["type"] == "cards":
+        definition = block.get("definition")
+        if isinstance(definition, dict):
+            out += "\n\n" + definition_text(definition)
+    return out
+
+
+def blocks_markdown(blocks: Sequence[Block], *, web_url: str = "") -> str:
     return "\n\n".join(m for b in blocks if (m := block_markdown(b, web_url=web_url)))

@@ -42,6 +42,7 @@ from erp_agent.channels.mcp_about import INSTRUCTIONS, NAME, VERSION
 from erp_agent.engine.routing import SPINE
 from erp_agent.errors import ChannelError
 from erp_agent.gateway.origin import Read, WriteOrigin, read_of
+from erp_agent.results.blocks import proposal_block
 from erp_agent.results.render import materialise
 from erp_agent.results.shaping import Shaped
 from erp_agent.runtime import Runtime
@@ -180,7 +181,7 @@ class McpChannel:
         proposal: dict[str, Any],
         call: str,
     ) -> types.CallToolResult | types.InputRequiredResult:
-        block = {"type": "proposal", **proposal}
+        block = proposal_block(proposal)
         caps = ctx.session.client_capabilities
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         # Asking needs the client's elicitation and, before 2026-07-28, a channel back to it

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -13,6 +13,14 @@ from rich.table import Table
 from rich.text import Text
 
 from erp_agent.events import Event, EventBus, GuardTriggered, TextDelta
+from erp_agent.results.blocks import (
+    Block,
+    CardsBlock,
+    ChartBlock,
+    ChoicesBlock,
+    ProposalBlock,
+    TableBlock,
+)
 from erp_agent.results.layout import link_index, more_columns_hint
 from erp_agent.results.presentation import figure_text, without_currency
 
@@ -31,7 +39,7 @@ def _cell(value: Any, places: int | None = None) -> str:
     return str(value)
 
 
-def _table(block: dict[str, Any]) -> RenderableType:
+def _table(block: TableBlock) -> RenderableType:
     columns = list(block.get("labels") or block.get("columns") or [])
     rows = block.get("rows") or []
     table = Table(title=block.get("title") or None, show_lines=False)
@@ -69,10 +77,13 @@ def _table(block: dict[str, Any]) -> RenderableType:
     return Group(table, grid)
 
 
-def _chart(block: dict[str, Any]) -> RenderableType:
+def _chart(block: ChartBlock) -> RenderableType:
     """A chart as horizontal bars: exact values beside them, scaled per dataset; one chart per
     currency."""
-    charts = block.get("charts") or [{"title": block.get("title"), "spec": block.get("spec")}]
+    # A block without per-currency charts is drawn from its one top-level spec.
+    charts: Sequence[Mapping[str, Any]] = block.get("charts") or []
+    if not charts:
+        charts = [{"title": block.get("title"), "spec": block.get("spec")}]
     parts: list[RenderableType] = []
     for chart in charts:
         data = (chart.get("spec") or {}).get("data") or {}
@@ -93,7 +104,7 @@ def _chart(block: dict[str, Any]) -> RenderableType:
     return Group(*parts)
 
 
-def _cards(block: dict[str, Any]) -> RenderableType:
+def _cards(block: CardsBlock) -> RenderableType:
     panels = []
     for card in block.get("cards") or []:
         grid = Table.grid(padding=(0, 1))
@@ -103,11 +114,12 @@ def _cards(block: dict[str, Any]) -> RenderableType:
     return Group(*panels)
 
 
-def proposal_view(block: dict[str, Any]) -> RenderableType:
+def proposal_view(block: ProposalBlock) -> RenderableType:
     parts: list[RenderableType] = [Text(str(block.get("summary", "")), style="bold")]
-    if block.get("diff"):
+    changes = block.get("diff")
+    if changes:
         diff = Table("Field", "Now", "After")
-        for change in block["diff"]:
+        for change in changes:
             diff.add_row(
                 str(change.get("field")),
                 Text(_cell(change.get("before")), style="red"),
@@ -128,35 +140,34 @@ def proposal_view(block: dict[str, Any]) -> RenderableType:
     return Panel(Group(*parts), title=f"Proposed change ({status})", border_style="yellow")
 
 
-def render_block(block: dict[str, Any]) -> RenderableType:
-    kind = block.get("type")
-    if kind == "text":
+def render_block(block: Block) -> RenderableType:
+    if block["type"] == "text":
         return Markdown(str(block.get("markdown", "")))
-    if kind == "table":
+    if block["type"] == "table":
         return _table(block)
-    if kind == "chart":
+    if block["type"] == "chart":
         return _chart(block)
-    if kind == "cards":
+    if block["type"] == "cards":
         return _cards(block)
-    if kind == "proposal":
+    if block["type"] == "proposal":
         return proposal_view(block)
-    if kind == "citations":
+    if block["type"] == "citations":
         items = block.get("items") or []
         return Text(
             "Sources: " + "; ".join(str(i.get("title") or i.get("source")) for i in items),
             style="dim",
         )
-    if kind == "choices":
+    if block["type"] == "choices":
         lines = [str(block.get("question", ""))]
         lines += [f"  {n}. {o.get('label')}" for n, o in enumerate(block.get("options") or [], 1)]
         return Text("\n".join(lines), style="bold")
-    if kind == "file":
+    if block["type"] == "file":
         href = block.get("url") or block.get("href") or ""
         return Text(f"File: {block.get('name') or block.get('title') or ''} {href}")
     return Text(str(block))
 
 
-def choice_reply(answer: str, block: dict[str, Any]) -> str:
+def choice_reply(answer: str, block: ChoicesBlock) -> str:
     """A numbered prompt's answer as the message to send: option n's value, or the text typed."""
     options = block.get("options") or []
     text = answer.strip()
@@ -182,11 +193,12 @@ def definition_view(definition: dict[str, Any]) -> RenderableType:
     )
 
 
-def print_blocks(console: Console, blocks: list[dict[str, Any]]) -> None:
+def print_blocks(console: Console, blocks: Sequence[Block]) -> None:
     for block in blocks:
         console.print(render_block(block))
-        if isinstance(block.get("definition"), dict):
-            console.print(definition_view(block["definition"]))
+        definition = block.get("definition")
+        if isinstance(definition, dict):
+            console.print(definition_view(definition))
 
 
 class StatusText:

@@ -92,7 +92,7 @@ def ask(
         for definition in _definitions(response):
             console.print(definition_view(definition))
     console.print(f"[dim]conversation {response.conversation_id}[/]")
-    if any(b.get("type") == "proposal" for b in response.blocks):
+    if any(b["type"] == "proposal" for b in response.blocks):
         console.print(
             "[yellow]Nothing was written.[/] Confirm proposals in `erp-agent chat` or the web app."
         )

@@ -12,6 +12,7 @@ from erp_agent.cli._model import BaseUrlOption, ModelOption, ModelSettingOption
 from erp_agent.cli._render import choice_reply, print_blocks, progress_line
 from erp_agent.cli.ask import ErpUrlOption, UserOption
 from erp_agent.events import EventBus
+from erp_agent.results.blocks import ChoicesBlock, ProposalBlock, proposal_block, question
 
 EXIT_WORDS = frozenset({"exit", "quit", ":q"})
 
@@ -36,7 +37,7 @@ def parse_edit(reply: str) -> dict[str, Any] | None:
     return None
 
 
-async def decide(agent: Agent, block: dict[str, Any]) -> None:
+async def decide(agent: Agent, block: ProposalBlock) -> None:
     """Confirm, reject or edit one proposal; the gateway executes exactly what was shown last."""
     gateway = agent.runtime.gateway
     while True:
@@ -62,7 +63,7 @@ async def decide(agent: Agent, block: dict[str, Any]) -> None:
         if edited.proposal is None:
             console.print(f"[red]{edited.message}[/] Nothing was changed.")
             continue
-        block = {"type": "proposal", **edited.proposal}
+        block = proposal_block(edited.proposal)
         console.print("[green]Edited and checked by the ERP: a new proposal.[/]")
         print_blocks(console, [block])
     style = "green" if outcome.ok else "red"
@@ -72,7 +73,7 @@ async def decide(agent: Agent, block: dict[str, Any]) -> None:
     if outcome.conversation_message:  # the document's id and link, as kept in the conversation
         console.print(outcome.conversation_message)
     if outcome.proposal:  # the record changed: the same change against its current values
-        fresh = {"type": "proposal", **outcome.proposal}
+        fresh = proposal_block(outcome.proposal)
         print_blocks(console, [fresh])
         await decide(agent, fresh)
 
@@ -96,7 +97,7 @@ async def converse(agent: Agent) -> None:
     )
     await settle_interrupted(agent)
     conversation_id: str | None = None
-    choices: dict[str, Any] | None = None  # a question the last answer asked, with options
+    choices: ChoicesBlock | None = None  # a question the last answer asked, with options
     while True:
         prompt = "[bold cyan]Choose a number, or type:[/] " if choices else "[bold cyan]You:[/] "
         try:
@@ -114,9 +115,9 @@ async def converse(agent: Agent) -> None:
             )
         conversation_id = response.conversation_id
         print_blocks(console, response.blocks)
-        choices = next((b for b in response.blocks if b.get("type") == "choices"), None)
+        choices = question(response.blocks)
         for block in response.blocks:
-            if block.get("type") == "proposal" and block.get("status", "pending") == "pending":
+            if block["type"] == "proposal" and block.get("status", "pending") == "pending":
                 await decide(agent, block)
 
 

@@ -20,6 +20,7 @@ from erp_agent.cli._render import proposal_view
 from erp_agent.cli.ask import UserOption
 from erp_agent.cli.chat import decide
 from erp_agent.documents.draft import ScanResult, scan_to_draft
+from erp_agent.results.blocks import proposal_block
 
 KindOption = Annotated[
     str,
@@ -69,7 +70,7 @@ async def choose_party(agent: Agent, result: ScanResult) -> dict[str, Any] | Non
         console.print(f"[red]{edited.message}[/] The draft is unchanged.")
         return proposal
     console.print("[green]Changed and checked by the ERP: a new proposal.[/]")
-    console.print(proposal_view(edited.proposal))
+    console.print(proposal_view(proposal_block(edited.proposal)))
     return edited.proposal
 
 
@@ -103,11 +104,11 @@ def scan(
         if table is not None:
             console.print(table)
         if result.proposal is not None:
-            console.print(proposal_view(result.proposal))
+            console.print(proposal_view(proposal_block(result.proposal)))
             if not no_input:
                 chosen = await choose_party(agent, result)
                 if chosen is not None:
-                    await decide(agent, chosen)
+                    await decide(agent, proposal_block(chosen))
         return result
 
     result = run_agent(user, None, work)

@@ -21,6 +21,7 @@ from rapidfuzz import fuzz
 from erp_agent.calls.outcome import Outcome, Status
 from erp_agent.calls.session import Session
 from erp_agent.gateway.gateway import Gateway
+from erp_agent.results.blocks import ChoiceOption, ChoicesBlock
 
 SURE = 92.0  # a name this close is the same name (case, punctuation, one OCR'd letter)
 MAYBE = 72.0  # below this a candidate is not taken at all
@@ -52,7 +53,7 @@ class ScanResult:
     extraction: dict[str, Any] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
     proposal: dict[str, Any] | None = None
-    choices: dict[str, Any] | None = None  # the party to choose, when several records fit
+    choices: ChoicesBlock | None = None  # the party to choose, when several records fit
     unreadable: bool = False  # the file itself was refused (the message says what to send)
 
     def as_dict(self) -> dict[str, Any]:
@@ -173,7 +174,7 @@ async def _party(
     }  # fmt: skip
 
 
-def party_choices(result: ScanResult) -> dict[str, Any] | None:
+def party_choices(result: ScanResult) -> ChoicesBlock | None:
     """A ``choices`` block for a party the printed name fits several records of: each option
     edits the draft's party (a new proposal, re-filled by the ERP), nothing else."""
     party = result.matches.get("party") or {}
@@ -181,7 +182,7 @@ def party_choices(result: ScanResult) -> dict[str, Any] | None:
     if not rivals or result.proposal is None or result.entity is None:
         return None
     label = _PARTY[result.entity]
-    options = [
+    options: list[ChoiceOption] = [
         {
             "label": str(c["id"])
             if c.get("name") in (None, c["id"])

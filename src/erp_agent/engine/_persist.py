@@ -39,8 +39,8 @@ async def save_turn(store: Store, run: Run) -> None:
 async def save_conversation_state(store: Store, run: Run) -> None:
     """What the next turn's follow-up may refer to (see ``engine.conversation``)."""
     called = [c["name"] for c in run.tools_called]
-    asked = any(b.get("type") == "choices" for b in run.blocks)
-    documents = [tuple(d) for d in run.turn.state.get("document_ids", [])]
+    asked = any(b["type"] == "choices" for b in run.blocks)
+    documents = [(entity, doc_id) for entity, doc_id in run.turn.state.get("document_ids", [])]
     documents += [
         (q["tool"].split(".")[0], str(q["args"]["id"]))
         for q in run.queries

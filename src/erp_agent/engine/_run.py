@@ -9,6 +9,7 @@ from typing import Any
 from erp_agent.calls.session import Session
 from erp_agent.engine import guards
 from erp_agent.models.base import Message, Usage
+from erp_agent.results.blocks import Block
 from erp_agent.store.records import Turn
 
 
@@ -22,7 +23,7 @@ class Run:
     offered: list[str]
     modules: list[str]
     usage: Usage = field(default_factory=Usage)
-    blocks: list[dict[str, Any]] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
     tools_called: list[dict[str, Any]] = field(default_factory=list)
     sources: list[Any] = field(default_factory=list)  # every tool result of this turn
     citations: list[dict[str, Any]] = field(default_factory=list)

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from erp_agent.results.blocks import Block, question
 from erp_agent.store.base import Store
 
 MAX_REQUESTS = 6  # user messages kept: enough for a chain of follow-ups
@@ -61,7 +62,7 @@ def advance(
     *,
     queries: Sequence[dict[str, Any]],
     shown: str | None,
-    blocks: Sequence[Mapping[str, Any]],
+    blocks: Sequence[Block],
     documents: Sequence[tuple[str, str]],
     tools: Sequence[str],
 ) -> dict[str, Any]:
@@ -80,9 +81,12 @@ def advance(
     for entity, doc_id in documents:
         docs = [d for d in docs if d.get("id") != doc_id] + [{"entity": entity, "id": doc_id}]
     new["documents"] = docs[-MAX_DOCUMENTS:]
-    choices = next((b for b in blocks if b.get("type") == "choices"), None)
+    choices = question(blocks)
     if choices is not None:
-        new["pending"] = {k: choices[k] for k in ("question", "options", "slot") if k in choices}
+        pending: dict[str, Any] = {"question": choices["question"], "options": choices["options"]}
+        if "slot" in choices:
+            pending["slot"] = choices["slot"]
+        new["pending"] = pending
     else:
         new.pop("pending", None)
     if tools:

@@ -16,7 +16,7 @@ from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ErpAgentError
 from erp_agent.gateway.proposals import proposal_view
 from erp_agent.models.base import Usage
-from erp_agent.results.shaping import proposal_block
+from erp_agent.results.blocks import Block, ProposalBlock, proposal_block, text_block
 from erp_agent.store.records import Turn
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def prepared_proposals(turn: Turn) -> list[dict[str, Any]]:
     return found
 
 
-async def proposal_blocks(store: Store, turn: Turn) -> list[dict[str, Any]]:
+async def proposal_blocks(store: Store, turn: Turn) -> list[ProposalBlock]:
     """The turn's proposals as response blocks, each with its status as it is now."""
     blocks = []
     for shown in prepared_proposals(turn):
@@ -73,7 +73,7 @@ async def proposal_blocks(store: Store, turn: Turn) -> list[dict[str, Any]]:
 async def close(store: Store, turn: Turn, why: str = "") -> TurnResponse:
     """End the turn with a clear message (and the proposals it had prepared)."""
     text = INTERRUPTED.format(why=f" ({why.rstrip('.')})" if why else "")
-    blocks = [{"type": "text", "markdown": text}, *await proposal_blocks(store, turn)]
+    blocks: list[Block] = [text_block(text), *await proposal_blocks(store, turn)]
     response = TurnResponse(turn.id, turn.conversation_id, blocks, [], Usage(), "", "interrupted")
     turn.status = "failed"
     turn.state["response"] = response.as_dict()

@@ -19,6 +19,7 @@ from erp_agent.connectors.base import Connector
 from erp_agent.engine.conversation import record_document
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import StoreError
+from erp_agent.results.blocks import text_block
 from erp_agent.store.base import Store
 from erp_agent.store.records import Decision, Proposal, Turn
 from erp_agent.tools.base import ToolRegistry
@@ -106,7 +107,7 @@ class OutcomeRecorder:
                 status="done",
             )
             response = TurnResponse(
-                turn.id, conversation.id, [{"type": "text", "markdown": text}],
+                turn.id, conversation.id, [text_block(text)],
                 outcome="executed" if document else str(decision),
             )  # fmt: skip
             turn.state = {

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from erp_agent.models.base import Usage
+from erp_agent.results.blocks import Block
 
 READ_AS = "Read as: "  # how an answer that says how it read the question begins
 
@@ -14,7 +15,7 @@ READ_AS = "Read as: "  # how an answer that says how it read the question begins
 class TurnResponse:
     turn_id: str
     conversation_id: str
-    blocks: list[dict[str, Any]] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
     tools_called: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     model: str = ""
@@ -25,7 +26,7 @@ class TurnResponse:
         """How the question was read ("Read as: revenue by branch, Q3 2026"), when the answer
         begins with its reading (the offline planner's answers always do)."""
         for block in self.blocks:
-            if block.get("type") == "text":
+            if block["type"] == "text":
                 first = str(block.get("markdown") or "").split("\n", 1)[0]
                 return (
                     first.removeprefix(READ_AS).rstrip(".") if first.startswith(READ_AS) else None

@@ -53,6 +53,7 @@ from erp_agent.events import (
 )
 from erp_agent.gateway.gateway import TURN_BUS, TURN_ID, Gateway
 from erp_agent.models.base import ChatModel, Completion, Message, ToolCall
+from erp_agent.results.blocks import Block, text_block
 from erp_agent.results.links import LinkBuilder, live_text
 from erp_agent.results.render import materialise
 from erp_agent.results.shaping import ResultShaper, citations_block
@@ -159,17 +160,17 @@ class Engine:
         # The conversation-state tier: what the last few turns were about, so "it" and "that
         # invoice" resolve without re-reading the whole history.
         recent = [tuple(d) for t in past[-RECENT_TURNS:] for d in t.state.get("document_ids", [])]
-        run.turn.state.update(
+        run.turn.state.update({
             # Knowledge passages for a process question, or a first question naming nothing
             # the catalog knows (a follow-up's words are about what came before).
-            asked_for_change=route.wants_write,
-            knowledge=route.knowledge or (not past and not route.named_modules),
-            history_len=len(trimmed), history_since=history_since, modules=route.modules,
-            named_modules=[] if route.figure and not route.records else route.named_modules,
-            entities=route.entities, document_ids=route.document_ids,
-            recent_documents=[d for d in dict.fromkeys(recent) if d not in route.document_ids],
-            recent_entities=list(dict.fromkeys(e for t in past[-RECENT_TURNS:] for e in t.state.get("entities", []))),
-        )  # fmt: skip
+            "asked_for_change": route.wants_write,
+            "knowledge": route.knowledge or (not past and not route.named_modules),
+            "history_len": len(trimmed), "history_since": history_since, "modules": route.modules,
+            "named_modules": [] if route.figure and not route.records else route.named_modules,
+            "entities": route.entities, "document_ids": route.document_ids,
+            "recent_documents": [d for d in dict.fromkeys(recent) if d not in route.document_ids],
+            "recent_entities": list(dict.fromkeys(e for t in past[-RECENT_TURNS:] for e in t.state.get("entities", []))),
+        })  # fmt: skip
         await save_turn(self.store, run)
         return await self._loop(run, bus)
 
@@ -381,7 +382,7 @@ class Engine:
         kept = history.trim(earlier, self.settings.history_budget_tokens)
         start = run.turn.state.get("history_len", 0)
         run.messages = [*kept, *run.messages[start:]]
-        run.turn.state.update(history_len=len(kept), history_since=since)
+        run.turn.state.update({"history_len": len(kept), "history_since": since})
 
     async def _complete(
         self, run: Run, system: list[Message], tools: list[dict[str, Any]], bus: EventBus
@@ -500,7 +501,7 @@ class Engine:
         shaped = await self.shaper.shape(run.session, outcome)
         for block in shaped.blocks:
             # A proposal block carries its content warning as stored (``gateway/origin.py``).
-            if block["type"] == "choices" and any(b.get("type") == "choices" for b in run.blocks):
+            if block["type"] == "choices" and any(b["type"] == "choices" for b in run.blocks):
                 continue  # one question at a time
             run.blocks.append(block)
         run.shown = shaped.shown or run.shown
@@ -570,7 +571,7 @@ class Engine:
     async def _finish(self, run: Run, bus: EventBus, text: str, outcome: str) -> TurnResponse:
         # Ids are linked only where the ERP returned them (not a knowledge article's example).
         live = live_text(run.messages, self.shaper.registry, run.conversation.get("documents"))
-        blocks = [{"type": "text", "markdown": self.links.in_text(separate_lists(text), live)}]
+        blocks: list[Block] = [text_block(self.links.in_text(separate_lists(text), live))]
         for block in run.blocks:
             blocks.append(
                 await materialise(

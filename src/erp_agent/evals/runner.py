@@ -41,6 +41,7 @@ from erp_agent.evals.sql_truth import SqlTruth
 from erp_agent.evals.truth import ErpTruth, date_tokens, resolve
 from erp_agent.evals.tryton_truth import TrytonTruth
 from erp_agent.models.base import ChatModel
+from erp_agent.results.blocks import Block, ChoicesBlock
 from erp_agent.runtime import Runtime
 
 ADMIN = "admin@demo.local"
@@ -272,7 +273,7 @@ async def _conversation(
     grounded, tokens, latency, recall = True, 0, 0.0, None
     empty: list[str] = []
     conversation_id: str | None = None
-    blocks: list[dict[str, Any]] = []
+    blocks: list[Block] = []
     seen: list[Any] = []
     for n, (step, expect) in enumerate(steps):
         prefix = f"turn{n + 1}:" if n else ""
@@ -320,7 +321,7 @@ def _fill(template: str, picked: dict[str, Any] | None, today: dt.date | None = 
 
 
 def _reply(
-    turn: Turn, blocks: list[dict[str, Any]], picked: dict[str, Any] | None,
+    turn: Turn, blocks: list[Block], picked: dict[str, Any] | None,
     today: dt.date | None = None,
 ) -> str | None:  # fmt: skip
     """What the user sends: the typed text, or the value of the option they click (None when
@@ -328,10 +329,13 @@ def _reply(
     if turn.say is not None:
         return _fill(turn.say, picked, today)
     wanted = _fill(turn.choose or "", picked, today)
-    offered = [b for b in blocks if b.get("type") == "choices"]
-    if not offered:
+    offered: ChoicesBlock | None = None
+    for block in blocks:  # the last question asked
+        if block["type"] == "choices":
+            offered = block
+    if offered is None:
         return wanted
-    for option in offered[-1].get("options") or []:
+    for option in offered.get("options") or []:
         if wanted.lower() in str(option.get("label", "")).lower():
             return str(option.get("value"))
     return None
@@ -346,7 +350,7 @@ class _Attr:
 
 async def _checks(
     exp: Expect, user: str, truth: Truth, admin: str, picked: dict[str, Any] | None,
-    answer: str, tools: list[str], blocks: list[dict[str, Any]],
+    answer: str, tools: list[str], blocks: list[Block],
 ) -> tuple[dict[str, bool], list[str]]:  # fmt: skip
     """The checks of one answer, and which figure checks had an empty (or zero) truth."""
     checks: dict[str, bool] = {}
@@ -375,7 +379,7 @@ async def _checks(
         checks["no_figures"] = not score.states_figures(answer)
     for i, expected in enumerate(exp.values):
         checks[f"value{i}"] = score.figure_present(answer, expected)
-    shown = {str(b.get("type")) for b in blocks}
+    shown = {b["type"] for b in blocks}
     for kind in exp.blocks:
         checks[f"block:{kind}"] = kind in shown
     if exp.choices:

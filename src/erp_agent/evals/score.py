@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -23,13 +23,13 @@ def plain(markdown: str) -> str:
     return _LINK.sub(r"\1", markdown)
 
 
-def written_text(blocks: Iterable[dict[str, Any]]) -> str:
+def written_text(blocks: Iterable[Mapping[str, Any]]) -> str:
     """The answer's sentences (text blocks), without link targets: what groundedness checks,
     since a table is drawn from a stored tool result and the words are composed."""
     return plain("\n".join(str(b.get("markdown", "")) for b in blocks if b.get("type") == "text"))
 
 
-def answer_text(blocks: Iterable[dict[str, Any]]) -> str:
+def answer_text(blocks: Iterable[Mapping[str, Any]]) -> str:
     """What the user reads: the text blocks and the rows of the tables shown (a figure in a
     table is stated as much as one in a sentence), without link targets."""
     parts: list[str] = []

@@ -26,14 +26,15 @@ MAX_BREAKPOINTS = 4  # the API's limit
 EPHEMERAL = {"type": "ephemeral"}
 STOP_REASONS = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
 
-Block = dict[str, Any]
+# A content block of the Anthropic Messages API (a response block is ``results.blocks.Block``).
+WireBlock = dict[str, Any]
 
 
-def to_anthropic(messages: Sequence[Message]) -> tuple[list[Block], list[dict[str, Any]]]:
+def to_anthropic(messages: Sequence[Message]) -> tuple[list[WireBlock], list[dict[str, Any]]]:
     """(system blocks, messages) for ``messages.create``."""
-    system: list[Block] = []
+    system: list[WireBlock] = []
     out: list[dict[str, Any]] = []
-    marks: list[Block] = []  # blocks that end a message marked cache_breakpoint
+    marks: list[WireBlock] = []  # blocks that end a message marked cache_breakpoint
     for message in messages:
         if message.role == "system":
             # The API has no mid-conversation system turn; all system text joins the prefix.
@@ -56,7 +57,7 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[list[Block], list[dict[st
     return system, out
 
 
-def _blocks(message: Message) -> tuple[str, list[Block]]:
+def _blocks(message: Message) -> tuple[str, list[WireBlock]]:
     if message.role == "tool":
         result = {
             "type": "tool_result",
@@ -64,7 +65,7 @@ def _blocks(message: Message) -> tuple[str, list[Block]]:
             "content": message.content or "",
         }
         return "user", [result]
-    blocks: list[Block] = []
+    blocks: list[WireBlock] = []
     for url in message.images:
         media, _, data = url.removeprefix("data:").partition(";base64,")
         blocks.append(

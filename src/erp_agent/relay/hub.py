@@ -233,7 +233,7 @@ class RelayHub:
                 conversation = None  # never another user's conversation
         response = await engine.run_turn(session, message, conversation_id=conversation)
         payload = response.as_dict()
-        return {"response": payload, "markdown": blocks_markdown(payload["blocks"])}
+        return {"response": payload, "markdown": blocks_markdown(response.blocks)}
 
     async def _confirm(
         self, turn: RelayTurn, proposal_id: str, payload_hash: str

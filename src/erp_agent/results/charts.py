@@ -5,17 +5,21 @@ after them, never ranked among them. A chart's values are the table's values."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from erp_agent.catalog import Catalog
 from erp_agent.metrics.drill import drillable, row_refs
 from erp_agent.results import presentation
+from erp_agent.results.blocks import ChartBlock, ChartDrawing, DrawnChart
 from erp_agent.results.presentation import Column
 
-Block = dict[str, Any]
 OTHERS_COLOUR = "#9aa3ad"  # the rest, summed: grey beside the entities' own colour
 BAR_COLOUR = "#1f5fae"
 DRAWN_POINTS = 60  # points per series told back to the model; the chart itself draws all
+
+
+class _Drills(TypedDict, total=False):
+    drills: list[str | None]  # each bar's drill-down reference
 
 
 def is_others(row: dict[str, Any]) -> bool:
@@ -24,13 +28,13 @@ def is_others(row: dict[str, Any]) -> bool:
 
 
 def draw(
-    block: Block,
+    block: ChartBlock,
     data: Any,
     rows: list[dict[str, Any]],
     catalog: Catalog | None = None,
     entity: str | None = None,
     result_id: str | None = None,
-) -> Block:
+) -> ChartDrawing:
     """The chart fields of a display block: ``chart_type``, ``spec`` (the first chart) and
     ``charts`` (one per currency, each ``{currency, title, spec, others}``, and with the stored
     ``result_id`` given, ``drills``: each bar's drill-down reference, or None)."""
@@ -48,7 +52,7 @@ def draw(
     title = presentation.without_currency(
         str(block.get("title") or ""), presentation.currencies(rows)
     )
-    charts = []
+    charts: list[DrawnChart] = []
     groups = presentation.by_currency(entities)
     for currency, group in groups:
         extra = [r for r in rest if len(groups) == 1 or r.get("currency") == currency]
@@ -57,11 +61,11 @@ def draw(
         if extra and chart_type == "bar":
             colours = [BAR_COLOUR] * len(group) + [OTHERS_COLOUR] * len(extra)
             dataset_extra = {"backgroundColor": colours}
-        drawn_chart: Block = {}
+        drills: _Drills = {}
         if result_id is not None and drillable(data):
-            drawn_chart["drills"] = row_refs(result_id, data, bars)
+            drills["drills"] = row_refs(result_id, data, bars)
         charts.append({
-            **drawn_chart,
+            **drills,
             "currency": currency,
             # Rows that carry a currency are charted per currency: the title says which.
             "title": presentation.with_currency(title, currency).strip(),
@@ -84,7 +88,7 @@ def draw(
     return {"chart_type": chart_type, "spec": charts[0]["spec"], "charts": charts}
 
 
-def drawn(chart: Block, limit: int = DRAWN_POINTS) -> list[dict[str, Any]]:
+def drawn(chart: ChartDrawing | ChartBlock, limit: int = DRAWN_POINTS) -> list[dict[str, Any]]:
     """What a chart block shows, for the model to check: per chart its title, currency,
     labels and each series' values (the last label is "All others" when that bar is drawn);
     a long series is told by its first ``limit`` points and how many more there are."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 from erp_agent.errors import ToolInputError
+from erp_agent.results.blocks import FileBlock
 from erp_agent.results.store import ResultRecord
 from erp_agent.results.summary import is_number
 
@@ -272,7 +273,7 @@ def _what(data: Any, tool: str, catalog: Catalog | None) -> str:
     return "Result"
 
 
-def export_result(record: ResultRecord, fmt: str, directory: Path) -> dict[str, Any]:
+def export_result(record: ResultRecord, fmt: str, directory: Path) -> FileBlock:
     """Write the export into ``directory`` and return its file block
     ``{type: "file", name, mime, path, size, rows}``."""
     if fmt not in _WRITERS:
@@ -284,7 +285,7 @@ def export_result(record: ResultRecord, fmt: str, directory: Path) -> dict[str, 
     return export_block(record, fmt, path, len(content))
 
 
-def export_block(record: ResultRecord, fmt: str, path: Path, size: int) -> dict[str, Any]:
+def export_block(record: ResultRecord, fmt: str, path: Path, size: int) -> FileBlock:
     """The file block of ``record``'s export in ``fmt`` written at ``path``."""
     rows = min(record.total_rows, PDF_MAX_ROWS) if fmt == "pdf" else record.total_rows
     return {

@@ -21,6 +21,7 @@ from typing import Any
 
 from erp_agent.catalog import Catalog, Entity
 from erp_agent.catalog.fields import FieldType
+from erp_agent.results.blocks import MoreColumn, TableBlock
 from erp_agent.results.presentation import currencies
 
 MAX_COLUMNS = 7
@@ -197,7 +198,7 @@ def _record_layout(entity: Entity, rows: Sequence[dict[str, Any]], keys: list[st
     return _capped(chosen, rest, link=ident)
 
 
-def more_columns_hint(more: Sequence[dict[str, Any]], limit: int = 6) -> str:
+def more_columns_hint(more: Sequence[MoreColumn], limit: int = 6) -> str:
     """The text channels' "more columns" control: what else the table holds, by label."""
     labels = [str(m.get("label") or m.get("key")) for m in more]
     if not labels:
@@ -209,7 +210,7 @@ def more_columns_hint(more: Sequence[dict[str, Any]], limit: int = 6) -> str:
     return f"{len(labels)} more {word} ({named}): ask to show any of them."
 
 
-def link_index(block: dict[str, Any]) -> int:
+def link_index(block: TableBlock) -> int:
     """Where a table block's links go: the column holding the record's id (else the first)."""
     columns = list(block.get("columns") or [])
     key = block.get("link_column")

@@ -5,18 +5,27 @@ model cannot alter a number on its way to the screen."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from erp_agent.catalog import Catalog
 from erp_agent.metrics.drill import drillable, row_refs, total_refs
 from erp_agent.results import charts, presentation
+from erp_agent.results.blocks import (
+    Block,
+    Card,
+    CardsBlock,
+    ChartBlock,
+    DisplayBlock,
+    MoreColumn,
+    PageSpan,
+    TableBlock,
+    TablePage,
+)
 from erp_agent.results.layout import layout
 from erp_agent.results.links import Linker
 from erp_agent.results.model_view import PAGE_ROWS, rows_of
 from erp_agent.results.store import ResultRecord, ResultStore
 from erp_agent.results.summary import report_figures
-
-Block = dict[str, Any]
 
 
 def _links(
@@ -33,12 +42,12 @@ def table_page(
     columns: list[str],
     catalog: Catalog | None,
     all_rows: Sequence[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+) -> TablePage:
     """One page of a table as shown: labels, rounded amounts, periods in words, indentation."""
     every = list(all_rows if all_rows is not None else rows)
     info = presentation.columns_of(stored.data, every, catalog, stored.entity)
     year = presentation.year_of(_definition(stored.data))
-    out: dict[str, Any] = {
+    out: TablePage = {
         "columns": columns,
         "labels": [info[c].label if c in info else c for c in columns],
         # Amounts at their currency's precision on every channel ("188,848.00", not "188,848").
@@ -66,34 +75,50 @@ async def materialise(
     block: Block, results: ResultStore, user: str, linker: Linker, catalog: Catalog | None = None
 ) -> Block:
     """Fill a display block's values from the stored result it names."""
+    if block["type"] == "table" or block["type"] == "chart" or block["type"] == "cards":
+        return await _filled(block, results, user, linker, catalog)
+    return block  # only a display block names a stored result
+
+
+async def _filled(
+    block: DisplayBlock,
+    results: ResultStore,
+    user: str,
+    linker: Linker,
+    catalog: Catalog | None,
+) -> DisplayBlock:
     stored = await results.fetch_stored(str(block.get("result_id", "")), user)
     if stored is None:
         return block
     rows = rows_of(stored.data) or []
-    kind = block["type"]
     # How the figures were computed travels with the table or chart that shows them.
     definition = stored.data.get("definition") if isinstance(stored.data, dict) else None
-    if definition and kind in ("table", "chart", "cards"):
-        block = {**block, "definition": definition}
-    if kind == "table":
-        return {**block, **_table(block, stored, rows, linker, catalog)}
-    if kind == "chart":
-        drawn = charts.draw(block, stored.data, rows, catalog, stored.entity, stored.id)
-        return {**block, **drawn}
-    if kind == "cards":
-        return {**block, "cards": _cards(stored, rows[:PAGE_ROWS], linker, catalog)}
-    return block
+    if block["type"] == "table":
+        table: TableBlock = {**block}
+        if definition:
+            table["definition"] = definition
+        return {**table, **_table(table, stored, rows, linker, catalog)}
+    if block["type"] == "chart":
+        chart: ChartBlock = {**block}
+        if definition:
+            chart["definition"] = definition
+        drawn = charts.draw(chart, stored.data, rows, catalog, stored.entity, stored.id)
+        return {**chart, **drawn}
+    cards: CardsBlock = {**block}
+    if definition:
+        cards["definition"] = definition
+    return {**cards, "cards": _cards(stored, rows[:PAGE_ROWS], linker, catalog)}
 
 
 def _cards(
     stored: ResultRecord, rows: list[dict[str, Any]], linker: Linker, catalog: Catalog | None
-) -> list[dict[str, Any]]:
+) -> list[Card]:
     """One card per record: titled by its id (or first column), with the columns a table
     would show first, labelled and formatted the same way."""
     chosen = layout(stored.data, rows, catalog, stored.entity, stored.tool)
     title = chosen.link or (chosen.shown[0] if chosen.shown else None)
     page = table_page(stored, rows, chosen.shown, catalog)
-    cards = []
+    cards: list[Card] = []
     for row, cells, link in zip(rows, page["rows"], _links(stored, rows, linker), strict=False):
         fields = {
             label: value
@@ -105,13 +130,29 @@ def _cards(
     return cards
 
 
+class _Figures(TypedDict, total=False):
+    figures: list[dict[str, Any]]
+    drills: list[str | None]
+    drill_totals: list[dict[str, Any]]
+
+
+class _TableFill(TablePage, _Figures):
+    """The fields ``materialise`` adds to a table block."""
+
+    links: list[str | None]
+    link_column: str | None
+    more_columns: list[MoreColumn]
+    total_rows: int
+    page: PageSpan
+
+
 def _table(
-    block: Block,
+    block: TableBlock,
     stored: ResultRecord,
     rows: list[dict[str, Any]],
     linker: Linker,
     catalog: Catalog | None,
-) -> Block:
+) -> _TableFill:
     """A table's first page, its columns by the shared rule (``results.layout``) unless the
     model named them, the columns one "more columns" away, and the report's own figures."""
     chosen = layout(stored.data, rows, catalog, stored.entity, stored.tool)
@@ -121,14 +162,20 @@ def _table(
     info = presentation.columns_of(stored.data, rows, catalog, stored.entity)
     more = [k for k in [*chosen.shown, *chosen.more] if k not in columns]
     page = rows[:PAGE_ROWS]
-    out: Block = {
+    return {
         **table_page(stored, page, columns, catalog, rows),
         "links": _links(stored, page, linker),
         "link_column": link or (columns[0] if columns else None),
         "more_columns": [{"key": k, "label": info[k].label if k in info else k} for k in more],
         "total_rows": len(rows),
         "page": {"start": 0, "limit": PAGE_ROWS},
+        **_figures(stored, page),
     }
+
+
+def _figures(stored: ResultRecord, page: list[dict[str, Any]]) -> _Figures:
+    """The report's own figures, and the references that open each figure's documents."""
+    out: _Figures = {}
     figures = report_figures(stored.data)
     if figures:
         out["figures"] = figures

@@ -15,11 +15,11 @@ from typing import Any
 from erp_agent.calls.outcome import Outcome, Status
 from erp_agent.calls.session import Session
 from erp_agent.metrics.drill import total_refs
+from erp_agent.results.blocks import Block, CitationsBlock, choices_block, proposal_block
 from erp_agent.results.model_view import for_model
 from erp_agent.results.store import ResultStore
 from erp_agent.tools.base import Shape, ToolRegistry
 
-Block = dict[str, Any]
 SHOWN = "Shown to the user."
 
 
@@ -42,11 +42,7 @@ class Shaped:
         return self.result_id is not None
 
 
-def proposal_block(proposal: dict[str, Any]) -> Block:
-    return {"type": "proposal", **proposal}
-
-
-def citations_block(passages: Sequence[dict[str, Any]]) -> Block:
+def citations_block(passages: Sequence[dict[str, Any]]) -> CitationsBlock:
     return {
         "type": "citations",
         "items": [{"title": p.get("title"), "source": p.get("source")} for p in passages],
@@ -62,7 +58,7 @@ class ResultShaper:
         if outcome.status is Status.PROPOSAL and outcome.proposal:
             return Shaped(outcome.for_model(), [proposal_block(outcome.proposal)])
         # A name that fits several records: the user picks one (the value is its id).
-        blocks = [dict(outcome.choices)] if outcome.choices else []
+        blocks: list[Block] = [choices_block(outcome.choices)] if outcome.choices else []
         if outcome.status is not Status.OK:
             return Shaped(outcome.for_model(), blocks)
         tool = self.registry.get(outcome.tool)
@@ -73,9 +69,10 @@ class ResultShaper:
             and isinstance(data, dict)
             and isinstance(data.get("block"), dict)
         ):
-            block = data["block"]
+            # A display tool's result carries the block it made (``display.*``, an export).
+            block: Block = data["block"]
             shown = None
-            if block.get("type") in ("table", "chart"):
+            if block["type"] == "table" or block["type"] == "chart":
                 shown = str(block.get("result_id") or "") or None
             # What the tool says about what it showed (a chart's series as drawn) goes back to
             # the model, so it can check the chart is the one it meant.

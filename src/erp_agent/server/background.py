@@ -69,7 +69,7 @@ class ProgressFeed:
 
 def web_payload(response: TurnResponse) -> dict[str, Any]:
     payload = response.as_dict()
-    payload["blocks"] = for_web(payload["blocks"])
+    payload["blocks"] = for_web(response.blocks)
     return payload
 
 

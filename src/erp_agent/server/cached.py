@@ -23,6 +23,7 @@ from erp_agent.events import (
     TurnFinished,
 )
 from erp_agent.masking import mask_secrets
+from erp_agent.results.blocks import blocks_of
 from erp_agent.server.blocks import for_web
 from erp_agent.server.state import ServerState
 from erp_agent.store.records import Conversation, Decision, Turn
@@ -78,7 +79,7 @@ async def answer(state: ServerState, session: Session, message: str) -> dict[str
             )
         )
     )
-    return {**response, "blocks": for_web(list(response.get("blocks", [])))}
+    return {**response, "blocks": for_web(blocks_of(response.get("blocks", [])))}
 
 
 async def remember(

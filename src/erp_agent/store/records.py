@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict
 
 
 def utcnow() -> dt.datetime:
@@ -120,6 +121,42 @@ class Conversation:
     updated_at: dt.datetime = field(default_factory=utcnow)
 
 
+class TurnState(TypedDict, total=False):
+    """A turn's state as stored (JSON): what any process needs to continue the turn, what the
+    web app shows of it and the admin log. Every key is optional: each kind of turn (a question,
+    a confirm's outcome, a cached answer, a scan) keeps its own."""
+
+    # The loop (``engine/turn.py``): this turn's messages and the history it was sent with.
+    messages: list[dict[str, Any]]  # ``engine.history.to_state``
+    history_len: int  # the earlier turns' messages before this turn's own
+    history_since: int  # the first earlier turn (seq) in the history
+    context_since: int  # earlier turns' context messages before this seq are left out
+    prompt_hash: str
+    prefix_hash: str
+    offered: list[str]
+    modules: list[str]
+    # How the request was routed (``engine/routing.py``).
+    named_modules: list[str]
+    entities: list[str]
+    asked_for_change: bool
+    knowledge: bool
+    document_ids: Sequence[Sequence[str]]  # (entity, id) pairs; lists once read back from JSON
+    recent_documents: Sequence[Sequence[str]]
+    recent_entities: list[str]
+    # What it answered (``TurnResponse.as_dict``), its log line and the user's rating.
+    response: dict[str, Any]
+    log: dict[str, Any]
+    feedback: dict[str, Any]
+    # A turn that answers no question: a confirm's or reject's outcome, a cached answer.
+    kind: str
+    proposal_id: str
+    outcome: dict[str, Any] | None  # the document a confirm wrote
+    cached: str
+    # A background turn: who recovers it, and how often it was tried.
+    background: str
+    attempts: int
+
+
 @dataclass
 class Turn:
     """One request/response cycle; ``state`` is the engine's resumable state after each step."""
@@ -129,7 +166,7 @@ class Turn:
     seq: int
     user_message: str
     status: str = "running"  # running | done | failed
-    state: dict[str, Any] = field(default_factory=dict)
+    state: TurnState = field(default_factory=TurnState)
     created_at: dt.datetime = field(default_factory=utcnow)
     updated_at: dt.datetime = field(default_factory=utcnow)
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Query
 
+from erp_agent.results.blocks import Block, blocks_of
 from erp_agent.server.blocks import for_web
 from erp_agent.server.routes._deps import State, User
 from erp_agent.server.state import ServerState
@@ -21,13 +22,11 @@ async def list_conversations(
     return [{"id": c.id, "title": c.title, "updated_at": c.updated_at.isoformat()} for c in found]
 
 
-async def _fresh_proposals(
-    state: ServerState, blocks: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+async def _fresh_proposals(state: ServerState, blocks: list[Block]) -> list[Block]:
     """A stored response shows a proposal as it was; show its status as it is now."""
     out = []
     for block in for_web(blocks):
-        if block.get("type") == "proposal":
+        if block["type"] == "proposal":
             proposal = await state.runtime.store.get_proposal(str(block.get("id")))
             if proposal is not None:
                 block = {**block, "status": str(proposal.status)}
@@ -47,7 +46,7 @@ async def get_conversation(conversation_id: str, user: User, state: State) -> di
         if isinstance(response, dict):
             response = {
                 **response,
-                "blocks": await _fresh_proposals(state, response.get("blocks", [])),
+                "blocks": await _fresh_proposals(state, blocks_of(response.get("blocks", []))),
             }
         turns.append(
             {

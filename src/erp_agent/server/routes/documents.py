@@ -20,6 +20,7 @@ from erp_agent.calls.session import Session
 from erp_agent.documents.draft import ScanResult, scan_to_draft
 from erp_agent.engine import history
 from erp_agent.models.base import Message
+from erp_agent.results.blocks import Block, proposal_block, text_block
 from erp_agent.server.routes._deps import State, User
 from erp_agent.server.state import ServerState
 from erp_agent.store.records import Conversation, Turn
@@ -48,16 +49,16 @@ def _too_large(size: int, limit: int) -> str:
     )
 
 
-def blocks_for(result: ScanResult, filename: str) -> list[dict[str, Any]]:
+def blocks_for(result: ScanResult, filename: str) -> list[Block]:
     """The answer as response blocks: the message, then the proposal card with its flags (or,
     when nothing could be prepared, the flags on their own)."""
-    blocks: list[dict[str, Any]] = [{"type": "text", "markdown": result.message}]
+    blocks: list[Block] = [text_block(result.message)]
     flags = [f.as_dict() for f in result.flags]
     source = {"filename": filename, **result.extraction}
     if result.proposal is not None:
-        blocks.append({"type": "proposal", **result.proposal, "flags": flags, "source": source})
+        blocks.append(proposal_block({**result.proposal, "flags": flags, "source": source}))
         if result.choices is not None:
-            blocks.append(dict(result.choices))
+            blocks.append(result.choices.copy())
     elif flags:
         blocks.append({"type": "scan", "flags": flags, "source": source})
     return blocks
@@ -104,8 +105,12 @@ async def _record(
         "outcome": "proposal" if result.proposal is not None else "answered",
     }
     turn.state.update(
-        messages=history.to_state([Message("user", user_message), Message("assistant", summary)]),
-        response=response,
+        {
+            "messages": history.to_state(
+                [Message("user", user_message), Message("assistant", summary)]
+            ),
+            "response": response,
+        }
     )
     turn.updated_at = dt.datetime.now(dt.UTC)
     await store.save_turn(turn)

@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import StreamingResponse
 
+from erp_agent.results.blocks import blocks_of
 from erp_agent.server.background import QUEUED
 from erp_agent.server.blocks import for_web
 from erp_agent.server.routes._deps import State, User
@@ -31,7 +32,7 @@ def _stored_response(turn: Turn) -> dict[str, Any] | None:
     response = turn.state.get("response")
     if not isinstance(response, dict):
         return None
-    return {**response, "blocks": for_web(list(response.get("blocks", [])))}
+    return {**response, "blocks": for_web(blocks_of(response.get("blocks", [])))}
 
 
 @router.get("/{turn_id}", summary="A turn's status (queued, running, done, failed) and response")

@@ -11,6 +11,7 @@ from typing import Any
 from erp_agent.catalog import Catalog
 from erp_agent.errors import ToolInputError
 from erp_agent.results import charts
+from erp_agent.results.blocks import CardsBlock, ChartBlock, ChoiceOption, ChoicesBlock, TableBlock
 from erp_agent.results.layout import layout
 from erp_agent.results.model_view import rows_of
 from erp_agent.results.presentation import columns_of
@@ -63,14 +64,15 @@ async def table(ctx: ToolContext, args: Args) -> dict[str, Any]:
     info = columns_of(data, rows, ctx.catalog, entity)
     shown = list(columns or chosen.shown)
     hidden = [k for k in [*chosen.shown, *chosen.more] if k not in shown]
+    block: TableBlock = {
+        "type": "table",
+        "title": args.get("title") or "",
+        "result_id": args["result_id"],
+        "columns": columns,
+        "total_rows": len(rows),
+    }
     return {
-        "block": {
-            "type": "table",
-            "title": args.get("title") or "",
-            "result_id": args["result_id"],
-            "columns": columns,
-            "total_rows": len(rows),
-        },
+        "block": block,
         # What the user sees, so the model can say it (and name other columns to show).
         "columns_shown": [info[k].label if k in info else k for k in shown],
         "other_columns": hidden,
@@ -86,7 +88,7 @@ async def chart(ctx: ToolContext, args: Args) -> dict[str, Any]:
             f"Result {args['result_id']} has no 'All others' row; run metrics.query again with "
             "top and others: true, then chart that result."
         )
-    block: dict[str, Any] = {
+    block: ChartBlock = {
         "type": "chart",
         "title": args.get("title") or "",
         "result_id": args["result_id"],
@@ -109,24 +111,23 @@ async def chart(ctx: ToolContext, args: Args) -> dict[str, Any]:
 
 async def cards(ctx: ToolContext, args: Args) -> dict[str, Any]:
     rows, _ = await _rows(ctx, args["result_id"])
-    return {
-        "block": {
-            "type": "cards",
-            "title": args.get("title") or "",
-            "result_id": args["result_id"],
-            "count": len(rows),
-        }
+    block: CardsBlock = {
+        "type": "cards",
+        "title": args.get("title") or "",
+        "result_id": args["result_id"],
+        "count": len(rows),
     }
+    return {"block": block}
 
 
 async def choices(ctx: ToolContext, args: Args) -> dict[str, Any]:
     """A question with options to pick from; picking one sends its value as the next message."""
     del ctx
-    options = [
+    options: list[ChoiceOption] = [
         {"label": str(o["label"])[:120], "value": str(o.get("value") or o["label"])[:500]}
         for o in args["options"]
     ]
-    block: dict[str, Any] = {"type": "choices", "question": args["question"], "options": options}
+    block: ChoicesBlock = {"type": "choices", "question": args["question"], "options": options}
     if args.get("slot"):
         block["slot"] = args["slot"]
     return {"block": block}

@@ -1,0 +1,228 @@
+"""Response blocks: what a turn shows the user, one TypedDict per kind tagged by ``type``.
+
+These are the JSON objects the web app (``server/static/render.js``), the CLI, markdown for MCP
+and the OpenAI-compatible API, and stored conversations read; the types describe that shape and
+never change it. A display block is first what the model asked for (``display.*``: a result id,
+columns, a title) and then, once materialised from the stored result (``render.py``), the values
+the screen draws; the keys added then are ``NotRequired``. Code that branches by kind narrows on
+``block["type"]``. Nested objects that come from elsewhere as they are (a proposal's document, a
+chart's Chart.js spec, a figure's definition) stay ``dict[str, Any]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, NotRequired, TypedDict, cast
+
+
+class TextBlock(TypedDict):
+    type: Literal["text"]
+    markdown: str
+
+
+class MoreColumn(TypedDict):
+    """A column one "more columns" away: its key and its label."""
+
+    key: str
+    label: str
+
+
+class PageSpan(TypedDict):
+    start: int
+    limit: int
+
+
+class TablePage(TypedDict):
+    """One page of a table as shown (``render.table_page``; also the paging route's answer)."""
+
+    columns: list[str]
+    labels: list[str]
+    decimals: list[int | None]  # an amount's places at its currency's precision, else None
+    rows: list[list[Any]]
+    indent: NotRequired[list[int]]  # a financial statement's tree depth per row
+
+
+class TableBlock(TypedDict):
+    type: Literal["table"]
+    title: str
+    result_id: str | None
+    columns: list[str] | None  # None: the shared rule picks them (``results.layout``)
+    total_rows: NotRequired[int]
+    definition: NotRequired[dict[str, Any]]
+    # Materialised (``render.materialise``): the first page and how to get the rest.
+    labels: NotRequired[list[str]]
+    decimals: NotRequired[list[int | None]]
+    rows: NotRequired[list[list[Any]]]
+    indent: NotRequired[list[int]]
+    links: NotRequired[list[str | None]]
+    link_column: NotRequired[str | None]
+    more_columns: NotRequired[list[MoreColumn]]
+    page: NotRequired[PageSpan]
+    figures: NotRequired[list[dict[str, Any]]]  # a report's own figures under its table
+    drills: NotRequired[list[str | None]]  # each row's drill-down reference
+    drill_totals: NotRequired[list[dict[str, Any]]]
+
+
+class DrawnChart(TypedDict):
+    """One chart of a chart block (one per currency)."""
+
+    currency: str | None
+    title: str
+    others: bool  # the last bar is "All others"
+    spec: dict[str, Any]  # Chart.js: {type, data: {labels, datasets}}
+    drills: NotRequired[list[str | None]]  # each bar's drill-down reference
+
+
+class ChartDrawing(TypedDict):
+    """The fields ``charts.draw`` adds to a chart block."""
+
+    chart_type: str
+    spec: dict[str, Any]  # the first chart's
+    charts: list[DrawnChart]
+
+
+class ChartBlock(TypedDict):
+    type: Literal["chart"]
+    title: str
+    result_id: str
+    chart_type: str | None  # None: a line for a time series, bars otherwise
+    label: str  # the x-axis column
+    values: list[str]  # the series' columns
+    top: NotRequired[int]
+    others: NotRequired[bool]
+    definition: NotRequired[dict[str, Any]]
+    spec: NotRequired[dict[str, Any]]
+    charts: NotRequired[list[DrawnChart]]
+
+
+class Card(TypedDict):
+    title: str
+    fields: dict[str, Any]  # label → value as shown
+    link: str | None
+
+
+class CardsBlock(TypedDict):
+    type: Literal["cards"]
+    title: str
+    result_id: str
+    count: int
+    definition: NotRequired[dict[str, Any]]
+    cards: NotRequired[list[Card]]
+
+
+class ProposalBlock(TypedDict):
+    """A prepared write to confirm: ``gateway.proposals.proposal_view`` with its tag."""
+
+    type: Literal["proposal"]
+    id: str
+    summary: str
+    tool: NotRequired[str]
+    payload: NotRequired[dict[str, Any]]
+    payload_hash: NotRequired[str]  # binds the web app's confirm to what it showed
+    diff: NotRequired[list[dict[str, Any]] | None]
+    document: NotRequired[dict[str, Any] | None]
+    status: NotRequired[str]
+    status_text: NotRequired[str]
+    expires_at: NotRequired[str | None]
+    conversation_id: NotRequired[str | None]
+    base_modified: NotRequired[str | None]
+    superseded_by: NotRequired[str | None]
+    unrequested: NotRequired[dict[str, Any]]  # the content warning (``gateway/origin.py``)
+    # What the ERP computed it will post; a channel also shows one said in words.
+    projection: NotRequired[dict[str, Any] | str]
+    # A scanned document's draft: what could not be read for sure, and how it was read.
+    flags: NotRequired[list[dict[str, str]]]
+    source: NotRequired[dict[str, Any]]
+
+
+class ScanBlock(TypedDict):
+    """A scan nothing could be prepared from: its flags on their own."""
+
+    type: Literal["scan"]
+    flags: list[dict[str, str]]
+    source: dict[str, Any]
+
+
+class ChoiceOption(TypedDict):
+    label: str
+    value: str
+    edit: NotRequired[dict[str, str]]  # picking it edits a proposal instead of replying
+
+
+class ChoicesBlock(TypedDict):
+    type: Literal["choices"]
+    question: str
+    options: list[ChoiceOption]
+    slot: NotRequired[str]  # the slot of the reading the answer fills
+
+
+class Citation(TypedDict):
+    title: str | None
+    source: str | None
+
+
+class CitationsBlock(TypedDict):
+    type: Literal["citations"]
+    items: list[Citation]
+
+
+class FileBlock(TypedDict):
+    """An export; the server keeps ``path``, the browser gets ``url`` (``server/blocks.py``)."""
+
+    type: Literal["file"]
+    name: str
+    mime: str
+    size: int
+    rows: int
+    total_rows: int
+    path: NotRequired[str]
+    url: NotRequired[str]
+
+
+Block = (
+    TextBlock
+    | TableBlock
+    | ChartBlock
+    | CardsBlock
+    | ProposalBlock
+    | ScanBlock
+    | ChoicesBlock
+    | CitationsBlock
+    | FileBlock
+)
+DisplayBlock = TableBlock | ChartBlock | CardsBlock  # filled from a stored result
+
+
+def text_block(markdown: str) -> TextBlock:
+    return {"type": "text", "markdown": markdown}
+
+
+def proposal_block(view: Mapping[str, Any]) -> ProposalBlock:
+    """A proposal as the gateway shows it (a dict of its own: ``proposal_view``), tagged."""
+    return cast(ProposalBlock, {"type": "proposal", **view})
+
+
+def choices_block(choices: Mapping[str, Any]) -> ChoicesBlock:
+    """A question with choices as the layers below the results build it (``Outcome.choices``,
+    a scan's ``party_choices``: ``{"type": "choices", question, options, slot?}``), copied."""
+    return cast(ChoicesBlock, dict(choices))
+
+
+def question(blocks: Iterable[Block]) -> ChoicesBlock | None:
+    """The question with choices among ``blocks`` (a turn asks one at a time), if any."""
+    for block in blocks:
+        if block["type"] == "choices":
+            return block
+    return None
+
+
+def blocks_of(value: object) -> list[Block]:
+    """Blocks read back from JSON this agent wrote (a stored turn's response, a cached or
+    background one). Only the kind is checked: a kind this version does not know
+    passes through untouched, as the web app draws any block it has no renderer for."""
+    # A block without its kind (a damaged row) is dropped here, once, so code that branches on
+    # block["type"] never meets one.
+    if not isinstance(value, list):
+        return []
+    kept = [b for b in value if isinstance(b, dict) and isinstance(b.get("type"), str)]
+    return cast(list[Block], kept)
