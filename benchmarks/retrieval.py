@@ -243,6 +243,72 @@ def pg_report(index: object, out: dict[str, list[float]], dsn: str) -> None:
                 print("    " + line)
 
 
+def pg_quality(index: object, dsn: str) -> None:
+    """What the speed must not cost, per scope: recall@10 of the dense leg (the one statement's
+    ``nearest``) against an exact scan of the same scope, that no card comes from outside the
+    scope, and hit@1 of a hybrid search for an in-scope card's exact record id."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+    from psycopg import sql
+
+    from erp_agent.retrieval import _pg_search
+    from erp_agent.retrieval.index_postgres import PostgresIndex
+
+    assert isinstance(index, PostgresIndex)
+    vectors = default_embedder().embed(QUERIES)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        register_vector(conn)
+        for label, scope in LATENCY_SCOPES:
+            params: dict[str, object] = {}
+            where = _pg_search.scope_sql(scope, params)
+            # "+ 0": an expression the HNSW index cannot serve, so every in-scope row is scored.
+            exact = sql.SQL(
+                "SELECT d.key, (d.embedding <=> %(v)s) + 0 AS distance FROM bench_docs d "
+                "WHERE {} AND d.embedding IS NOT NULL ORDER BY 2, d.key LIMIT 10"
+            ).format(where)
+            inside = sql.SQL("SELECT count(*) FROM bench_docs d WHERE {} AND d.key = ANY(%(keys)s)")
+            recall, near, outside = [], [], 0
+            for v in vectors:
+                rows = conn.execute(exact, {**params, "v": v}).fetchall()
+                truth, tenth = {r[0] for r in rows}, max((r[1] for r in rows), default=0.0)
+                found = index.dense(v, scope, 60)
+                got = [key for key, _ in found]
+                row = conn.execute(inside.format(where), {**params, "keys": got}).fetchone()
+                outside += len(got) - (row[0] if row else 0)
+                recall.append(len(set(got[:10]) & truth) / max(1, len(truth)))
+                # The synthetic cards are a few thousand real vectors plus noise: hundreds sit
+                # about equally near a query, so also count a hit as near as the exact 10th.
+                near.append(sum(1 - s <= tenth + 1e-6 for _, s in found[:10]) / max(1, len(rows)))
+            sample = sql.SQL(
+                "SELECT d.record_id FROM bench_docs d WHERE {} AND hashtext(d.key) %% 97 = 3 LIMIT 10"
+            ).format(where)
+            rids = [r[0] for r in conn.execute(sample, params).fetchall()]
+            hit1 = [
+                bool(hits) and hits[0].doc.record_id == rid
+                for rid in rids
+                for hits in [index.search(rid, vectors[0], scope)]
+            ]
+            print(f"  quality, {label}: dense recall@10 {statistics.mean(recall):.3f} by key, "
+                  f"{statistics.mean(near):.3f} by distance ({len(vectors)} queries, exact scan "
+                  f"of the scope as truth), outside the scope {outside}, exact-id hit@1 "
+                  f"{statistics.mean(hit1):.3f} ({len(rids)} ids)")  # fmt: skip
+        # The anchor's own recall on the same data: pgvector's plain KNN, no scope.
+        plain, plain_near = [], []
+        for v in vectors:
+            rows = conn.execute(
+                "SELECT key, (embedding <=> %s) + 0 FROM bench_docs ORDER BY 2, key LIMIT 10", (v,)
+            ).fetchall()
+            conn.execute("SET hnsw.ef_search = 100")
+            got = conn.execute(
+                "SELECT key, embedding <=> %s FROM bench_docs ORDER BY 2 LIMIT 10", (v,)
+            ).fetchall()
+            tenth = max(r[1] for r in rows)
+            plain.append(len({r[0] for r in got} & {r[0] for r in rows}) / 10)
+            plain_near.append(sum(r[1] <= tenth + 1e-6 for r in got) / 10)
+        print(f"  quality, ANCHOR plain KNN (ef_search 100, no scope): recall@10 "
+              f"{statistics.mean(plain):.3f} by key, {statistics.mean(plain_near):.3f} by distance")  # fmt: skip
+
+
 def _actual(line: str) -> str:
     if "never executed" in line:  # already says so: the strategy the statement did not take
         return ""
@@ -441,6 +507,7 @@ def bench_postgres(dsn: str, n: int, base: int, noise: float, *, keep: bool = Fa
         conn.execute("ANALYZE bench_docs")
     out = latency(index, f"PostgreSQL {n // 1000}k", ("pgvector plain KNN top-10", pg_knn(dsn)))
     pg_report(index, out, dsn)
+    pg_quality(index, dsn)
     pg_size(dsn, n)
     if not keep:
         index.drop()  # ~2 GB per million cards
@@ -556,6 +623,7 @@ def main() -> None:
                 out = latency(kept, f"PostgreSQL {n // 1000}k",
                               ("pgvector plain KNN top-10", pg_knn(dsn)))  # fmt: skip
                 pg_report(kept, out, dsn)
+                pg_quality(kept, dsn)
                 pg_size(dsn, n)
         if args.only in (None, "pg") and not args.no_pg:
             bench_postgres(dsn, args.pg_n, args.base, args.noise, keep=args.keep_pg)

@@ -232,7 +232,14 @@ def test_pgvector_scans_a_narrow_scope_exactly(
             for query in QUERIES
         )
 
+    def keeps_to_it() -> bool:
+        """Both legs of the one statement: "card" is in every card, so a keyword leg (which
+        here may use the scope indexes) letting other cards in would show among the hits."""
+        hits = scaled.search("card", QUERIES[0], narrow, limit=40)
+        return bool(hits) and all(narrow.matches(h.doc) for h in hits)
+
     assert agrees()
+    assert keeps_to_it()
     for query in QUERIES[:5]:  # the vector-only hybrid ranks by the dense leg alone
         hits = scaled.search("", query, narrow, limit=10)
         assert [h.doc.key for h in hits] == _exact(narrow, query, 10)
@@ -248,6 +255,7 @@ def test_pgvector_scans_a_narrow_scope_exactly(
 
     monkeypatch.setattr(_sql, "scope_where", leaky)
     assert not agrees(), "a scope filter letting later cards in went unnoticed"
+    assert not keeps_to_it(), "a keyword leg letting later cards in went unnoticed"
 
 
 @pytest.mark.postgres

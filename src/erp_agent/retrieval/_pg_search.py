@@ -7,9 +7,11 @@ rank fusion and the cards themselves.
 It computes what ``Index.search`` computes from the backend's legs, step for step (the contract
 suite runs both backends through the same tests):
 - which words the AND uses and which the OR fill-up may use come from the tsvector column's
-  statistics (``pg_stats.most_common_elems``, what ANALYZE keeps), read inside the statement:
-  a word in more than half the rows is left out of the AND, and the OR uses only words in at
-  most ``RARE`` of the rows (tables under ``PRUNE_ABOVE`` rows keep every word);
+  statistics (``pg_stats.most_common_elems``, what ANALYZE keeps; the caller reads them once a
+  minute and passes them in as ``TermStats``: planning the ``pg_stats`` view inside every
+  statement cost ~0.45 ms of its ~1.1 ms planning, measured), each query word's lexemes looked up inside the
+  statement: a word in more than half the rows is left out of the AND, and the OR uses only
+  words in at most ``RARE`` of the rows (tables under ``PRUNE_ABOVE`` rows keep every word);
 - AND hits weigh 1, OR fill-up hits ``LOOSE_WEIGHT``; a card still without a vector is credited
   in the dense leg at its keyword rank while the dense leg has results;
 - a card named by its exact id comes first.
@@ -17,7 +19,7 @@ suite runs both backends through the same tests):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from psycopg import sql
 
@@ -25,10 +27,35 @@ from erp_agent.retrieval import _sql
 from erp_agent.retrieval.documents import Scope
 from erp_agent.retrieval.hybrid import LOOSE_WEIGHT
 
-AND_CANDIDATES = 5_000  # rows each keyword leg ranks at most (see index_postgres)
+# Rows each keyword leg ranks at most (see index_postgres): each is a heap page read, ~5 us at
+# a million cards ("Baobab Dairies invoice status", 3,900 AND matches at 1M cards: the whole
+# statement 24 ms at 5,000, 13 ms at 1,000, measured). Kept at 5,000 / 2,000: fewer would rank
+# a sample of a common word's matches, not all of them as SQLite does.
+AND_CANDIDATES = 5_000
 OR_CANDIDATES = 2_000
 RARE = 0.02
 PRUNE_ABOVE = 20_000
+
+
+class TermStats(NamedTuple):
+    """The tsvector column's statistics: whether the table is small (under ``PRUNE_ABOVE``
+    rows: every word kept), and its most common lexemes with each one's share of the rows."""
+
+    small: bool
+    shares: dict[str, float]
+
+    def literals(self, terms: list[str]) -> tuple[str, str]:
+        """The lexemes a query's words may stem to (those starting as one of the words does:
+        a stem keeps its word's first letter) and their shares, as two array literals: sent
+        as text, not as lists psycopg adapts element by element (1,000 lexemes: ~1.6 ms a
+        statement, measured, against ~0.2 ms as text)."""
+        firsts = {t[:1].lower() for t in terms}
+        found = [(e, f) for e, f in self.shares.items() if e[:1] in firsts]
+        elems = ",".join('"' + e.replace("\\", "\\\\").replace('"', '\\"') + '"' for e, _ in found)
+        return "{" + elems + "}", "{" + ",".join(repr(f) for _, f in found) + "}"
+
+
+NO_STATS = TermStats(True, {})
 
 
 def scope_sql(scope: Scope, params: dict[str, Any]) -> sql.Composed:
@@ -93,7 +120,7 @@ def nearest(
 
 def hybrid(
     docs: sql.Identifier,
-    table: str,
+    stats: TermStats,
     scope: Scope,
     *,
     vector: Any | None,
@@ -106,7 +133,12 @@ def hybrid(
     exact_cap: int | None = None,
 ) -> tuple[sql.Composed, dict[str, Any]]:
     """The statement and its parameters; rows: score, dense_rank, keyword_rank, then the
-    card's columns (``_sql.COLUMNS``), best first. ``exact_cap``: see ``nearest``."""
+    card's columns (``_sql.COLUMNS``), best first. ``exact_cap``: see ``nearest``.
+
+    The keyword legs' scope: for a narrow scope (``exact_cap`` set) the plain conditions, so
+    the planner may AND the GIN bitmap with the scope indexes' (a common word's thousands of
+    matches are then never read from the heap to find the few in scope); for a wide one
+    ``opaque``."""
     params: dict[str, Any] = {
         "k": leg_k,
         "rrf": float(rrf_k),
@@ -132,7 +164,8 @@ def hybrid(
             )
         )
     if terms or ids:
-        ctes += _keyword(docs, table, opaque(where), terms, ids, parts, params)
+        keyword_where = where if vector is not None and exact_cap is not None else opaque(where)
+        ctes += _keyword(docs, stats, keyword_where, terms, ids, parts, params)
         credit = (
             "CASE WHEN bare AND EXISTS (SELECT 1 FROM sem) THEN 2 ELSE 1 END"
             if vector is not None
@@ -143,13 +176,6 @@ def hybrid(
                 f"SELECT key, w * {credit} / (%(rrf)s + rk) AS s, NULL::bigint AS drk, rk AS krk FROM kw"
             )
         )
-    pinned: sql.Composable = sql.SQL("SELECT NULL::text AS key WHERE false")
-    if ids:
-        params["ids"] = ids
-        pinned = sql.SQL(
-            "SELECT d.key FROM {docs} d WHERE {where} AND d.ident = ANY(%(ids)s)"
-        ).format(docs=docs, where=where)
-    ctes.append(sql.SQL("pin AS MATERIALIZED ({})").format(pinned))
     fused = (
         sql.SQL(" UNION ALL ").join(legs)
         if legs
@@ -163,13 +189,23 @@ def hybrid(
             "FROM ({}) legs GROUP BY key)"
         ).format(fused)
     )
-    ctes.append(
-        sql.SQL(
-            "ranked AS (SELECT coalesce(f.key, p.key) AS key, CASE WHEN p.key IS NOT NULL THEN "
-            "(SELECT coalesce(max(score), 0) FROM fused) + 1.0 ELSE f.score END AS score, "
-            "f.drk, f.krk FROM fused f FULL JOIN pin p ON p.key = f.key)"
+    if ids:  # the cards named by their exact id, first
+        params["ids"] = ids
+        ctes.append(
+            sql.SQL(
+                "pin AS MATERIALIZED (SELECT d.key FROM {docs} d WHERE {where} "
+                "AND d.ident = ANY(%(ids)s))"
+            ).format(docs=docs, where=where)
         )
-    )
+        ctes.append(
+            sql.SQL(
+                "ranked AS (SELECT coalesce(f.key, p.key) AS key, CASE WHEN p.key IS NOT NULL THEN "
+                "(SELECT coalesce(max(score), 0) FROM fused) + 1.0 ELSE f.score END AS score, "
+                "f.drk, f.krk FROM fused f FULL JOIN pin p ON p.key = f.key)"
+            )
+        )
+    else:  # no pins: no join to plan
+        ctes.append(sql.SQL("ranked AS (SELECT key, score, drk, krk FROM fused)"))
     columns = sql.SQL(", ").join(sql.SQL("d.{}").format(sql.Identifier(c)) for c in _sql.COLUMNS)
     query = sql.SQL(
         # The top ``limit`` first, then their cards (not a card per candidate of both legs).
@@ -182,7 +218,7 @@ def hybrid(
 
 def _keyword(
     docs: sql.Identifier,
-    table: str,
+    stats: TermStats,
     where: sql.Composed,
     terms: list[str],
     ids: list[str],
@@ -191,29 +227,24 @@ def _keyword(
 ) -> list[sql.Composable]:
     """CTEs ``words`` (each query word's share of rows), ``kw_and``, ``kw_or`` and ``kw`` (the
     keyword ranking: AND hits, then OR hits not among them, cut at k)."""
+    elems, shares = stats.literals(terms)
     params.update(
-        table=table,
         terms=terms,
         loose=[t not in parts for t in terms],
-        prune=PRUNE_ABOVE,
+        small=stats.small,
+        elems=elems,
+        shares=shares,
         rare=RARE,
     )
     ctes: list[sql.Composable] = [
-        # The table's size and its tsvector statistics; a word's share is that of its most
-        # common lexeme (0 for a word ANALYZE did not find common).
+        # A word's share of the rows is that of its most common lexeme (0 for a word ANALYZE
+        # did not find common).
         sql.SQL(
-            "stats AS MATERIALIZED (SELECT (SELECT greatest(reltuples, 0) FROM pg_class "
-            "WHERE oid = %(table)s::regclass) < %(prune)s AS small, "
-            "coalesce(s.elems, '{}') AS elems, coalesce(s.freqs, '{}') AS freqs "
-            "FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT most_common_elems::text::text[] AS "
-            "elems, most_common_elem_freqs AS freqs FROM pg_stats WHERE schemaname = "
-            "current_schema() AND tablename = %(table)s AND attname = 'tsv') s ON true)"
-        ),
-        sql.SQL(
-            "words AS MATERIALIZED (SELECT w.term, w.n, w.loose, st.small, coalesce((SELECT "
-            "max(st.freqs[array_position(st.elems, lx)]) FROM unnest(tsvector_to_array("
-            "to_tsvector('english', w.term))) lx), 0) AS freq FROM unnest(%(terms)s::text[], "
-            "%(loose)s::bool[]) WITH ORDINALITY AS w(term, loose, n), stats st)"
+            "words AS MATERIALIZED (SELECT w.term, w.n, w.loose, %(small)s::bool AS small, "
+            "coalesce((SELECT max(c.share) FROM unnest(tsvector_to_array(to_tsvector("
+            "'english', w.term))) lx, unnest(%(elems)s::text[], %(shares)s::float8[]) "
+            "AS c(elem, share) WHERE c.elem = lx), 0) AS freq "
+            "FROM unnest(%(terms)s::text[], %(loose)s::bool[]) WITH ORDINALITY AS w(term, loose, n))"
         ),
     ]
     strict: list[sql.Composable] = []

@@ -37,16 +37,19 @@ from erp_agent.retrieval.text import identifier_parts, identifier_tokens, query_
 
 T = TypeVar("T")
 EF_SEARCH = 100  # recall ~0.99 at ~2 ms on 100k MiniLM vectors (measured)
-# The dense leg's choice. An exact scan reads every in-scope row (heap and TOASTed vector, ~6-8
-# us each); the HNSW walk visits about k x rows / in-scope rows before it holds k of them (~15 us
-# each, the heap read for the scope check included). Exact is the cheaper while in-scope rows
-# stay under sqrt(EXACT_COST x k x rows): at 200k cards and k = 60, ~4,900 (measured crossover
-# between 4k and 8k). At most EXACT_MIN rows are always scanned exactly: a few ms, and the walk
-# would visit a large part of the graph for them.
-EXACT_COST = 2.0
+# The dense leg's choice. An exact scan reads every in-scope row (one heap page each, the vector
+# inline: ~2.5 us cached, ~4.5 us from the OS cache at 1M cards); the HNSW walk visits about
+# k x rows / in-scope rows before it holds k of them (~20 us each at 1M: a graph step and a heap
+# read for the scope check). Exact is the cheaper while in-scope rows stay under
+# sqrt(EXACT_COST x k x rows): at 1M cards and k = 60, ~19,000 (measured: 13k rows exact 33 ms
+# vs walk 115 ms, 19.6k: 85 vs 81, 32k: 157 vs 46; EXACT_COST was 2 while the vector was
+# TOASTed). At most EXACT_MIN rows are always scanned exactly: a few ms, and the walk would
+# visit a large part of the graph for them.
+EXACT_COST = 6.0
 EXACT_MIN = 1_000
 EXACT_SLACK = 2  # the exact path reads at most this x the threshold, whatever was estimated
 ESTIMATE_TTL = 60.0  # seconds an in-scope row estimate is reused
+TOAST_TARGET = 8160  # bytes a row may hold before TOAST moves values out (PostgreSQL's maximum)
 
 _SCHEMA = """
 CREATE EXTENSION IF NOT EXISTS vector;
@@ -66,6 +69,20 @@ CREATE TABLE IF NOT EXISTS {docs} (
     PRIMARY KEY (tenant, key)
 );
 ALTER TABLE {docs} ADD COLUMN IF NOT EXISTS checksum text;
+-- Each row's vector kept inline in its heap page (~2.4 kB rows, 3 a page) instead of
+-- TOASTed out of line: an exact scan or a walk's scoring then reads one page per card, not
+-- ~5 (the heap, the TOAST index and the TOAST page). Only a row over 8 kB is TOASTed, its long
+-- text first. Catalog-only; rows written before it stay as they are until rewritten.
+DO $$ BEGIN
+    IF (SELECT attstorage FROM pg_attribute WHERE attrelid = '{docs}'::regclass
+        AND attname = 'embedding') <> 'm' THEN
+        ALTER TABLE {docs} ALTER COLUMN embedding SET STORAGE MAIN;
+    END IF;
+    IF NOT coalesce((SELECT reloptions FROM pg_class WHERE oid = '{docs}'::regclass)
+        @> '{{toast_tuple_target={toast_target}}}', false) THEN
+        ALTER TABLE {docs} SET (toast_tuple_target = {toast_target});
+    END IF;
+END $$;
 CREATE INDEX IF NOT EXISTS {prefix}_tsv ON {docs} USING gin (tsv);
 -- The cards still waiting for a vector, in the order the background embedding takes them.
 CREATE INDEX IF NOT EXISTS {prefix}_pending ON {docs} (tenant, key) WHERE embedding IS NULL;
@@ -117,8 +134,13 @@ class PostgresIndex(Index):
         self._frequent: dict[str, tuple[float, float]] = {}
         self._rows: tuple[float, float] | None = None  # (when, reltuples)
         self._in_scope: dict[Scope, tuple[float, float]] = {}  # (when, estimated rows)
+        self._stats: tuple[float, _pg_search.TermStats] | None = None
         schema = _SCHEMA.format(
-            docs=f'"{prefix}_docs"', state=f'"{prefix}_state"', prefix=prefix, dim=dim
+            docs=f'"{prefix}_docs"',
+            state=f'"{prefix}_state"',
+            prefix=prefix,
+            dim=dim,
+            toast_target=TOAST_TARGET,
         )
         # The schema first, on a connection of its own: the pool's connections register the
         # vector type, which needs the extension to exist.
@@ -400,6 +422,27 @@ class PostgresIndex(Index):
             out[term] = cached[1]
         return out
 
+    def _term_stats(self) -> _pg_search.TermStats:
+        """The tsvector column's statistics for the one-statement search, read once a minute
+        (one round trip then) instead of from ``pg_stats`` inside every statement."""
+        now = time.monotonic()
+        if self._stats is not None and now - self._stats[0] < ESTIMATE_TTL:
+            return self._stats[1]
+        if self._total() < PRUNE_ABOVE:
+            stats = _pg_search.NO_STATS
+        else:
+            rows = self._read(
+                "SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS "
+                "freqs FROM pg_stats WHERE schemaname = current_schema() AND tablename = %s "
+                "AND attname = 'tsv'",
+                (f"{self.prefix}_docs",),
+            )
+            row = rows[0] if rows else {}
+            shares = zip(row.get("elems") or [], row.get("freqs") or [], strict=False)
+            stats = _pg_search.TermStats(False, {str(e): float(f) for e, f in shares})
+        self._stats = (now, stats)
+        return stats
+
     def _selective(self, terms: list[str]) -> list[str]:
         """In a large table, the terms in at most ``RARE`` of the rows. An OR over a common term
         makes PostgreSQL collect every row holding it before anything is ranked (a GIN bitmap
@@ -508,12 +551,13 @@ class PostgresIndex(Index):
     def _hybrid(
         self, query: str, vector: Vectors | None, scope: Scope, limit: int, leg_k: int, rrf_k: int
     ) -> tuple[sql.Composed, dict[str, Any]]:
+        terms = query_terms(query) if query.strip() else []
         return _pg_search.hybrid(
             self._docs,
-            f"{self.prefix}_docs",
+            self._term_stats() if terms else _pg_search.NO_STATS,
             scope,
             vector=None if vector is None else np.asarray(vector, dtype=np.float32),
-            terms=query_terms(query) if query.strip() else [],
+            terms=terms,
             ids=identifier_tokens(query) if query.strip() else [],
             parts=identifier_parts(query),
             leg_k=leg_k,
