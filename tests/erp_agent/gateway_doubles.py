@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,7 @@ class RecordingConnector:
 
     def __init__(self) -> None:
         self.executed: list[tuple[str, dict[str, Any]]] = []
+        self.executed_on: list[dt.date | None] = []  # the business date each write ran on
         self.refuse_next = False
 
     async def write(self, user: str, payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -44,6 +46,7 @@ def make_tools(erp: RecordingConnector) -> list[Tool]:
         )
 
     async def execute(ctx: ToolContext, payload: Args) -> Any:
+        erp.executed_on.append(ctx.today)
         return await erp.write(ctx.session.user, payload)
 
     schema_read = {

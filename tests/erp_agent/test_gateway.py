@@ -8,6 +8,7 @@ import pytest
 from gateway_doubles import make_gateway, session
 
 from erp_agent.calls.outcome import Status
+from erp_agent.gateway.gateway import Gateway
 from erp_agent.gateway.proposals import payload_hash
 from erp_agent.store.records import Decision, ProposalStatus
 
@@ -219,3 +220,44 @@ async def test_proposals_carry_their_conversation() -> None:
     (stored,) = await store.list_proposals(conversation_id="c1")
     assert stored.id == proposed.proposal["id"]
     assert await store.list_proposals(conversation_id="c2") == []
+
+
+async def test_confirm_runs_on_the_business_date_the_proposal_was_prepared_on() -> None:
+    # An engine pinned to an eval's day prepares the write (it passes ``today=`` to the call);
+    # the user confirms it later through another gateway (the server's), whose own date differs.
+    pinned, own = dt.date(2026, 9, 30), dt.date(2026, 12, 7)
+    engine_side, erp, store = make_gateway()
+    proposed = await engine_side.call(session(), "lead.create", {"name": "Jane"}, today=pinned)
+    assert proposed.proposal is not None
+    stored = await store.get_proposal(proposed.proposal["id"])
+    assert stored is not None
+    assert stored.business_date == pinned
+    assert "business_date" not in proposed.proposal  # the view shown and confirmed is unchanged
+    server_side = Gateway(
+        engine_side.registry, store, engine_side.connector, engine_side.catalog, today=own
+    )
+    done = await server_side.confirm(session(), proposed.proposal["id"])
+    assert done.status is Status.OK
+    assert erp.executed_on == [pinned]
+
+
+async def test_a_proposal_without_a_business_date_confirms_on_the_gateways() -> None:
+    # A row stored before the column, or prepared unpinned: the confirming gateway's own date,
+    # and with none pinned there either, None (the user's clock), as before.
+    own = dt.date(2026, 12, 7)
+    gateway, erp, store = make_gateway(today=own)
+    proposed = await gateway.call(session(), "lead.create", {"name": "Jane"})
+    assert proposed.proposal is not None
+    stored = await store.get_proposal(proposed.proposal["id"])
+    assert stored is not None
+    assert stored.business_date == own  # prepared on the gateway's pinned date
+    stored.business_date = None  # as a row stored before the column reads back
+    await store.add_proposal(stored)
+    assert (await gateway.confirm(session(), stored.id)).status is Status.OK
+    assert erp.executed_on == [own]
+
+    unpinned, unpinned_erp, _ = make_gateway()
+    proposed = await unpinned.call(session(), "lead.create", {"name": "Joe"})
+    assert proposed.proposal is not None
+    assert (await unpinned.confirm(session(), proposed.proposal["id"])).status is Status.OK
+    assert unpinned_erp.executed_on == [None]

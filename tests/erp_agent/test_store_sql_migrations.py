@@ -13,7 +13,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, create_engine, inspect
+from sqlalchemy import Engine, create_engine, inspect, text
 
 from erp_agent.store import schema
 from erp_agent.store.sql_store import SQLStore
@@ -137,6 +137,32 @@ def test_downgrade_and_upgrade_again(path: Path, inspector_engine: Engine) -> No
         assert inspect(connection).get_table_names() == [schema.VERSION_TABLE]
         command.upgrade(schema.alembic_config(connection), "head")
         assert schema.current_revision(connection) == schema.head_revision()
+
+
+async def test_proposals_stored_before_the_business_date_read_back_without_one(
+    path: Path, inspector_engine: Engine
+) -> None:
+    # 0014 adds the column; a proposal stored at 0013 keeps confirming on the gateway's date.
+    with inspector_engine.begin() as connection:
+        command.upgrade(schema.alembic_config(connection), "0013")
+        now = "2026-11-30 09:00:00.000000"
+        connection.execute(
+            text(
+                "INSERT INTO proposals (id, user, session_id, org, tool, payload, payload_hash, "
+                "summary, diff, status, created_at, expires_at) VALUES ('old', 'amina', 's1', "
+                "'Demo', 'lead.create', '{}', 'h', 'Create Lead', '[]', 'pending', :t, :t)"
+            ),
+            {"t": now},
+        )
+    store = SQLStore(f"sqlite+aiosqlite:///{path}")
+    try:
+        await store.migrate()
+        assert await store.schema_version() == schema.head_revision()
+        old = await store.get_proposal("old")
+        assert old is not None
+        assert (old.tool, old.business_date) == ("lead.create", None)
+    finally:
+        await store.close()
 
 
 def test_alembic_cli_style_use_without_a_connection_explains_itself() -> None:

@@ -342,6 +342,18 @@ async def test_version_and_recovery_columns_round_trip(store: SQLStore) -> None:
         await store.set_checkpoint("nope", {})
 
 
+async def test_a_proposals_business_date_round_trips(store: SQLStore) -> None:
+    # The date pinned when it was prepared: its confirm runs on it (``Gateway.context_of``).
+    await store.add_proposal(proposal("d1", business_date=dt.date(2026, 9, 30)))
+    await store.add_proposal(proposal("d2"))
+    dated, undated = await store.get_proposal("d1"), await store.get_proposal("d2")
+    assert dated is not None
+    assert undated is not None
+    assert dated.business_date == dt.date(2026, 9, 30)
+    assert type(dated.business_date) is dt.date
+    assert undated.business_date is None
+
+
 async def test_running_turns_are_those_silent_since_a_time(store: SQLStore) -> None:
     await store.create_conversation(Conversation(id="c1", user="amina", org="Demo"))
     old, new = T0, T0 + dt.timedelta(hours=1)

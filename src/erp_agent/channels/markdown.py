@@ -13,6 +13,8 @@ from erp_agent.results.blocks import Block, ChartBlock, ProposalBlock, TableBloc
 from erp_agent.results.layout import link_index, more_columns_hint
 from erp_agent.results.links import drill_url
 from erp_agent.results.presentation import figure_text
+from erp_agent.results.summary import ReportFigure
+from erp_agent.tools.base import Definition
 
 MAX_TABLE_ROWS = 50
 
@@ -51,12 +53,12 @@ def _table(
     return "\n".join(lines)
 
 
-def figures_markdown(figures: Sequence[dict[str, Any]]) -> str:
+def figures_markdown(figures: Sequence[ReportFigure]) -> str:
     """A report's own figures under its table (every ageing bucket, the weighted age)."""
     return "\n".join(f"- {f.get('label')}: {figure_text(f)}" for f in figures)
 
 
-def definition_text(definition: dict[str, Any]) -> str:
+def definition_text(definition: Definition) -> str:
     parts = [str(definition.get("text") or "")]
     filters = definition.get("filters") or []
     if filters:

@@ -23,6 +23,7 @@ from erp_agent.results.blocks import (
 )
 from erp_agent.results.layout import link_index, more_columns_hint
 from erp_agent.results.presentation import figure_text, without_currency
+from erp_agent.tools.base import Definition
 
 BAR_WIDTH = 30
 
@@ -176,7 +177,7 @@ def choice_reply(answer: str, block: ChoicesBlock) -> str:
     return text
 
 
-def definition_view(definition: dict[str, Any]) -> RenderableType:
+def definition_view(definition: Definition) -> RenderableType:
     """ "How this was computed" under a table or chart: meaning, filters, period, rows, source."""
     lines = [str(definition.get("text") or "")]
     filters = definition.get("filters") or []
@@ -196,9 +197,10 @@ def definition_view(definition: dict[str, Any]) -> RenderableType:
 def print_blocks(console: Console, blocks: Sequence[Block]) -> None:
     for block in blocks:
         console.print(render_block(block))
-        definition = block.get("definition")
-        if isinstance(definition, dict):
-            console.print(definition_view(definition))
+        if block["type"] == "table" or block["type"] == "chart" or block["type"] == "cards":
+            definition = block.get("definition")
+            if isinstance(definition, dict):
+                console.print(definition_view(definition))
 
 
 class StatusText:

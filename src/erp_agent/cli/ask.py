@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -12,6 +12,7 @@ from erp_agent.cli._common import console, err_console
 from erp_agent.cli._model import BaseUrlOption, ModelOption, ModelSettingOption
 from erp_agent.engine.response import TurnResponse
 from erp_agent.events import EventBus
+from erp_agent.tools.base import Definition
 
 UserOption = Annotated[
     str,
@@ -27,17 +28,17 @@ ErpUrlOption = Annotated[
 ]
 
 
-def _definitions(response: TurnResponse) -> list[dict[str, Any]]:
+def _definitions(response: TurnResponse) -> list[Definition]:
     """How the answer's figures were computed: every call's definition but the look-ups of
     where a name lives ("name like %Nairo%"), unless nothing else was called."""
     from erp_agent.planner.read_as import is_lookup
 
     calls = [c for c in response.tools_called if isinstance(c.get("definition"), dict)]
     kept = [c for c in calls if not is_lookup(c.get("arguments") or {})] or calls[-1:]
-    seen: list[dict[str, Any]] = []
+    seen: list[Definition] = []
     for call in kept:
         if call["definition"] not in seen:
-            seen.append(call["definition"])
+            seen.append(cast(Definition, call["definition"]))  # the turn's JSON record
     return seen
 
 

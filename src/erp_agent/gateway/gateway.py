@@ -281,8 +281,9 @@ class Gateway:
         change = await tool.prepare(ctx, args)
         warning = origin(tool, args, change) if origin is not None else None
         proposal = await self.store_proposal(
-            session, tool.name, change, conversation_id, dict(warning) if warning else None
-        )
+            session, tool.name, change, conversation_id, dict(warning) if warning else None,
+            today=ctx.today,
+        )  # fmt: skip
         view = proposal_view(proposal)
         outcome = Outcome(
             Status.PROPOSAL, tool.name, proposal=view,
@@ -299,7 +300,11 @@ class Gateway:
         change: Change,
         conversation_id: str | None,
         warning: dict[str, Any] | None = None,
+        *,
+        today: dt.date | None = None,
     ) -> Proposal:
+        """``today``: the business date pinned for its preparation, kept with the proposal so
+        its confirm runs on the same date (``business_date``); None: the user's clock."""
         # What the ERP will post, computed by it for this version (submit, cancel), or None.
         projected = await projection.project(
             self.connector, session, self.registry.get(tool), change
@@ -322,6 +327,7 @@ class Gateway:
             base_modified=change.base_modified,
             warning=warning,
             projection=projected,
+            business_date=today,
         )
         await self.store.add_proposal(proposal)
         return proposal
@@ -399,10 +405,16 @@ class Gateway:
                 "This proposal is already being confirmed; nothing more was written."
             )
         proposal.status, proposal.claimed_at = ProposalStatus.EXECUTING, claimed_at
-        ctx = ToolContext(session, self.connector, self.catalog, self.results, self.today)
+        ctx = self.context_of(session, proposal)
         outcome = await self._execute(session, tool, ctx, proposal, digest, started)
         self.lookups.forget(session)  # what it wrote (a new customer) must be found next
         return outcome
+
+    def context_of(self, session: Session, proposal: Proposal) -> ToolContext:
+        """The context a proposal's confirm, edit or reconciliation runs in: on the business
+        date it was prepared on, else (none pinned then) the gateway's."""
+        today = proposal.business_date or self.today
+        return ToolContext(session, self.connector, self.catalog, self.results, today)
 
     async def _execute(
         self,

@@ -244,7 +244,9 @@ async def offer_again(
         change = await tool.prepare(ctx, fresh_arguments(proposal.payload))
     except ErpAgentError as exc:
         return None, str(exc)
-    fresh = await gateway.store_proposal(session, tool.name, change, proposal.conversation_id)
+    fresh = await gateway.store_proposal(
+        session, tool.name, change, proposal.conversation_id, today=ctx.today
+    )
     await gateway.audit(
         session, tool.name, args_digest(fresh.payload), time.perf_counter(), Decision.PROPOSED,
         Outcome(Status.PROPOSAL, tool.name, message=fresh.summary), proposal_id=fresh.id,
@@ -262,7 +264,7 @@ async def settle(
     status = proposal.status
     tool = gateway.registry.get(proposal.tool)
     digest = args_digest({"proposal": proposal.id})
-    ctx = ToolContext(session, gateway.connector, gateway.catalog, gateway.results, gateway.today)
+    ctx = gateway.context_of(session, proposal)
     if tool is None:
         verdict = Verdict(None, reason=f"The tool {proposal.tool} no longer exists; check the ERP.")
     else:

@@ -19,7 +19,6 @@ from erp_agent.calls.session import Session
 from erp_agent.errors import ErpAgentError, ErpRefusal, NeedsChoice, ToolInputError
 from erp_agent.gateway.proposals import args_digest, decision_refusal, proposal_view
 from erp_agent.store.records import Decision, ProposalStatus
-from erp_agent.tools.base import ToolContext
 
 if TYPE_CHECKING:
     from erp_agent.gateway.gateway import Gateway
@@ -134,7 +133,7 @@ async def revise(
         return await done(
             Outcome(Status.INVALID, name, errors=errors, message=message), Decision.INVALID
         )
-    ctx = ToolContext(session, gateway.connector, gateway.catalog, gateway.results, gateway.today)
+    ctx = gateway.context_of(session, proposal)
     try:
         change = await tool.prepare(ctx, args)
     except ErpRefusal as exc:
@@ -150,7 +149,7 @@ async def revise(
     except ErpAgentError as exc:
         return await done(Outcome(Status.ERROR, name, message=str(exc)), Decision.FAILED)
     fresh = await gateway.store_proposal(
-        session, tool.name, change, proposal.conversation_id, proposal.warning
+        session, tool.name, change, proposal.conversation_id, proposal.warning, today=ctx.today
     )
     if not await gateway.store.finish_proposal(
         proposal.id, ProposalStatus.SUPERSEDED, decided_at=gateway.clock(),

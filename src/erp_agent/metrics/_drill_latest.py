@@ -11,6 +11,7 @@ from erp_agent.connectors.query import Filter, Op
 from erp_agent.metrics._latest import _key, _on_line, _wanted, compute_latest
 from erp_agent.metrics.periods import Period
 from erp_agent.metrics.request import MetricQuery
+from erp_agent.tools.base import Definition
 
 if TYPE_CHECKING:
     from erp_agent.metrics._drill_cells import Cut
@@ -78,6 +79,16 @@ async def latest_records(
         {"key": "id", "label": entity.identifier.label, "kind": "dimension", "currency": None},
     ]
     matches = figure.value == value and (figure.records is None or figure.records == count)
+    definition: Definition = {
+        "text": f"The {entity.plural} that have the item, newest first: {metric.label} is "
+        "the rate on the first one's line.",
+        "filters": computed.filters,
+        "period": period.text(),
+        "record_count": count,
+        "source": "; ".join(computed.sources),
+        "metric": metric.name,
+        "rows": len(rows),
+    }
     return {
         "entity": entity.name,
         "title": f"The {entity.plural.lower()} behind {figure.words}",
@@ -100,15 +111,6 @@ async def latest_records(
             f"{metric.label} is the value on the newest of these {len(rows)} "
             f"{entity.plural.lower()} ({document}), not a total of them."
         ],
-        "definition": {
-            "text": f"The {entity.plural} that have the item, newest first: {metric.label} is "
-            "the rate on the first one's line.",
-            "filters": computed.filters,
-            "period": period.text(),
-            "record_count": count,
-            "source": "; ".join(computed.sources),
-            "metric": metric.name,
-            "rows": len(rows),
-        },
+        "definition": definition,
         "id_field": "id",
     }

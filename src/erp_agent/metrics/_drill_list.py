@@ -19,6 +19,7 @@ from erp_agent.metrics.compute import MetricComputer
 from erp_agent.metrics.periods import Period
 from erp_agent.metrics.request import MetricQuery
 from erp_agent.results.presentation import with_currency
+from erp_agent.tools.base import Definition
 
 MAX_LISTED = 5000  # records listed at most; the count and the sum always cover them all
 # Fields a reader identifies a record by, when the entity names no title field.
@@ -127,7 +128,7 @@ async def listed(
     notes = _notes(entity, order, shown_ids, read, figure, value, records, metric)
     columns = _columns(entity, fields, parts, metric, figure.slot)
     listed_value = rounded(metric, value)
-    definition = {
+    definition: Definition = {
         "text": f"The {entity.plural} behind {figure.words}: each one's share of the figure "
         f"is its {metric.label.lower()} column; together they are the figure.",
         "filters": [

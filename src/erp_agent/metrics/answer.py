@@ -13,6 +13,7 @@ from erp_agent.catalog import Catalog, MeasureFunc, Metric
 from erp_agent.metrics.compute import Cell, Computed, Key, MetricComputer
 from erp_agent.metrics.periods import GRAIN_LABELS, Period, Shift, bucket, comparison, parse_period
 from erp_agent.metrics.request import MetricQuery
+from erp_agent.tools.base import Definition
 
 OTHERS = "All others"
 _HAVING = {
@@ -452,7 +453,7 @@ def _definition(
     figures: Figures,
     words: list[str],
     rows: list[dict[str, Any]],
-) -> dict[str, Any]:
+) -> Definition:
     entity_measure = (
         f"{metric.measure.func.value.replace('_', ' ')} of {metric.measure.field}"
         if metric.measure.field and metric.measure.func not in (MeasureFunc.NET, MeasureFunc.LATEST)

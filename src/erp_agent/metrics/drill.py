@@ -16,7 +16,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from erp_agent.catalog import Catalog, MeasureFunc, Metric
 from erp_agent.errors import ToolInputError
@@ -88,11 +88,21 @@ def row_refs(result_id: str, data: Any, rows: Sequence[Mapping[str, Any]]) -> li
     return out
 
 
-def total_refs(result_id: str, data: Any) -> list[dict[str, Any]]:
+class DrillTotal(TypedDict):
+    """A total of a result that opens its documents: its currency (or unit), value, records
+    counted and the reference ``results.drill`` opens."""
+
+    currency: str | None  # its currency, or a quantity's unit; None for a plain count
+    value: float | int  # as the result holds it (rounded by ``metrics.answer``)
+    records: int | None  # the records it counts
+    ref: str  # ``res_….t0``
+
+
+def total_refs(result_id: str, data: Any) -> list[DrillTotal]:
     """Each total of a result (one per currency or unit) with its reference."""
     if not drillable(data):
         return []
-    out = []
+    out: list[DrillTotal] = []
     for i, total in enumerate(data.get("totals") or []):
         if isinstance(total, Mapping) and total.get("value") is not None:
             slot = total.get("uom") if "uom" in total else total.get("currency")

@@ -5,14 +5,20 @@ and the OpenAI-compatible API, and stored conversations read; the types describe
 never change it. A display block is first what the model asked for (``display.*``: a result id,
 columns, a title) and then, once materialised from the stored result (``render.py``), the values
 the screen draws; the keys added then are ``NotRequired``. Code that branches by kind narrows on
-``block["type"]``. Nested objects that come from elsewhere as they are (a proposal's document, a
-chart's Chart.js spec, a figure's definition) stay ``dict[str, Any]``.
+``block["type"]``. A figure's definition (``tools.base.Definition``), a report's own figures
+(``results.summary.ReportFigure``) and the totals that open their documents
+(``metrics.drill.DrillTotal``) are typed where they are made; nested objects that come from
+elsewhere as they are (a proposal's document, a chart's Chart.js spec) stay ``dict[str, Any]``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NotRequired, TypedDict, cast
+
+from erp_agent.metrics.drill import DrillTotal
+from erp_agent.results.summary import ReportFigure
+from erp_agent.tools.base import Definition
 
 
 class TextBlock(TypedDict):
@@ -48,7 +54,7 @@ class TableBlock(TypedDict):
     result_id: str | None
     columns: list[str] | None  # None: the shared rule picks them (``results.layout``)
     total_rows: NotRequired[int]
-    definition: NotRequired[dict[str, Any]]
+    definition: NotRequired[Definition]
     # Materialised (``render.materialise``): the first page and how to get the rest.
     labels: NotRequired[list[str]]
     decimals: NotRequired[list[int | None]]
@@ -58,9 +64,9 @@ class TableBlock(TypedDict):
     link_column: NotRequired[str | None]
     more_columns: NotRequired[list[MoreColumn]]
     page: NotRequired[PageSpan]
-    figures: NotRequired[list[dict[str, Any]]]  # a report's own figures under its table
+    figures: NotRequired[list[ReportFigure]]  # a report's own figures under its table
     drills: NotRequired[list[str | None]]  # each row's drill-down reference
-    drill_totals: NotRequired[list[dict[str, Any]]]
+    drill_totals: NotRequired[list[DrillTotal]]  # each total's drill-down reference
 
 
 class DrawnChart(TypedDict):
@@ -90,7 +96,7 @@ class ChartBlock(TypedDict):
     values: list[str]  # the series' columns
     top: NotRequired[int]
     others: NotRequired[bool]
-    definition: NotRequired[dict[str, Any]]
+    definition: NotRequired[Definition]
     spec: NotRequired[dict[str, Any]]
     charts: NotRequired[list[DrawnChart]]
 
@@ -106,7 +112,7 @@ class CardsBlock(TypedDict):
     title: str
     result_id: str
     count: int
-    definition: NotRequired[dict[str, Any]]
+    definition: NotRequired[Definition]
     cards: NotRequired[list[Card]]
 
 

@@ -16,10 +16,13 @@ from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.catalog.fields import FieldType
+
+if TYPE_CHECKING:
+    from erp_agent.results.summary import ReportFigure  # summary builds on this module
 
 # ISO 4217 minor units where they are not 2.
 _MINOR_UNITS = {"JPY": 0, "KRW": 0, "UGX": 0, "RWF": 0, "BHD": 3, "KWD": 3, "OMR": 3, "JOD": 3}
@@ -302,7 +305,7 @@ def by_currency(rows: list[dict[str, Any]]) -> list[tuple[str | None, list[dict[
     return [(c, [r for r in rows if r.get("currency") == c]) for c in found]
 
 
-def figure_text(figure: dict[str, Any]) -> str:
+def figure_text(figure: ReportFigure) -> str:
     """A report's figure under its table as text, at the places it comes with (an amount at
     its currency's precision, an average age as computed)."""
     value, places = figure.get("value"), figure.get("decimals")

@@ -5,10 +5,10 @@ model cannot alter a number on its way to the screen."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from erp_agent.catalog import Catalog
-from erp_agent.metrics.drill import drillable, row_refs, total_refs
+from erp_agent.metrics.drill import DrillTotal, drillable, row_refs, total_refs
 from erp_agent.results import charts, presentation
 from erp_agent.results.blocks import (
     Block,
@@ -25,7 +25,8 @@ from erp_agent.results.layout import layout
 from erp_agent.results.links import Linker
 from erp_agent.results.model_view import PAGE_ROWS, rows_of
 from erp_agent.results.store import ResultRecord, ResultStore
-from erp_agent.results.summary import report_figures
+from erp_agent.results.summary import ReportFigure, report_figures
+from erp_agent.tools.base import Definition
 
 
 def _links(
@@ -46,7 +47,7 @@ def table_page(
     """One page of a table as shown: labels, rounded amounts, periods in words, indentation."""
     every = list(all_rows if all_rows is not None else rows)
     info = presentation.columns_of(stored.data, every, catalog, stored.entity)
-    year = presentation.year_of(_definition(stored.data))
+    year = presentation.year_of(definition_of(stored.data))
     out: TablePage = {
         "columns": columns,
         "labels": [info[c].label if c in info else c for c in columns],
@@ -66,9 +67,10 @@ def table_page(
     return out
 
 
-def _definition(data: Any) -> dict[str, Any] | None:
+def definition_of(data: Any) -> Definition | None:
+    """A stored result's definition, as its tool made it (read back from JSON), if any."""
     found = data.get("definition") if isinstance(data, dict) else None
-    return found if isinstance(found, dict) else None
+    return cast(Definition, found) if isinstance(found, dict) else None
 
 
 async def materialise(
@@ -92,7 +94,7 @@ async def _filled(
         return block
     rows = rows_of(stored.data) or []
     # How the figures were computed travels with the table or chart that shows them.
-    definition = stored.data.get("definition") if isinstance(stored.data, dict) else None
+    definition = definition_of(stored.data)
     if block["type"] == "table":
         table: TableBlock = {**block}
         if definition:
@@ -131,9 +133,9 @@ def _cards(
 
 
 class _Figures(TypedDict, total=False):
-    figures: list[dict[str, Any]]
+    figures: list[ReportFigure]
     drills: list[str | None]
-    drill_totals: list[dict[str, Any]]
+    drill_totals: list[DrillTotal]
 
 
 class _TableFill(TablePage, _Figures):

@@ -10,17 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, cast
 
 from erp_agent.calls.outcome import Outcome, Status
 from erp_agent.calls.session import Session
-from erp_agent.metrics.drill import total_refs
+from erp_agent.metrics.drill import DrillTotal, total_refs
 from erp_agent.results.blocks import Block, CitationsBlock, choices_block, proposal_block
 from erp_agent.results.model_view import for_model
+from erp_agent.results.render import definition_of
 from erp_agent.results.store import ResultStore
-from erp_agent.tools.base import Shape, ToolRegistry
+from erp_agent.tools.base import Definition, Shape, ToolRegistry
 
 SHOWN = "Shown to the user."
+
+
+class ShapedDefinition(Definition):
+    """A result's definition as a turn reports it (the API's and the CLI's ``--json``): with
+    the stored result's id and each total's drill-down reference, when its figures open."""
+
+    result_id: NotRequired[str]
+    drill: NotRequired[list[DrillTotal]]
 
 
 @dataclass
@@ -34,7 +43,7 @@ class Shaped:
     result_id: str | None = None
     offer: list[str] = field(default_factory=list)  # tools the result made available
     citations: list[dict[str, Any]] = field(default_factory=list)
-    definition: dict[str, Any] | None = None  # how the figures were computed, in words
+    definition: ShapedDefinition | None = None  # how the figures were computed, in words
     shown: str | None = None  # the result id now shown as a table or chart
 
     @property
@@ -92,8 +101,9 @@ class ResultShaper:
         if entity is None and isinstance(data, dict) and isinstance(data.get("entity"), str):
             entity = data["entity"]  # records of the one entity the result names (a drill-down)
         shaped.result_id = await self.results.put(session.user, outcome.tool, data, entity)
-        if isinstance(data, dict) and isinstance(data.get("definition"), dict):
-            shaped.definition = data["definition"]
+        definition = definition_of(data)
+        if definition is not None:
+            shaped.definition = cast(ShapedDefinition, definition)  # the tool's, as it is
             totals = total_refs(shaped.result_id, data)
             if totals:
                 # Every figure opens its documents: the totals' references travel with the

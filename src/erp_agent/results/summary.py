@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from erp_agent.results.presentation import precision
 
@@ -134,7 +134,21 @@ def _data_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [r for r in rows if r and not r.get("bold") and not _labelled(r)]
 
 
-def ageing(result: Any) -> dict[str, Any] | None:
+class AgeingBucket(TypedDict):
+    label: str  # the report's column label, e.g. "0-30"
+    amount: int | float | Decimal  # the ERP's total of the bucket, else its rows' sum
+
+
+class Ageing(TypedDict):
+    """An ageing report's own figures (``ageing``): what ``report_figures`` shows."""
+
+    currency: str | None  # the one currency of its rows, if one
+    buckets: list[AgeingBucket]
+    total: int | float
+    weighted_average_age: float | None  # in days, weighted by amount
+
+
+def ageing(result: Any) -> Ageing | None:
     """An ageing report's figures (Accounts Receivable / Payable): the amount in every bucket of
     the ERP's report, their total, and the average age weighted by amount. Amounts are summed per
     bucket, ages are never added up. None when the report has no ages and buckets."""
@@ -150,9 +164,9 @@ def ageing(result: Any) -> dict[str, Any] | None:
     erp_total: dict[str, Any] = {}
     if isinstance(total_row, Sequence) and not isinstance(total_row, str):
         erp_total = {n: v for (n, _, _), v in zip(columns, total_row, strict=False)}
-    amounts = []
+    amounts: list[AgeingBucket] = []
     for name, label in buckets:
-        value = erp_total.get(name)
+        value: Any = erp_total.get(name)  # a number once checked below
         if not is_number(value):  # no total row from the ERP: the bucket's rows, in Decimal
             value = _plain(sum((Decimal(str(r[name])) for r in rows if is_number(r.get(name))),
                                start=Decimal(0)))  # fmt: skip
@@ -180,7 +194,15 @@ def _bucket_words(label: str) -> str:
     return f"{low.strip()}+ days" if high.strip().lower() == "above" else f"{label} days"
 
 
-def report_figures(result: Any) -> list[dict[str, Any]]:
+class ReportFigure(TypedDict):
+    """One figure shown under a report's table (``report_figures``)."""
+
+    label: str  # naming its currency, e.g. "0-30 days (KES)"
+    value: float
+    decimals: NotRequired[int]  # an amount's places at its currency's precision
+
+
+def report_figures(result: Any) -> list[ReportFigure]:
     """The figures shown under a report's table on every channel, each naming its currency:
     for an ageing report, the amount in each bucket, the total and the weighted average age."""
     found = ageing(result)
@@ -190,7 +212,7 @@ def report_figures(result: Any) -> list[dict[str, Any]]:
     places = precision(currency)
     step = Decimal(1).scaleb(-places)
 
-    def amount(label: str, value: Any) -> dict[str, Any]:
+    def amount(label: str, value: Any) -> ReportFigure:
         # At the currency's precision, as a table's cells are.
         shown = float(Decimal(str(value)).quantize(step, rounding=ROUND_HALF_UP))
         return {"label": _named(label, currency), "value": shown, "decimals": places}

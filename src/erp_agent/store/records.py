@@ -80,6 +80,10 @@ class Proposal:
     # What the ERP computed a submit or cancel will post, or what blocks it, for the version
     # ``base_modified`` names (``gateway/projection.py``); None where the ERP cannot say.
     projection: dict[str, Any] | None = None
+    # The business date it was prepared on, when one was pinned (an eval's day, a demo's
+    # ``--today``): its confirm, edit and reconciliation run on that date, not on the date of
+    # whichever gateway confirms it. None: the user's clock, as for proposals stored before.
+    business_date: dt.date | None = None
 
 
 class Decision(StrEnum):

@@ -43,6 +43,7 @@ def proposal_values(proposal: Proposal) -> Values:
         "superseded_by": proposal.superseded_by,
         "warning": proposal.warning,
         "projection": proposal.projection,
+        "business_date": proposal.business_date,
     }
 
 
@@ -71,6 +72,7 @@ def proposal_from_row(row: RowMapping) -> Proposal:
         superseded_by=row["superseded_by"],
         warning=row["warning"],
         projection=row["projection"],
+        business_date=row["business_date"],
     )
 
 

@@ -11,6 +11,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Date,
     Double,
     ForeignKey,
     Index,
@@ -94,6 +95,8 @@ proposals = Table(
     Column("superseded_by", String, nullable=True),
     Column("warning", JSON(none_as_null=True), nullable=True),
     Column("projection", JSON(none_as_null=True), nullable=True),
+    # The pinned business date it was prepared on (its confirm runs on it); NULL: the clock.
+    Column("business_date", Date, nullable=True),
 )
 
 audit_events = Table(

@@ -9,7 +9,7 @@ import json
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
 from erp_agent.errors import ConfigError
 
@@ -39,6 +39,22 @@ class Shape(StrEnum):
     DISPLAY = "display"  # the result is a block shown to the user (table, chart, file)
     TOOL_SEARCH = "tool_search"  # the result names tools that become available to the caller
     PASSAGES = "passages"  # knowledge passages: shown to the user as citations
+
+
+class Definition(TypedDict):
+    """How a figure-bearing result was computed, in words: every figure says what it counted.
+
+    Made by the tools and the metric layer (``tools/factories/documents.definition``, a
+    report's, ``metrics.query``'s and its drill-downs'); carried as it is by the display blocks
+    (``results.blocks``) and shown under a table or chart on every channel."""
+
+    text: str  # what was computed, over which records
+    filters: NotRequired[list[str]]  # each condition, in words
+    period: NotRequired[str | None]  # the period in words (with the one compared with)
+    record_count: int | None  # the records counted (None where the ERP does not say)
+    source: str  # where the figures came from (ERP aggregate, report, exact read …)
+    metric: NotRequired[str]  # the catalog metric, for ``metrics.query`` and its drills
+    rows: NotRequired[int]  # the rows of the result
 
 
 class ResultAccess(Protocol):

@@ -9,10 +9,10 @@ which statuses were included.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from erp_agent.catalog import Entity
 from erp_agent.connectors.query import Filter, Op
+from erp_agent.tools.base import Definition
 from erp_agent.tools.factories.schemas import Schema
 
 DOCUMENTS = {"submitted": 1, "draft": 0, "cancelled": 2, "all": None}
@@ -104,7 +104,7 @@ def definition(
     statement: str | None,
     record_count: int | None,
     source: str,
-) -> dict[str, Any]:
+) -> Definition:
     """The definition block of a figure-bearing entity result (the brief's contract)."""
     words = [statement] if statement else []
     words += [

@@ -8,6 +8,7 @@ from erp_agent.catalog import Catalog, Report
 from erp_agent.errors import ConfigError, ErpRefusal
 from erp_agent.tools.base import (
     Args,
+    Definition,
     Effect,
     ReadHandler,
     Requirement,
@@ -144,7 +145,7 @@ async def _instead(
     return answered
 
 
-def _definition(report: Report, args: Args, rows: int) -> dict[str, Any]:
+def _definition(report: Report, args: Args, rows: int) -> Definition:
     """How the report's figures were computed: by the ERP, with these filters."""
     given = {n: v for n, v in args.items() if v not in (None, "", [])}
     dates = [given[n] for n in ("from_date", "to_date") if n in given]

@@ -11,7 +11,7 @@ from typing import Any
 
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.query import Filter, Op
-from erp_agent.tools.base import Args, Effect, Requirement, Shape, Tool, ToolContext
+from erp_agent.tools.base import Args, Definition, Effect, Requirement, Shape, Tool, ToolContext
 from erp_agent.tools.factories.schemas import obj
 
 MAX_PRICES = 100
@@ -69,14 +69,12 @@ def tools(catalog: Catalog) -> list[Tool]:
             + ": each price list's rate, in that price list's currency, per the unit named. "
             "Rates in different currencies are never converted or added."
         )
-        out: dict[str, Any] = {
-            "rows": rows,
-            "definition": {
-                "text": text,
-                "record_count": len(rows),
-                "source": "ERP Item Price records, read as you",
-            },
+        definition: Definition = {
+            "text": text,
+            "record_count": len(rows),
+            "source": "ERP Item Price records, read as you",
         }
+        out: dict[str, Any] = {"rows": rows, "definition": definition}
         if page.has_more:
             out["capped"] = f"Only the first {MAX_PRICES} prices are shown; name a price list."
         if not rows:
