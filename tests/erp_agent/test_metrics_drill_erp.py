@@ -152,6 +152,11 @@ async def _arguments(metric: Metric, rest: RestERP) -> dict[str, Any]:
     return args
 
 
+# Ageing buckets the seeded data may leave empty on the pinned day: (doctype, [oldest, newest]
+# days past due).
+_EMPTY_BUCKETS = {"payables_overdue_61_90": ("Purchase Invoice", (90, 61))}
+
+
 @pytest.mark.parametrize("name", list(CATALOG.metrics))
 async def test_every_figure_of_every_metric_opens_the_documents_that_make_it(
     name: str, erp: ERPNextConnector, rest: RestERP
@@ -164,6 +169,14 @@ async def test_every_figure_of_every_metric_opens_the_documents_that_make_it(
     result_id, result = await answered(ctx, await _arguments(metric, rest))
     refs = [t["ref"] for t in total_refs(result_id, result)]
     refs += [r for r in row_refs(result_id, result, result["rows"]) if r][:2]
+    if not refs and name in _EMPTY_BUCKETS:
+        # A bucket the demo data leaves empty on the pinned day: the ERP's own rows agree.
+        doctype, window = _EMPTY_BUCKETS[name]
+        days = [(TEST_TODAY - dt.timedelta(days=d)).isoformat() for d in window]
+        owed = rest.rows(doctype, [], [["docstatus", "=", 1], ["outstanding_amount", ">", 0],
+                                       ["due_date", "between", days]])  # fmt: skip
+        assert not owed, (name, owed)
+        pytest.skip(f"no {doctype} is in {name}'s days past due on {TEST_TODAY}")
     assert refs, f"the demo data has figures of {name}"
     truth = Truth(rest, CATALOG)
     for ref in refs:

@@ -83,6 +83,9 @@ class Field(Frozen):
     # An enum's values as people name them ("stock transfers" are the entries of type Material
     # Transfer): value → those phrases, which then mean the field is that value.
     value_names: dict[str, tuple[str, ...]] = PydanticField(default_factory=dict)
+    # The value the ERP's own form gives a new document when nothing says another
+    # (a Material Request is for Purchase unless said).
+    default: str | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -88,7 +88,12 @@ def _measure(ctx: Ctx, e: Entity) -> str | None:
         field = getattr(m.measure, "field", None)
         if m.entity == e.name and m.measure.func == "sum" and field in e.fields:
             return str(field)
-    return measure_field(ctx, e)
+    field = measure_field(ctx, e)
+    if ctx.req.kind == Kind.CONCENTRATION and field == e.amount_field and "net_total" in e.fields:
+        # "How dependent are we on our top customers": their share of sales, valued before
+        # tax as ERPNext's Sales and Purchase Analytics value them, not of the taxed totals.
+        return "net_total"
+    return field
 
 
 def _party_field(e: Entity | None) -> str | None:

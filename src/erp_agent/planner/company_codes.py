@@ -9,6 +9,7 @@ import re
 from erp_agent.catalog import Catalog
 from erp_agent.planner import intents
 from erp_agent.planner.steps import Call, Ctx, rows_of
+from erp_agent.planner.terms import message_saying
 
 # Two to four capitals standing alone ("ST", "HG's"); a longer run is an acronym of something
 # else, and a capital with lowercase letters is a word. After " - " the code is part of a
@@ -29,7 +30,10 @@ def company_named(ctx: Ctx) -> str | Call | None:
     look-up of the companies' codes still to make, or None (no code said, or none is a code
     of a company this user can see). The code, once a company's, is settled: no other name."""
     segments = ctx.req.text.split(" ; ")
-    codes = next((c for s in reversed(segments) if (c := said(s, ctx.catalog))), [])
+    at, codes = next(
+        ((i, c) for i, s in reversed(list(enumerate(segments))) if (c := said(s, ctx.catalog))),
+        (0, []),
+    )
     if not codes or not ctx.has("company.list"):
         return None
     r = ctx.result("company.list", _ARGS)
@@ -46,4 +50,9 @@ def company_named(ctx: Ctx) -> str | Call | None:
         return None
     company, code = hits.popitem()
     ctx.req.settled.append(code)
+    # "Same for HG" after "… for the kenyan company": the code is the company now, so neither
+    # it nor a company said before it is a name to look up.
+    low = [s.lower() for s in segments]
+    ctx.req.names = [(h, v) for h, v in ctx.req.names if v != code
+                     and not (h == "company" and message_saying(low, v) < at)]  # fmt: skip
     return company

@@ -15,7 +15,7 @@ from erp_agent.planner.answer import capabilities, is_number
 from erp_agent.planner.context import Result
 from erp_agent.planner.reading import Kind
 from erp_agent.planner.steps import Call, Ctx, Filter, Step, say
-from erp_agent.planner.terms import norm
+from erp_agent.planner.terms import message_saying, norm
 
 _PARTY_ENTITIES = ("customer", "supplier", "employee", "lead")
 _PLACE_FIELDS = ("branch", "territory", "country", "customer_group", "supplier_group", "warehouse", "project",
@@ -187,7 +187,11 @@ def name_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
     """Filters for the names the request mentions; probing where a name could belong."""
     out: list[Filter] = []
     pending: list[Call] = []
+    said_by: list[str] = []  # the name each filter is for, in step with ``out``
+    before = ""
     for hint, value in ctx.req.names:
+        said_by += [before] * (len(out) - len(said_by))
+        before = value
         if hint == "company" and "company" in e.fields:
             # "The Kenyan company", "the Kenya side": the one company in that country.
             company, lookup = master_data.by_country(ctx, value)
@@ -226,7 +230,28 @@ def name_filters(ctx: Ctx, e: Entity) -> tuple[list[Filter], Step | None]:
                 f"No records found: I found no {e.plural.lower()} for {value} that you can see."
             )
         out.append(hit)
-    return out, (Step(calls=pending) if pending else None)
+    said_by += [before] * (len(out) - len(said_by))
+    kept = _newest_of_each_field(ctx.req.text, out, said_by)
+    if len(kept) < len(out):
+        # The names replaced are not said in the answer either.
+        gone = {n for f, n in zip(out, said_by, strict=True) if n and f not in kept}
+        ctx.req.names = [(h, v) for h, v in ctx.req.names if v not in gone]
+    return kept, (Step(calls=pending) if pending else None)
+
+
+def _newest_of_each_field(text: str, out: list[Filter], said_by: list[str]) -> list[Filter]:
+    """'ok and mombasa' after 'staff in kisumu', 'same for harbor goods': a follow-up's name
+    replaces the earlier one on the same field (follow-ups are joined with " ; ")."""
+    segments = [seg.lower() for seg in text.split(" ; ")]
+    if len(segments) < 2:
+        return out
+    at = [message_saying(segments, name) if name else 0 for name in said_by]
+    newest: dict[str, int] = {}
+    for f, i in zip(out, at, strict=True):
+        if f.get("op") == "=":
+            newest[str(f["field"])] = max(newest.get(str(f["field"]), 0), i)
+    return [f for f, i in zip(out, at, strict=True)
+            if f.get("op") != "=" or i == newest[str(f["field"])]]  # fmt: skip
 
 
 LOOSE_DIMENSIONS = ("customer", "supplier", "item", "warehouse", "branch", "territory")

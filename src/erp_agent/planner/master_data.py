@@ -151,12 +151,15 @@ def resolve(
     Kisumu?" after a warehouse is the Kisumu warehouse, not the Kisumu branch)."""
     catalog = ctx.catalog
     dims = getattr(catalog, "dimensions", {}) or {}
+    # A name tied to a kind of record is looked up there, and among the companies too: "Harbor
+    # Goods supplier bills" are the company's bills when no supplier is called that.
     where: dict[str, list[str]] = {
-        name: [hint, *_owner(catalog, hint, dimensions)]
+        name: list(dict.fromkeys([hint, *_owner(catalog, hint, dimensions),
+                                  *(["company"] if "company" in dimensions else [])]))
         if hint is not None and hint in dimensions
         else list(dimensions)
         for hint, name in names
-    }
+    }  # fmt: skip
     # A name tied to a kind of record is that record when it fits one; else the company that
     # owns such records ("the Savanna warehouses" are Savanna Trading's warehouses).
     prefer = {**{n: h for h, n in names if h is not None and h in dimensions}, **(prefer or {})}
@@ -250,6 +253,8 @@ def resolve(
         if wanted_dim is not None and any(c[2] == wanted_dim for c in candidates):
             candidates = [c for c in candidates if c[2] == wanted_dim]
         if not candidates and name in optional:
+            if any(holds(v, name) for v in _earlier_values(ctx)):
+                continue  # "ohio valley" of the question before, its supplier, is no item
             if _tolerated(ctx, name):
                 # An English word the catalog gives no meaning and no record is named by, in a
                 # question whose subject is clear: it fills the sentence; the reading the
@@ -292,6 +297,21 @@ def joined(text: str, first: str, then: str) -> bool:
     as one name may be written."""
     pattern = rf"(?<!\w){re.escape(first)}\s+(?:and|&)\s+{re.escape(then)}(?!\w)"
     return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+def _earlier_values(ctx: Ctx) -> list[str]:
+    """The records the conversation's last figure was filtered to: a loose word of an earlier
+    message that one of them holds was settled then, and is no other record now."""
+    last = ctx.view.state.get("last_query")
+    args = last.get("args") if isinstance(last, dict) else None
+    flts = args.get("filters") if isinstance(args, dict) else None
+    values: list[str] = []
+    for f in flts if isinstance(flts, list) else []:
+        value = f.get("value") if isinstance(f, dict) else None
+        values += [
+            str(v) for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)
+        ]
+    return values
 
 
 def holds(record: str, words: str) -> bool:
@@ -525,6 +545,14 @@ def named_whole(
             whole = whole or (len(said.split()) > 1 and len(squashed) >= 4
                               and f" {squashed} " in low)  # fmt: skip
             beside = any(f" {said} {w} " in low or f" {w} {said} " in low for w in words)
-            if said and (whole or beside):
+            # "Sick days", "annual days off": the words that tell it from the others of its
+            # kind ("sick" of Sick Leave), said of days.
+            own = " ".join(w for w in said.split() if not any(w in x.split() for x in words))
+            of_days = (
+                bool(own)
+                and own != said
+                and re.search(rf" {re.escape(own)} (?:days?|time off|days? off) ", low) is not None
+            )
+            if said and (whole or beside or of_days):
                 found[f"{said} ({row.get('id')})"] = (name, str(row.get("id")))
     return found, (Step(calls=pending) if pending else None)

@@ -36,7 +36,7 @@ from erp_agent.planner.parse_dates import (
 )
 from erp_agent.planner.reading import Kind, Request
 from erp_agent.planner.steps import Call, Ctx, Step, call, enable, failed, rows_of, say
-from erp_agent.planner.terms import explicit, has_term, norm
+from erp_agent.planner.terms import TERM_FILLERS, explicit, has_term, message_saying, norm
 
 _GRAINS = {"month": "month", "quarter": "quarter", "year": "year", "week": "week", "day": "day"}
 _BY = re.compile(
@@ -158,7 +158,7 @@ def _without_figures(metrics: list[Any], text: str) -> str:
     """The words with the figures' own names of several words taken out: the records named
     outright, not as a word of a figure's name ("behind on payments" is overdue receivables,
     not payments)."""
-    bare = norm(text)
+    bare = norm(TERM_FILLERS.sub(" ", text))
     terms = {norm(t) for m in metrics for t, _ in metric_terms(m) if " " in t.strip()}
     for term in sorted(terms, key=len, reverse=True):
         bare = bare.replace(term, " ")
@@ -268,21 +268,33 @@ _WITH_TAX = re.compile(
     r"\b(?:incl(?:uding|usive of|\.)?|inc\.?|with|plus|after)\s+(?:the\s+)?(?:vat|tax(?:es)?|gst)\b",
     re.I,
 )
+_WITHOUT_TAX = re.compile(
+    r"\b(?:before|excl(?:uding|usive of|\.)?|ex|net of|without|less)\s+(?:the\s+)?"
+    r"(?:vat|tax(?:es)?|gst)\b",
+    re.I,
+)
 _NET_FIELDS = ("net_total", "base_net_total")
 _GROSS_FIELDS = ("total", "base_total")
 
 
 def _with_tax(catalog: Catalog, text: str, best: list[Any]) -> list[Any]:
     """A figure before tax asked with its taxes ("credit notes in 2025, incl. VAT"): the same
-    documents' grand total first, when the catalog has that figure."""
-    if not best or best[0].measure.field not in _NET_FIELDS or not _WITH_TAX.search(text):
+    documents' grand total first, when the catalog has that figure; and a total with taxes
+    asked before them ("total invoiced in Q3, before VAT"): their net total."""
+    if not best:
+        return best
+    if best[0].measure.field in _NET_FIELDS and _WITH_TAX.search(text):
+        fields = _GROSS_FIELDS
+    elif best[0].measure.field in _GROSS_FIELDS and _WITHOUT_TAX.search(text):
+        fields = _NET_FIELDS
+    else:
         return best
     m = best[0]
     twins = [
         o
         for o in catalog.metrics.values()
         if o.entity == m.entity and o.filters == m.filters and o.returns == m.returns
-        and o.measure.func == m.measure.func and o.measure.field in _GROSS_FIELDS
+        and o.measure.func == m.measure.func and o.measure.field in fields
     ]  # fmt: skip
     return [twins[0], *[b for b in best if b is not twins[0]]] if twins else best
 
@@ -321,6 +333,8 @@ _TIMES = re.compile(r"\b(?:most|fewest|least) times\b|\bhow often\b")
 _RANKING_PARTIES = re.compile(r"\b(top|biggest|largest|most|highest|least|lowest)\b", re.I)
 _RANKING = re.compile(r"\b(top|biggest|largest|best|most|highest|each|per|by)\b")
 _RANK_ALL = re.compile(r"\b(?:rank|ranked|ranking|league table)\b")
+# "Customers more than 60 days overdue - who and how much": the figure per party named.
+_WHO_AND = re.compile(r"\b(?:who|which ones?)\s*(?:and|&)\s*(?:by\s+)?how much\b")
 
 
 def ranking(catalog: Catalog, req: Request) -> list[Any]:
@@ -388,6 +402,7 @@ def names_a_figure(ctx: Ctx) -> bool:
         and which is not None
         and (_dimension_named(ctx.catalog, metric, which.group(1)) is not None)
     )
+    each = each or bool(_WHO_AND.search(req.text.lower()) or _WHO_IN.match(req.text.lower()))
     return (balance or on_master or in_total or named or of_one or each
             or aged(ctx.catalog, req) is not None)  # fmt: skip
 
@@ -402,7 +417,10 @@ def _name_typed_lower(ctx: Ctx) -> bool:
     )
 
 
-_EACH = re.compile(r"\b(?:by )?how much (?:each|apiece|per \w+)\b|\bby how much\b", re.IGNORECASE)
+# "Which customers are late, and how much is late?": the "which" is answered with the figure.
+_EACH = re.compile(
+    r"\b(?:by )?how much (?:each|apiece|per \w+)\b|\bby how much\b|\band how much\b", re.IGNORECASE
+)
 _WHICH_ONES = re.compile(r"^\s*any\b|\b(?:who|which)\b", re.I)
 _LISTING = re.compile(r"^\s*(which|list|show|give me (?:a|the) list|what are the|who)\b", re.I)
 _TOTAL = re.compile(r"\b(total|in all|altogether|overall|combined)\b", re.IGNORECASE)
@@ -465,7 +483,10 @@ def aged(catalog: Catalog, req: Request) -> Any | None:
     # the same records' same amount with that age.
     family = [m for m in catalog.metrics.values() if named and m not in named
               and m.entity == named[0].entity and m.measure == named[0].measure]  # fmt: skip
-    for m in [*named, *family]:
+    # The first figure's own records before any other's ("payables 1-30 days past due" is
+    # the payables' bucket, never the receivables' one the words also fit).
+    same = [m for m in named if m.entity == named[0].entity] if named else []
+    for m in [*same, *family, *[m for m in named if m not in same]]:
         for f in m.filters:
             if f.field != "due_date":
                 continue
@@ -476,11 +497,31 @@ def aged(catalog: Catalog, req: Request) -> Any | None:
     return None
 
 
+# What is owed split "by how late it is", "by age bucket": 1-30, 31-60, 61-90, over 90 days.
+_BY_AGE = re.compile(
+    r"\b(?:by|per|into|in) (?:(how (?:late|overdue)|lateness|days (?:late|overdue))|"
+    r"age(?: buckets?| bands?)?)\b"
+)
+
+
+def _overdue(metric: Any) -> bool:
+    return any(f.field == "due_date" and f.op == "<" and f.value == "today" for f in metric.filters)
+
+
+_STANDARD_BUCKETS: tuple[tuple[int, int | None], ...] = ((0, 30), (30, 60), (60, 90), (90, None))
+
+
 def aged_buckets(catalog: Catalog, req: Request) -> list[Any]:
     """'How much is 1-30, 31-60, 61-90 and more than 90 days overdue?': the figure of each
     bucket said, in order; none unless every bucket has its own figure."""
-    buckets = parse_age_buckets(figures_message(catalog, req.text))
-    named = ranked(catalog, req) if buckets else []
+    said = figures_message(catalog, req.text)
+    buckets = parse_age_buckets(said)
+    by_age = None if buckets else _BY_AGE.search(said.lower())
+    named = ranked(catalog, req) if buckets or by_age else []
+    if by_age and named and (by_age.group(1) or _overdue(named[0])):
+        # "What we owe by how late it is", "overdue receivables by age bucket": the amounts
+        # past due in the report's own ranges ("receivables by age" is the whole report).
+        buckets = list(_STANDARD_BUCKETS)
     if not named:
         return []
     # The buckets of the figure named: the same records' same amount, each of its own age.
@@ -568,20 +609,51 @@ def group_by(catalog: Catalog, metric: Any, req: Request) -> list[str]:
             grain = {"monthly": "month", "quarterly": "quarter", "weekly": "week",
                      "daily": "day", "yearly": "year", "annually": "year"}[word.group(1)]  # fmt: skip
             out.append(grain)
-    if (req.top or _RANK_ALL.search(low)) and not any(g not in _GRAINS for g in out):
+    if (req.top or _RANK_ALL.search(low) or _WHO_AND.search(low)) and not any(
+        g not in _GRAINS for g in out
+    ):
         # "top 5 customers", "rank the branches by revenue": by the dimension the words name;
         # "who's taken the most leave?": by the people the figure is of.
+        # The one said first after the ranking word: "top 3 customers in my branch" ranks
+        # customers; the branch is where.
+        hay = norm(req.text)
+        start = _RANKING_WORD.search(hay)
+        after = hay[start.start() :] if start else hay
+        said: list[tuple[int, str]] = []
         for name in metric.dimensions:
             named = catalog.dimensions[name]
             terms = (named.label, name.replace("_", " "), *named.synonyms)
-            if any(has_term(norm(req.text), t) for t in terms):
-                out.insert(0, name)
-                break
+            at = [_term_at(after, t) for t in terms]
+            found = [a for a in at if a >= 0] or (
+                [len(after)] if any(has_term(hay, t) for t in terms) else []
+            )
+            if found:
+                said.append((min(found), name))
+        if said:
+            out.insert(0, min(said)[1])
         else:
             people = [d for d in _WHO_DIMENSIONS if d in metric.dimensions]
             if people and _WHO.match(low):
                 out.insert(0, people[0])
+    if not out and _WHO_IN.match(low):
+        out += [d for d in _WHO_DIMENSIONS if d in metric.dimensions][:1]
     return list(dict.fromkeys(out))[:4]
+
+
+# Where a ranking starts: its word or its count ("top 3 customers", "which 5 items … the most").
+_RANKING_WORD = re.compile(
+    r" (?:top|biggest|largest|best|worst|most|least|highest|lowest|rank\w*|\d+|one|two|three|"
+    r"four|five|six|seven|eight|nine|ten|twenty) "
+)
+
+
+def _term_at(hay: str, term: str) -> int:
+    """Where a term is said in normalised words (singular or plural), or -1."""
+    t = norm(term).strip()
+    if not t:
+        return -1
+    m = re.search(rf" {re.escape(t)}(?:s|es)? ", hay)
+    return m.start() if m else -1
 
 
 def party_modifiers(catalog: Catalog, metric: Any, text: str) -> list[str]:
@@ -668,8 +740,8 @@ def _same_kind(text: str, resolved: Mapping[str, tuple[str, str]]) -> dict[str, 
     prefer: dict[str, str] = {}
     places = {n: d for n, (d, _) in resolved.items() if d in _PLACES}
     for name, dim in places.items():
-        at = _message_saying(segments, name)
-        earlier = {d for n, d in places.items() if _message_saying(segments, n) < at}
+        at = message_saying(segments, name)
+        earlier = {d for n, d in places.items() if message_saying(segments, n) < at}
         if at > 0 and len(earlier) == 1 and dim not in earlier:
             prefer[name] = next(iter(earlier))
     return prefer
@@ -685,7 +757,9 @@ _WHICH = re.compile(r"^\s*(?:which|what)\s+((?:[a-z0-9'-]+\s*){1,2})")
 
 
 _WHERE = re.compile(r"^\s*(?:and\s+)?where\b")
-_WHO = re.compile(r"\s*(?:and\s+|so\s+)?(?:who|whom|whose)\b")
+_WHO = re.compile(r"\s*(?:and\s+|so\s+)?(?:who|whom|whose|whos)\b")
+# "Who's in the 90+ days bucket?", "who is over 60 days late?": the parties a figure is of.
+_WHO_IN = re.compile(r"^\s*(?:who(?:'s|s| is| are)?) (?:in|over|past|behind|late|overdue|owing)\b")
 _WHO_DIMENSIONS = ("employee", "customer", "supplier", "party")
 _PLACES_ASKED = re.compile(r"\b(?:anywhere|which (?:warehouses?|stores?|locations?|sites?))\b")
 _WHICH_OF = re.compile(r"\b(?:which|what) (?:of (?:my|our|the) )?([a-z]+s)\b")
@@ -734,6 +808,8 @@ def unsupported_dimension(catalog: Catalog, metric: Any, req: Request) -> str | 
             named = [d for d in dims if any(has_term(hay, t) for t in _dimension_terms(catalog, d))]
             if "currency" in named or any(d in metric.dimensions for d in named):
                 break  # every figure is one sum per currency already
+            if "ageing" in named and any(f.field == "due_date" for f in metric.filters):
+                break  # "by age bucket": the buckets are the figures asked, each of its age
             if named:
                 return str(named[0])
     return None
@@ -754,13 +830,6 @@ def _cannot_break_down(catalog: Catalog, metric: Any, missing: str) -> str:
     )
 
 
-def _message_saying(segments: Sequence[str], name: str) -> int:
-    """The index of the newest message (lowercased) that says ``name``; 0 when none does. A
-    name found again in another record ("sick leave (Sick Leave)") is the words said."""
-    words = name.split(" (")[0].lower()
-    return max((i for i, seg in enumerate(segments) if words in seg), default=0)
-
-
 def _newest_per_dimension(
     text: str, resolved: Mapping[str, tuple[str, str]]
 ) -> dict[str, tuple[str, str]]:
@@ -773,9 +842,9 @@ def _newest_per_dimension(
 
     newest: dict[str, int] = {}
     for name, (dim, _) in resolved.items():
-        newest[family(dim)] = max(newest.get(family(dim), 0), _message_saying(segments, name))
+        newest[family(dim)] = max(newest.get(family(dim), 0), message_saying(segments, name))
     return {
-        n: v for n, v in resolved.items() if _message_saying(segments, n) == newest[family(v[0])]
+        n: v for n, v in resolved.items() if message_saying(segments, n) == newest[family(v[0])]
     }
 
 
@@ -1176,7 +1245,14 @@ def side_by_side(ctx: Ctx, metrics: list[Any]) -> Step | None:
     ctx.req.figures_side_by_side = True
     # Status words ("still unpaid") define one of the figures, not a filter on both.
     ctx.req.statuses = []
-    return together([metric_step(ctx, m) for m in metrics])
+    # Each figure reads the same names: what one settles ("the kenyan company") is not taken
+    # from the next.
+    settled = list(ctx.req.settled)
+    steps: list[Step | None] = []
+    for m in metrics:
+        ctx.req.settled = list(settled)
+        steps.append(metric_step(ctx, m))
+    return together(steps)
 
 
 def together(steps: Sequence[Step | None], heading: str = "") -> Step | None:

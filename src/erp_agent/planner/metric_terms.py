@@ -4,10 +4,11 @@ and synonyms, in any everyday inflection) found in the words."""
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from erp_agent.catalog import Catalog
-from erp_agent.planner.terms import FILLERS, has_term, norm
+from erp_agent.planner.terms import TERM_FILLERS, has_term, norm
 
 # Words that ask what something is worth: a figure in money, not a count or a quantity.
 VALUE_WORDS = {"worth": "value", "valued": "value", "valuation": "value", "values": "value"}
@@ -64,10 +65,22 @@ def says(haystack: str, term: str) -> bool:
     return any(all(text[i + k] in forms[k] for k in range(n)) for i in range(len(text) - n + 1))
 
 
+# Terms that only qualify a total ("purchases this quarter, before tax"): they weigh less than
+# any figure's own name, so they never turn one subject's figure into another's.
+_QUALIFIER = re.compile(
+    r"^(?:before|after|excluding|excl|ex|net of|without|including|incl|inclusive of|"
+    r"exclusive of) (?:tax|taxes|vat)$"
+)
+
+
+# "31 to 60 days late", "90+ days behind": an age past the due date is overdue.
+_LATE = re.compile(r"(\bdays?)\s+(?:late|behind|past due|in arrears)\b", re.IGNORECASE)
+
+
 def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
     """Metrics named by their own words. A term that is only an entity's name ("sales
     invoices") names the records, not a figure: "the total of sales invoices" is theirs."""
-    haystack = norm(FILLERS.sub(" ", text))
+    haystack = norm(_LATE.sub(r"\1 overdue", TERM_FILLERS.sub(" ", text)))
     names_of = {
         e.name: {norm(t).strip() for t in (e.label, e.plural)} for e in catalog.entities.values()
     }
@@ -87,7 +100,9 @@ def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
                 continue
             # "sales" inside "sales invoices" is the entity's name, not the revenue metric.
             inside = any(low in g and low != g for g in named_here)
-            if not inside and says(haystack, term):
+            if not inside and says(haystack, term) and _QUALIFIER.match(low):
+                best = max(best, 1)  # "before tax" says which total, not whose figure
+            elif not inside and says(haystack, term):
                 best = max(best, weight * words + words)
             elif not inside and _said_apart(haystack, low, generic):
                 best = max(best, weight * words)

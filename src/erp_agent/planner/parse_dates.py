@@ -453,13 +453,17 @@ _VERSUS = re.compile(
     # "booked against the Nairobi branch", "raised against PO-1": what a posting is made to.
     r"(?<!booked )(?<!posted )(?<!charged )(?<!raised )(?<!raise )(?<!issued )(?<!billed )(?<!invoiced )"
     r"(?<!made )(?<!drawn )(?<!allocated )(?<!reconciled )against|relative to|"
-    r"than(?= (?:the |in |during |for )?(?:last|previous|prior|same|a year|"
+    # "Are sales up or down on last month?": set against it.
+    r"(?:up or down|down or up|up|down) on(?= (?:the |a )?(?:last|previous|prior|same|this time|"
+    r"a year|q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|\d{4}))|"
+    r"than(?= (?:the |in |during |for )?(?:last|previous|prior|same|a year|this time|"
     r"q[1-4]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|\d{4})))\b"
 )
 _A_YEAR_AGO = re.compile(
     r"\b(?:(?:the )?(?:same|corresponding) (?:month|quarter|period|time|days?|weeks?|stretch)"
     r"(?: (?:of|in))? (?:last|the previous|the prior) year|a year (?:ago|earlier|before)|"
-    r"last year'?s?|the year before|(?:the )?prior year|(?:the )?previous year)\b"
+    r"last year'?s?|the year before|(?:the )?prior year|(?:the )?previous year|"
+    r"(?:this|that) time last year)\b"
 )
 _BEFORE = re.compile(
     r"\b(?:the (?:month|quarter|week|year|period|one) before|(?:the )?(?:prior|previous) "

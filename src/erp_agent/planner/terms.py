@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 from erp_agent.catalog import Entity
 
@@ -11,6 +12,8 @@ _NORM_WORD = re.compile(r"[a-z0-9&][a-z0-9&\-']*")
 # Adverbs said inside a catalog phrase ("what we still owe", "who currently owes us", "how
 # many days do I still have") that change nothing the phrase means.
 FILLERS = re.compile(r"\b(still|currently|actually|really|presently)\b", re.IGNORECASE)
+# Within a figure's name, "any" fills too ("behind on any payments" is behind on payments).
+TERM_FILLERS = re.compile(r"\b(still|currently|actually|really|presently|any)\b", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -39,3 +42,19 @@ def has_verb_form(haystack: str, phrase: str) -> bool:
 def explicit(entity: Entity, haystack: str) -> bool:
     """Whether the request names the entity by its label or plural (not just a loose keyword)."""
     return any(has_term(haystack, t) for t in (entity.label, entity.plural, *entity.synonyms))
+
+
+def message_saying(segments: Sequence[str], name: str) -> int:
+    """The index of the newest message (lowercased) that says ``name``; 0 when none does. A
+    name found again in another record ("sick leave (Sick Leave)") is the words said."""
+    words = name.split(" (")[0].lower().split()
+    # A record found from fewer words than its name ("harbor goods" of Harbor Goods Inc): the
+    # longest start of its name a message says.
+    for size in range(len(words), 0, -1):
+        said = " ".join(words[:size])
+        if size < len(words) and len(said) < 4:
+            break
+        at = [i for i, seg in enumerate(segments) if said in seg]
+        if at:
+            return max(at)
+    return 0

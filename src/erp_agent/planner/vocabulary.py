@@ -332,6 +332,10 @@ GRAMMAR |= frozenset(
         "performing",
         "faring",
         "shaping",
+        # Asking for a document or a figure to be brought up ("pull lakeshore's statement").
+        "pull",
+        "grab",
+        "fetch",
         "being",
         "currently",
         "hi",
@@ -505,13 +509,15 @@ GRAMMAR |= frozenset(
 )
 ABBREVIATIONS = {"r": "are", "rev": "revenue", "yr": "year", "yrs": "years", "mth": "month", "mo": "month", "qtr": "quarter",
                  "amt": "amount", "inv": "invoice", "invs": "invoices", "cust": "customer",
-                 "custs": "customers", "supp": "supplier", "qty": "quantity", "whats": "what is",
+                 "custs": "customers", "supp": "supplier", "qty": "quantity", "whats": "what is", "whos": "who is",
                  "hw": "how", "tot": "total", "pls": "please", "plz": "please", "u": "you",
                  "thru": "through", "wk": "week", "avg": "average", "num": "number",
                  "atm": "at the moment", "rn": "right now", "frm": "from", "fr": "from",
                  "wat": "what", "wht": "what", "abt": "about", "hv": "have", "ur": "your",
                  "bal": "balance", "yday": "yesterday", "lst": "last", "mnth": "month",
-                 "n": "and", "tym": "time", "dept": "department", "yr's": "year's"}  # fmt: skip
+                 "n": "and", "tym": "time", "dept": "department", "yr's": "year's", "lpr": "last purchase rate"}  # fmt: skip
+# Initialisms staff type in capitals that are never a record's code ("LPR for red sprockets").
+INITIALISMS = frozenset(["LPR"])
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
 
 # How often a word occurs in everyday English (pyspellchecker's frequency list, built from
@@ -627,6 +633,8 @@ PHRASES = (
     (r"\b(?:unsubmitted|not (?:yet )?submitted|(?:have|has)n'?t been submitted(?: yet)?|"
      r"(?:have|has) not been submitted(?: yet)?)\b", "draft"),
     (r"\b(?:waiting|awaiting) (?:for |on )?(?:approval|sign[- ]?off)\b", "pending approval"),
+    # "Waiting for my sign-off" (a noun, after my/your/the) is an approval; "sign off" a verb.
+    (r"\b(my|your|his|her|their|the|a|for) sign[- ]?off\b", r"\1 approval"),
     (r"\bsign(?:ed)?[- ]off\b", "approve"),
     # "Move 60 cartons from Kisumu Stores to Mombasa Stores": goods moved between two places.
     (r"^(\s*(?:please\s+|pls\s+|can you\s+|could you\s+)?)(?:move|shift)\b(?=.*\bfrom\b.*\bto\b)",
@@ -683,7 +691,7 @@ def correct(text: str, catalog: Catalog) -> str:
     def fix(m: re.Match[str]) -> str:
         word = m.group(0)
         low = word.lower()
-        if low in ABBREVIATIONS and word == low:
+        if low in ABBREVIATIONS and (word == low or word in INITIALISMS):
             return ABBREVIATIONS[low]
         if word != low or low in vocab or low in GRAMMAR or low in MONTH_WORDS:
             return word

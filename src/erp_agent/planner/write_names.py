@@ -67,7 +67,8 @@ _LOWER_PARTY = re.compile(
     r"thursday|friday|saturday|sunday|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\w*\b)"
     r"([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)"
     # ("… from kilifi supplies by cheque today": the name ends where how or when begins.)
-    r"(?=\s+(?:for|with|by|via|through|using|in cash|today|yesterday|on)\b|\s+\d|\s+[-–—:]|[,;]|$)"
+    r"(?=\s+(?:for|with|by|via|through|using|in cash|today|yesterday|on|please|pls|plz|asap)\b"
+    r"|\s+\d|\s+[-–—:]|[,;]|$)"
 )
 
 

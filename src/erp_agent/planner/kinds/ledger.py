@@ -120,8 +120,11 @@ def ledger_figure(ctx: Ctx) -> Any | None:
     None for any other question."""
     metrics = ctx.catalog.metrics
     low = norm(ctx.req.text)
+    flows = bank_flows(low)
     said = [m for m in metrics.values() if getattr(m, "group", None) == "ledger"
-            and any(says(low, term) for term, _ in metric_terms(m))]  # fmt: skip
+            and any(says(flows, term) for term, _ in metric_terms(m))]  # fmt: skip
+    if said and flows != low:
+        return said[0]  # "the bank account's receipts": what came into it
     # The ranking over every metric only when a ledger figure's own words are there (it runs
     # on every planning call of every question).
     named = metric_plan.pick(ctx.catalog, ctx.req) if said else None
@@ -130,6 +133,19 @@ def ledger_figure(ctx: Ctx) -> Any | None:
     if (asks_balance(ctx.req.text) or names_either(ctx.req.text)) and BALANCE_METRIC in metrics:
         return metrics[BALANCE_METRIC]
     return None
+
+
+# A bank or cash account named as such: its receipts and payments are what went in and out.
+_BANK_ACCOUNT = re.compile(r"\b(?:bank|cash)(?: and cash)? accounts?\b|\bbank - [a-z]+\b")
+_FLOWS = {"receipts": "money in", "deposits": "money in", "payments": "money out",
+          "withdrawals": "money out"}  # fmt: skip
+
+
+def bank_flows(low: str) -> str:
+    """'Bank account - total receipts and total payments': the money in and out of it."""
+    if not _BANK_ACCOUNT.search(low):
+        return low
+    return re.sub(r"\b(" + "|".join(_FLOWS) + r")\b", lambda m: _FLOWS[m.group(1)], low)
 
 
 def names_either(text: str) -> bool:
@@ -274,7 +290,7 @@ def handle(ctx: Ctx) -> Step | None:
 
 def _also_said(ctx: Ctx, figure: Any) -> list[Any]:
     """The other ledger figures the words name beside it ("total debits and total credits")."""
-    low = norm(figures_message(ctx.catalog, ctx.req.text))
+    low = bank_flows(norm(figures_message(ctx.catalog, ctx.req.text)))
     return [
         m
         for m in ctx.catalog.metrics.values()
@@ -366,15 +382,25 @@ _PARTIES = ("customer", "supplier")
 _PARTY_BALANCE = {"customer": "receivables", "supplier": "payables"}
 
 
+# Courtesies typed short: never a party's name.
+_FILLER = frozenset(["pls", "plz", "thx", "thanks", "asap", "rn"])
+
+
 def _party_balance(ctx: Ctx) -> Step | None:
     """'What's the balance of Gulf Traders?': no account of that name, so what the customer
     still owes us (or we the supplier)."""
     company = (ctx.view.company or "").lower()
     names = [(h if h in _PARTIES else None, v) for h, v in ctx.req.names
              if not (company and company.startswith(v.lower()))]  # fmt: skip
+    # "hardware's balance with us": a party typed in lower case, kept only when found.
+    loose = [] if names else [
+        w for w in phrases(ctx.req.text)
+        if w.lower() not in _FILLER and not set(w.lower().split()) & _OWN_WORDS
+    ]  # fmt: skip
+    names = names or [(None, w) for w in loose]
     if not names:
         return None
-    found, step = resolve(ctx, names, _PARTIES)
+    found, step = resolve(ctx, names, _PARTIES, optional=loose)
     if step is not None:
         return step
     kinds = {dim for dim, _ in found.values()}

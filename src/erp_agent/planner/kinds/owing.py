@@ -33,12 +33,22 @@ _WE_OWE = re.compile(
 )
 
 
+# "Who and how much", "which customers …, and by how much": each party's sum is asked.
+_HOW_MUCH_EACH = re.compile(
+    r"\b(?:who|which(?: ones?)?)\s*(?:and|&)\s*(?:by\s+)?how much\b|\band (?:by )?how much\b|"
+    r"\bhow much each\b|\bby how much\b"
+)
+
+
 def applies(ctx: Ctx) -> bool:
     req, low = ctx.req, ctx.req.text.lower()
-    owed = any(w in low for w in ("owe", "owing", "outstanding", "unpaid", "overdue"))
-    # An amount of a party's debt: with an age, or asked of parties ("customers owing > 500k").
+    owed = any(w in low for w in ("owe", "owing", "outstanding", "unpaid", "overdue", "past due",
+                                  "late"))  # fmt: skip
+    # An amount of a party's debt: with an age, or asked of parties ("customers owing > 500k");
+    # or each party's debt of an age ("customers more than 60 days overdue - who and how much").
     per_party = req.age_days is not None or bool(_PARTIES.search(low))
-    return bool(req.amount is not None and per_party and owed)
+    each = req.age_days is not None and bool(_PARTIES.search(low) and _HOW_MUCH_EACH.search(low))
+    return bool(((req.amount is not None and per_party) or each) and owed)
 
 
 def handle(ctx: Ctx) -> Step | None:
@@ -53,12 +63,12 @@ def handle(ctx: Ctx) -> Step | None:
     )
     party = _PARTY[entity]
     tool = f"{entity}.aggregate"
-    if req.amount is None:
+    if req.amount is None and req.age_days is None:
         return None
     if not ctx.has(tool):
         # "Customers owing more than 500k" routes to customers; their debts are invoices.
         return enable(ctx, tool)
-    limit = float(req.amount.value)
+    limit = float(req.amount.value) if req.amount is not None else None
     overdue: list[dict[str, Any]] = [{"field": "outstanding", "op": ">", "value": 0}]
     cutoff = None
     if req.age_days is not None:
@@ -70,10 +80,11 @@ def handle(ctx: Ctx) -> Step | None:
     # how many single invoices are over the amount.
     args = {"measures": [{"func": "sum", "field": "outstanding"}, {"func": "count"}],
             "group_by": [{"field": "currency"}, {"field": party}], "filters": overdue}  # fmt: skip
-    count_tool = f"{entity}.count"
+    count_tool = f"{entity}.count" if req.amount is not None else ""
     count_args = {
-        "filters": [*overdue, {"field": "outstanding", "op": req.amount.op, "value": limit}]
-    }
+        "filters": [*overdue, *([{"field": "outstanding", "op": req.amount.op, "value": limit}]
+                                if req.amount is not None else [])]
+    }  # fmt: skip
     r = ctx.result(tool, args)
     counted = ctx.result(count_tool, count_args) if ctx.has(count_tool) else None
     if r is None or (counted is None and ctx.has(count_tool)):
@@ -83,15 +94,19 @@ def handle(ctx: Ctx) -> Step | None:
         return Step(calls=calls)
     if not r.ok:
         return failed(r)
-    compare = _OPS[req.amount.op]
-    rows = [row for row in rows_of(r) if compare(float(row.get("sum_outstanding") or 0), limit)]
+    rows = [
+        row for row in rows_of(r)
+        if req.amount is None or limit is None
+        or _OPS[req.amount.op](float(row.get("sum_outstanding") or 0), limit)
+    ]  # fmt: skip
     rows.sort(key=lambda row: -float(row.get("sum_outstanding") or 0))
     age = (
         f"{age_words(req.text, req.age_days)} overdue (due before {cutoff})"
         if req.age_days is not None
         else "not yet paid"
     )
-    what = f"{req.amount.op} {fmt(limit)} outstanding on invoices {age}"
+    over = f"{req.amount.op} {fmt(limit)} " if req.amount is not None else ""
+    what = f"{over}outstanding on invoices {age}"
     n = (
         counted.data.get("count")
         if counted and counted.ok and isinstance(counted.data, dict)
@@ -100,11 +115,10 @@ def handle(ctx: Ctx) -> Step | None:
     if not rows:
         return say(f"No records found: no {party} has {what} among what you can see.")
     lines = [f"- {row.get(party)}: {row.get('currency')} {fmt(row.get('sum_outstanding'))} "
-             f"over {fmt(row.get('count_records'))} invoices" for row in rows[:15]]  # fmt: skip
+             f"over {fmt(row.get('count_records'))} invoice"
+             f"{'' if row.get('count_records') == 1 else 's'}" for row in rows[:15]]  # fmt: skip
     single = (
-        f"\n{fmt(n)} single invoices have {req.amount.op} {fmt(limit)} outstanding and are {age}."
-        if n is not None
-        else ""
+        f"\n{fmt(n)} single invoices have {over}outstanding and are {age}." if n is not None else ""
     )
     # No count of the parties: it would be this planner's own tally of rows, not the ERP's.
     shown = "" if len(rows) <= len(lines) else " (the largest only)"

@@ -19,9 +19,14 @@ from erp_agent.planner.steps import Ctx, Step, call, enable
 METRIC = "last_purchase_rate"
 # A price paid, asked of the latest purchase: a rate, price or cost, or what we were charged.
 _PRICE = re.compile(
-    r"\b(rates?|prices?|cost(?:s|ing)?|paid|pay|charged?|billed|bill(?:ed)? us|buying|bought)\b"
+    r"\b(rates?|prices?|cost(?:s|ing)?|paid|pay(?:ing)?|charged?|billed|bill(?:ed)? us|buying|bought)\b"
 )
-_LATEST = re.compile(r"\b(last|latest|most recent|recent|previous|newest)\b")
+_LATEST = re.compile(
+    r"\b(last|latest|most recent|recent|previous|newest|these days|nowadays|currently|"
+    r"at the moment|at present|right now)\b"
+    # "What are we paying them per box": the rate paid now is the latest one.
+    r"|\b(?:are|do) (?:we|i) (?:pay|paying|being charged|get charged)\b"
+)
 # "Last month", "last year": a period, not the latest purchase.
 _PERIOD = re.compile(
     r"\b(last|previous)\s+(week|month|quarter|year|fy|financial year|fiscal year|\d+\s+\w+)\b"
@@ -35,7 +40,8 @@ _OWN_WORDS = frozenset(["rate", "rates", "price", "prices", "cost", "costs", "pa
     "purchased", "purchases", "receipt", "receipts", "delivery", "deliveries", "invoice",
     "invoices", "order", "orders", "supplier", "suppliers", "vendor", "item", "items", "product",
     "side", "quick", "hey", "hi", "thanks", "please", "pls", "one", "tell", "could", "would",
-    "gave", "give", "goods", "received"])  # fmt: skip
+    "gave", "give", "goods", "received", "paying", "days", "nowadays", "currently", "moment",
+    "present", "now", "them"])  # fmt: skip
 _DIMENSIONS = ["item", "supplier", "company"]
 
 

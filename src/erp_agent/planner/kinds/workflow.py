@@ -3,6 +3,7 @@ waiting for their approval (the ERP's own answer, document by document)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from erp_agent.catalog import Entity
@@ -68,6 +69,29 @@ def _state(doc: dict[str, Any]) -> str:
     return str(doc.get("workflow_state") or doc.get("approval_status") or doc.get("status") or "")
 
 
+# Who approves a kind of document, asked of none in particular ("once I send a PO for approval
+# who has to approve it?"): the workflow's own transitions and the roles allowed each.
+_WHO_APPROVES = re.compile(
+    r"\bwho (?:can|must|should|has to|needs to|will|would|gets to|is allowed to) (?:approve|sign)\b"
+    r"|\bapproval (?:process|workflow|chain|steps|flow)\b"
+)
+
+
+def _whole_workflow(ctx: Ctx, e: Entity) -> Step:
+    step, info = _workflow_describe(ctx, e, None)
+    if step is not None or info is None:
+        return step or say("")
+    moves = [t for t in info.get("transitions") or [] if isinstance(t, dict)]
+    if not moves:
+        return say(
+            str(info.get("message") or f"No approval workflow applies to {e.plural.lower()}.")
+        )
+    lines = [f"- {t.get('state')}: {t.get('action')} by {t.get('allowed_role')} → {t.get('next_state')}"
+             for t in moves]  # fmt: skip
+    return say(f"The {e.label} approval workflow (each action, and the role allowed it):\n"
+               + "\n".join(lines))  # fmt: skip
+
+
 def handle(ctx: Ctx) -> Step:
     req = ctx.req
     found = req.doc_ids[0] if req.doc_ids else earlier_id(ctx, req.entity)
@@ -77,6 +101,8 @@ def handle(ctx: Ctx) -> Step:
         step = enable(ctx, "workflow.pending")
         if step is not None:
             return step
+    if found is None and req.entity is not None and _WHO_APPROVES.search(req.text.lower()):
+        return _whole_workflow(ctx, req.entity)
     if found is None:
         if req.entity is None:
             return say(

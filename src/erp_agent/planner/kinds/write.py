@@ -129,6 +129,11 @@ def _create(ctx: Ctx, e: Entity) -> Step:
         return say(
             f"To prepare the {e.label.lower()} I need: {join(draft.missing)}. Please give them."
         )
+    lines = draft.args.get("items")
+    if draft.warehouse and isinstance(lines, list) and "warehouse" in _line_fields(e):
+        # Each line is for the warehouse named, as the form's "set warehouse" fills them.
+        draft.args["items"] = [{**r, "warehouse": r.get("warehouse") or draft.warehouse}
+                               for r in lines if isinstance(r, dict)]  # fmt: skip
     if person and person.get("leave_approver") and {"leave_type", "approver"} <= set(draft.props):
         # The employee's leave approver decides, as the leave form fills it.
         draft.args["approver"] = person["leave_approver"]
@@ -149,6 +154,7 @@ class _Draft:
     person: dict[str, Any] | None  # the employee it is for
     args: dict[str, Any] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    warehouse: str | None = None  # the one warehouse named as where the goods are for
 
     def put(self, name: str, value: Any, wanting: str) -> None:
         if value is None:
@@ -168,6 +174,8 @@ class _Draft:
                 self.args[name] = self.person["company"]  # the employee's, as the form fills it
                 return None
             company, step = self.moved_between()
+            if step is None and company is None:
+                company, step = self.warehouse_company()
             if step is not None or company is not None:
                 self.args[name] = company  # the warehouses', as the stock entry form fills it
                 return step
@@ -225,6 +233,30 @@ class _Draft:
         self.args["from_warehouse"], self.args["to_warehouse"] = places
         query = {"filters": [{"field": "id", "op": "in", "value": places}],
                  "fields": ["id", "company"], "limit": 2}  # fmt: skip
+        r = self.ctx.result("warehouse.list", query)
+        if r is None:
+            return None, call("warehouse.list", query)
+        companies = {str(row.get("company")) for row in rows_of(r) if row.get("company")}
+        return (companies.pop() if len(companies) == 1 else None), None
+
+    def warehouse_company(self) -> tuple[str | None, Step | None]:
+        """'A material request for 100 cartons for Nakuru Stores': the company of the one
+        warehouse named (found as the user can see it)."""
+        m = _AT_WAREHOUSE.search(self.ctx.req.text)
+        if m is None:
+            return None, None
+        said = m.group(1).strip()
+        parties = any(f.target in proposals.PARTY_KINDS for f in self.e.fields.values())
+        if parties and self.party and said.lower() in self.party.lower():
+            return None, None  # "for Chui Stores": the customer, not a warehouse
+        found, step = master_data.resolve(self.ctx, [("warehouse", said)], ["warehouse"])
+        if step is not None and not step.calls:
+            return None, None  # only when found: "Stores" may end a customer's name too
+        if step is not None or said not in found:
+            return None, step
+        self.warehouse = found[said][1]
+        query = {"filters": [{"field": "id", "op": "=", "value": found[said][1]}],
+                 "fields": ["id", "company"], "limit": 1}  # fmt: skip
         r = self.ctx.result("warehouse.list", query)
         if r is None:
             return None, call("warehouse.list", query)
@@ -290,7 +322,8 @@ class _Draft:
             if hit is None and {"from_warehouse", "to_warehouse"} <= set(self.args):
                 # Goods moved from one warehouse to another: a transfer, whatever the verb.
                 hit = next((v for v in f.values if "transfer" in v.lower()), None)
-            self.put(name, hit or write_fields.first_status(self.e, name, f), f.label.lower())
+            hit = hit or write_fields.first_status(self.e, name, f) or f.default
+            self.put(name, hit, f.label.lower())
         elif f.type is FieldType.MONEY and money_said(ctx.req.text) is not None:
             # "25,000 bob received from Gulf Traders": the sum the change is for.
             self.args[name] = float(money_said(ctx.req.text) or 0)
@@ -305,6 +338,11 @@ class _Draft:
             self.args[name] = self.names[0]
         else:
             self.missing.append(f.label.lower())
+
+
+def _line_fields(e: Entity) -> set[str]:
+    items = e.fields.get("items")
+    return set(items.fields) if items is not None else set()
 
 
 # Whom money received comes from, and paid goes to, when the request does not say.
@@ -394,6 +432,11 @@ def _named_value(ctx: Ctx, f: Field) -> str | None:
 
 
 # "from Kisumu Stores to Mombasa Stores": where goods leave and where they arrive.
+# A warehouse named as where the goods are for ("for nakuru stores", "into the Mombasa store").
+_AT_WAREHOUSE = re.compile(
+    r"\b(?:for|at|to|into|in)\s+(?:the\s+)?((?:[a-z][\w&'\-]*\s+){1,3}(?:stores?|warehouse))\b",
+    re.IGNORECASE,
+)
 _FROM_TO = re.compile(
     r"\bfrom\s+(?:the\s+)?(.+?)\s+(?:to|into)\s+(?:the\s+)?(.+?)"
     r"(?=\s*(?:[,.;!?]|$)|\s+(?:today|tomorrow|please|pls|asap|on|by|for)\b)",
