@@ -205,3 +205,59 @@ async def test_a_material_request_for_a_warehouse_and_who_approves(
     answer = text_of(await chat.say("once i send a PO for approval who has to approve it?"))
     assert approve
     assert any(role in answer for role in approve), answer
+
+
+async def test_follow_ups_that_move_the_age_or_the_place(runtime: Any, demo_erp: Any) -> None:
+    user = RestERP(demo_erp.url, "accounts@demo.local")  # the figures as this user sees them
+    middle = _total(_owed(user, "Sales Invoice", [["due_date", "between", [_ago(90), _ago(61)]]]))
+    oldest = _total(_owed(user, "Sales Invoice", [["due_date", "<", _ago(90)]]))
+    first = _total(_owed(user, "Sales Invoice", [["due_date", "between", [_ago(60), _ago(31)]]]))
+    user.close()
+    assert middle
+    assert oldest
+    chat = await chat_as(runtime, "accounts@demo.local")
+    await chat.say("receivables that are 31-60 days overdue?")
+    answer = text_of(await chat.say("and 61 to 90?"))
+    assert figure_present(answer, middle), answer
+    assert not figure_present(answer, first), answer
+    answer = text_of(await chat.say("and over 90?"))
+    assert figure_present(answer, oldest), answer
+    assert "> 90 outstanding" not in answer, answer  # 90 days, not an amount of 90
+
+    stock = RestERP(demo_erp.url, "stock@demo.local")
+    values = sums(stock.rows("Bin", ["warehouse", "stock_value"], []), lambda r: r["warehouse"],
+                  "stock_value")  # fmt: skip
+    stock.close()
+    houston = next(v for w, v in values.items() if w.startswith("Houston"))
+    chicago = next(v for w, v in values.items() if w.startswith("Chicago"))
+    chat = await chat_as(runtime, "stock@demo.local")
+    await chat.say("total stock value sitting in the chicago warehouse")
+    answer = text_of(await chat.say("houston?"))
+    assert figure_present(answer, houston), answer
+    assert not figure_present(answer, chicago), answer
+
+
+async def test_what_the_approval_queue_is_worth_and_an_account_of_one_company(
+    runtime: Any, rest: RestERP
+) -> None:
+    waiting = rest.rows("Purchase Order", ["currency", "grand_total"],
+                        [["docstatus", "=", 0], ["workflow_state", "=", "Pending Approval"]])  # fmt: skip
+    worth = sums(waiting, lambda r: r["currency"], "grand_total")
+    assert worth
+    chat = await chat_as(runtime, "purchase.manager@demo.local")
+    await chat.say("any purchase orders waiting for my sign-off?")
+    answer = text_of(await chat.say("how much are they worth"))
+    assert all(figure_present(answer, v) for v in worth.values()), answer
+
+    year = [dt.date(2026, 1, 1).isoformat(), TEST_TODAY.isoformat()]
+    vat = sums(rest.rows("GL Entry", ["account", "debit"],
+                         [["is_cancelled", "=", 0], ["account", "like", "VAT - %"],
+                          ["posting_date", "between", year]]),
+               lambda r: r["account"], "debit")  # fmt: skip
+    chat = await chat_as(runtime, "accounts.manager@demo.local")
+    answer = text_of(
+        await chat.say("debits and credits on the VAT account YTD for the kenyan company")
+    )
+    assert figure_present(answer, vat["VAT - ST"]), answer
+    assert not figure_present(answer, vat["VAT - HG"]), answer
+    assert "Creditors" not in answer, answer  # "credits" names the figure, not an account

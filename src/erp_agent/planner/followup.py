@@ -164,6 +164,13 @@ def submit_verb(text: str) -> str | None:
 
 
 # A reply that is only a name ("Harbor Goods", "and Kisumu?"): the last question, for it.
+# A follow-up of one to three lowercase words that English rarely uses ("houston?", "and
+# kisumu"): a name typed in lower case.
+_BARE_LOWER = re.compile(
+    r"^\s*(?:and\s+|what about\s+|how about\s+)?([a-z][a-z&'\-]*(?:\s+[a-z][a-z&'\-]*){0,2})"
+    r"\s*[?.!]?\s*$"
+)
+_RARE = 5000
 _BARE_NAME = re.compile(
     r"^\s*(?:and\s+|what about\s+|how about\s+)?((?:[A-Z][\w&.'\-]*\s*){1,4})[?.!]?\s*$"
 )
@@ -299,6 +306,32 @@ def _new_top(base: Request, text: str) -> bool:
     return False
 
 
+_BARE_AGE = re.compile(
+    r"^\s*(?:(?:and|what about|how about|ok|now)\s+)*(?:the\s+)?"
+    r"(?:\d{1,3}\s*(?:-|–|to)\s*\d{1,3}|(?:over|more than|above|beyond)\s+\d{1,3}|\d{1,3}\s*\+)"
+    r"(?:\s+(?:bucket|band|range))?\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def _amount_and_age(base: Request, text: str) -> list[str]:
+    """An amount or an age a follow-up sets ("over 500k", "and 61 to 90?"); the slots set."""
+    changed: list[str] = []
+    aged_again = base.age_days is not None and _BARE_AGE.match(text) is not None
+    amount = None if aged_again else parse_amount(text)  # "and over 90?": days, not money
+    if amount is not None:
+        base.amount = amount
+        changed.append("amount")
+    age, until = parse_age(text)
+    if age is None and aged_again:
+        # "and 61 to 90?", "and over 90?" after an age: the same words of days past due.
+        age, until = parse_age(f"{text.rstrip('?. ')} days overdue")
+    if age is not None:
+        base.age_days, base.age_until = age, until
+        changed.append("age")
+    return changed
+
+
 def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[str]:
     """Apply one follow-up message to ``base`` in place; the names of the slots it changed."""
     changed: list[str] = []
@@ -331,14 +364,7 @@ def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[s
         # The records behind the last answer: counted, or listed ("which of those …").
         base.kind = Kind.COUNT if questions.says("count", text) else Kind.LIST
         changed.append("kind")
-    amount = parse_amount(text)
-    if amount is not None:
-        base.amount = amount
-        changed.append("amount")
-    age, until = parse_age(text)
-    if age is not None:
-        base.age_days, base.age_until = age, until
-        changed.append("age")
+    changed += _amount_and_age(base, text)
     if intents.CHART.search(text):
         base.chart = True
         changed.append("chart")
@@ -449,6 +475,9 @@ def _unrelated(message: str, catalog: Catalog) -> bool:
     Nairobi?" after a sales question is not Nairobi's sales)."""
     if _edits_last(message) or _ANAPHORA.search(message) or _BARE_NAME.match(message):
         return False
+    bare = _BARE_LOWER.match(message)
+    if bare and all(vocabulary.english_frequency(w) < _RARE for w in bare.group(1).split()):
+        return False  # "houston?": a place or party typed in lower case, as a follow-up
     strange = [w for w in vocabulary.unknown_words(message, catalog) if vocabulary.is_english(w)]
     return bool(strange)
 

@@ -14,6 +14,7 @@ from erp_agent.planner.master_data import (
     ACCEPT,
     CLOSE,
     ask_which,
+    by_country,
     match_score,
     probe_token,
     resolve,
@@ -38,7 +39,7 @@ _OWN_WORDS = frozenset(["general", "ledger", "gl", "posting", "postings", "poste
     "account", "accounts", "entries", "entry", "transactions", "transaction", "movements",
     "movement", "activity", "went", "gone", "go", "goes", "passed", "moved", "came", "ytd", "mtd",
     "balance", "balances", "closing", "opening", "book", "control", "expense", "expenses",
-    "qtd", "q1", "q2", "q3", "q4", "costs", "cost"])  # fmt: skip
+    "qtd", "q1", "q2", "q3", "q4", "costs", "cost", "debit", "debits", "credit", "credits"])  # fmt: skip
 
 
 # Money moving through something, said as a verb ("what went through the bank in March").
@@ -181,6 +182,11 @@ _COMPANY_SUFFIXES = frozenset(["ltd", "limited", "inc", "corp", "corporation", "
                                "plc", "gmbh", "sa", "company", "group"])  # fmt: skip
 
 
+_COUNTRY_SIDE = re.compile(
+    r"\b(?:the\s+)?([A-Za-z]{2,}?)\s+(?:company|side|entity|business|books)\b", re.IGNORECASE
+)
+
+
 def _company_named(ctx: Ctx) -> tuple[str, Step | None]:
     """'Creditors for Harbor Goods', 'cash, Savanna side': a company the words name (by its
     leading words) is the figure's company in this planning call; the text without those
@@ -188,6 +194,15 @@ def _company_named(ctx: Ctx) -> tuple[str, Step | None]:
     text = ctx.req.text
     if ctx.view.company or not ctx.has("company.list"):
         return text, None
+    country = _COUNTRY_SIDE.search(text)
+    if country is not None:
+        # "For the kenyan company", "the US side": the one company in that country.
+        company, lookup = by_country(ctx, country.group(1))
+        if lookup is not None:
+            return text, Step(calls=[lookup])
+        if company is not None:
+            ctx.view.company = company
+            return text[: country.start()] + " " + text[country.end() :], None
     args = {"fields": ["id"], "limit": 20}
     r = ctx.result("company.list", args)
     if r is None:

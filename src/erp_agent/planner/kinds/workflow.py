@@ -50,6 +50,10 @@ def pending(ctx: Ctx) -> Step:
     note = f" {data['message']}" if data.get("message") and docs else ""
     if not docs:
         return say(str(data.get("message") or "Nothing is waiting for an action of yours."))
+    if questions.says("sum_of_them", ctx.req.text.split(" ; ")[-1]):
+        worth = _worth(ctx, docs)
+        if worth is not None:
+            return worth
     lines = []
     for d in docs:
         label = ctx.catalog.entity(str(d["entity"])).label
@@ -61,6 +65,42 @@ def pending(ctx: Ctx) -> Step:
                      + f": {_state(d)}; you can {actions}")  # fmt: skip
     head = f"{len(docs)} {'documents wait' if len(docs) != 1 else 'document waits'} for an action of yours:"
     return say(head + "\n" + "\n".join(lines) + note)
+
+
+def _worth(ctx: Ctx, docs: list[dict[str, Any]]) -> Step | None:
+    """'How much are they worth?' after the queue: what the ERP adds up over those documents
+    (drafts included: they wait for approval), per currency; None when they are of several
+    kinds or their kind has no amount."""
+    kinds = {str(d.get("entity")) for d in docs}
+    e = ctx.catalog.entities.get(kinds.pop()) if len(kinds) == 1 else None
+    if e is None or not e.amount_field:
+        return None
+    tool = f"{e.name}.aggregate"
+    if not ctx.has(tool):
+        return enable(ctx, tool)
+    ids = [str(d["id"]) for d in docs if d.get("id")]
+    args: dict[str, Any] = {
+        "measures": [{"func": "sum", "field": e.amount_field}, {"func": "count"}],
+        "group_by": [{"field": "currency"}] if "currency" in e.fields else [],
+        "filters": [{"field": "id", "op": "in", "value": ids}],
+        "documents": "all",
+    }
+    r = ctx.result(tool, args)
+    if r is None:
+        return call(tool, args)
+    if not r.ok:
+        return failed(r)
+    rows = r.data.get("rows") if isinstance(r.data, dict) else None
+    lines = [
+        f"- {row.get('currency') or ''} {fmt(row.get(f'sum_{e.amount_field}'))} over "
+        f"{fmt(row.get('count_records'))} {e.plural.lower()}".replace("  ", " ")
+        for row in rows or [] if isinstance(row, dict)
+    ]  # fmt: skip
+    if not lines:
+        return None
+    label = e.fields[e.amount_field].label.lower()
+    return say(f"The {len(ids)} {e.plural.lower()} waiting for you are worth ({label}):\n"
+               + "\n".join(lines))  # fmt: skip
 
 
 def _state(doc: dict[str, Any]) -> str:
@@ -94,6 +134,10 @@ def _whole_workflow(ctx: Ctx, e: Entity) -> Step:
 
 def handle(ctx: Ctx) -> Step:
     req = ctx.req
+    newest = req.text.split(" ; ")[-1]
+    if (not req.doc_ids and questions.says("my_queue", req.text)
+            and questions.says("sum_of_them", newest) and ctx.has("workflow.pending")):  # fmt: skip
+        return pending(ctx)  # "how much are they worth?" of the queue just shown
     found = req.doc_ids[0] if req.doc_ids else earlier_id(ctx, req.entity)
     if found is None and questions.says("my_queue", req.text):
         if ctx.has("workflow.pending"):
