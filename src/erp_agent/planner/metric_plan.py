@@ -337,6 +337,11 @@ _RANK_ALL = re.compile(r"\b(?:rank|ranked|ranking|league table)\b")
 _WHO_AND = re.compile(r"\b(?:who|which ones?)\s*(?:and|&)\s*(?:by\s+)?how much\b")
 
 
+def asks_each(text: str) -> bool:
+    """Whether each party's own sum is asked ("who and how much", "and by how much")."""
+    return bool(_EACH.search(text) or _WHO_AND.search(text.lower()))
+
+
 def ranking(catalog: Catalog, req: Request) -> list[Any]:
     """'Our 5 biggest customers', 'each supplier': parties ranked or cut by the metric their
     dimension is ranked by in the catalog (customers by revenue, suppliers by purchases)."""

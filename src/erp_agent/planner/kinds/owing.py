@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from erp_agent.planner.answer import fmt
+from erp_agent.planner.metric_plan import asks_each
 from erp_agent.planner.parse_dates import age_words
 from erp_agent.planner.steps import Call, Ctx, Step, enable, failed, rows_of, say
 
@@ -33,13 +34,6 @@ _WE_OWE = re.compile(
 )
 
 
-# "Who and how much", "which customers …, and by how much": each party's sum is asked.
-_HOW_MUCH_EACH = re.compile(
-    r"\b(?:who|which(?: ones?)?)\s*(?:and|&)\s*(?:by\s+)?how much\b|\band (?:by )?how much\b|"
-    r"\bhow much each\b|\bby how much\b"
-)
-
-
 def applies(ctx: Ctx) -> bool:
     req, low = ctx.req, ctx.req.text.lower()
     owed = any(w in low for w in ("owe", "owing", "outstanding", "unpaid", "overdue", "past due",
@@ -47,7 +41,7 @@ def applies(ctx: Ctx) -> bool:
     # An amount of a party's debt: with an age, or asked of parties ("customers owing > 500k");
     # or each party's debt of an age ("customers more than 60 days overdue - who and how much").
     per_party = req.age_days is not None or bool(_PARTIES.search(low))
-    each = req.age_days is not None and bool(_PARTIES.search(low) and _HOW_MUCH_EACH.search(low))
+    each = req.age_days is not None and bool(_PARTIES.search(low)) and asks_each(req.text)
     return bool(((req.amount is not None and per_party) or each) and owed)
 
 
