@@ -397,8 +397,9 @@ _PARTIES = ("customer", "supplier")
 _PARTY_BALANCE = {"customer": "receivables", "supplier": "payables"}
 
 
-# Courtesies typed short: never a party's name.
-_FILLER = frozenset(["pls", "plz", "thx", "thanks", "asap", "rn"])
+# Courtesies the spelling correction leaves as they are ("pls" is already "please"): never a
+# party's name.
+_FILLER = frozenset(["thx", "thanks", "asap"])
 
 
 def _party_balance(ctx: Ctx) -> Step | None:

@@ -231,8 +231,13 @@ class _Draft:
             return None, step
         places = [found[w][1] for w in said]
         self.args["from_warehouse"], self.args["to_warehouse"] = places
+        return self._company_of(places)
+
+    def _company_of(self, places: list[str]) -> tuple[str | None, Step | None]:
+        """The one company these warehouses belong to (as the user sees them), or the look-up
+        still to make."""
         query = {"filters": [{"field": "id", "op": "in", "value": places}],
-                 "fields": ["id", "company"], "limit": 2}  # fmt: skip
+                 "fields": ["id", "company"], "limit": len(places)}  # fmt: skip
         r = self.ctx.result("warehouse.list", query)
         if r is None:
             return None, call("warehouse.list", query)
@@ -255,13 +260,7 @@ class _Draft:
         if step is not None or said not in found:
             return None, step
         self.warehouse = found[said][1]
-        query = {"filters": [{"field": "id", "op": "=", "value": found[said][1]}],
-                 "fields": ["id", "company"], "limit": 1}  # fmt: skip
-        r = self.ctx.result("warehouse.list", query)
-        if r is None:
-            return None, call("warehouse.list", query)
-        companies = {str(row.get("company")) for row in rows_of(r) if row.get("company")}
-        return (companies.pop() if len(companies) == 1 else None), None
+        return self._company_of([self.warehouse])
 
     def _direction(self, name: str, f: Field) -> Step | None:
         """Whether money is received or paid: as said ("received", "pay"), else as the
