@@ -21,7 +21,6 @@ from demo_erp.controllers import controller_for
 from demo_erp.exceptions import (
     CharacterLengthExceededError,
     DocstatusTransitionError,
-    DoesNotExistError,
     DuplicateEntryError,
     LinkExistsError,
     LinkValidationError,
@@ -40,6 +39,8 @@ from demo_erp.meta import (
     all_doctypes,
     get_meta,
 )
+from demo_erp.records import load, message, require_meta
+from demo_erp.workflow_rules import validate_workflow
 
 Doc = dict[str, Any]
 _STATUS_LABEL = {0: "0 (Draft)", 1: "1 (Submitted)", 2: "2 (Cancelled)"}
@@ -61,46 +62,7 @@ def transaction(conn: sqlite3.Connection, write: bool = True) -> Iterator[None]:
     conn.execute("commit")
 
 
-def require_meta(doctype: str) -> DocType:
-    meta = get_meta(doctype)
-    if meta is None:
-        raise DoesNotExistError(f"DocType {doctype} not found")
-    return meta
-
-
 # ---------------------------------------------------------------- reading
-
-
-def _row_to_dict(meta: DocType, row: sqlite3.Row) -> Doc:
-    doc = dict(row)
-    doc["doctype"] = meta.name
-    return doc
-
-
-def load(ctx: Ctx, doctype: str, name: str) -> Doc:
-    """The whole document with its child rows, without any permission check."""
-    meta = require_meta(doctype)
-    row = ctx.conn.execute(f'select * from "{meta.table_name}" where name = ?', (name,)).fetchone()
-    if row is None:
-        raise DoesNotExistError(
-            f"{doctype} {name} not found", messages=[_msg(f"{doctype} {name} not found")]
-        )
-    doc = _row_to_dict(meta, row)
-    for table in meta.table_fields:
-        child = require_meta(table.options)
-        rows = ctx.conn.execute(
-            f'select * from "{child.table_name}" where parent = ? and parentfield = ? '
-            "and parenttype = ? order by idx",
-            (name, table.fieldname, doctype),
-        ).fetchall()
-        doc[table.fieldname] = [_row_to_dict(child, r) for r in rows]
-    return doc
-
-
-def exists(ctx: Ctx, doctype: str, name: str) -> bool:
-    meta = require_meta(doctype)
-    sql = f'select 1 from "{meta.table_name}" where name = ?'
-    return ctx.conn.execute(sql, (name,)).fetchone() is not None
 
 
 def strip_hidden(ctx: Ctx, meta: DocType, doc: Doc) -> Doc:
@@ -164,14 +126,6 @@ def make_name(ctx: Ctx, meta: DocType, doc: Doc) -> str:
 
 
 # ---------------------------------------------------------------- validation
-
-
-def _msg(message: str, title: str = "Message", indicator: str | None = "red") -> dict[str, Any]:
-    out: dict[str, Any] = {"message": message, "title": title}
-    if indicator:
-        out["indicator"] = indicator
-        out["raise_exception"] = 1
-    return out
 
 
 def _coerce_value(meta: DocType, f: DocField, value: Any, row_label: str) -> Any:
@@ -247,12 +201,12 @@ def _validate_mandatory(meta: DocType, doc: Doc) -> None:
         if f.is_table:
             if not value:
                 missing.append(f.fieldname)
-                messages.append(_msg(f"Error: Data missing in table: {f.label}", indicator=None))
+                messages.append(message(f"Error: Data missing in table: {f.label}", indicator=None))
             continue
         if value is None or value == "":
             missing.append(f.fieldname)
             messages.append(
-                _msg(f"Error: Value missing for {meta.name}: {f.label}", indicator=None)
+                message(f"Error: Value missing for {meta.name}: {f.label}", indicator=None)
             )
     for table in meta.table_fields:
         child = require_meta(table.options)
@@ -261,7 +215,7 @@ def _validate_mandatory(meta: DocType, doc: Doc) -> None:
                 if f.reqd and row.get(f.fieldname) in (None, ""):
                     missing.append(f"{table.fieldname}[{row.get('idx')}].{f.fieldname}")
                     messages.append(
-                        _msg(
+                        message(
                             f"Error: <strong>{child.name}</strong> Row #{row.get('idx')}: "
                             f"Value missing for: {f.label}",
                             indicator=None,
@@ -336,7 +290,7 @@ def _write(ctx: Ctx, meta: DocType, doc: Doc, is_new: bool) -> None:
             raise DuplicateEntryError(
                 f"{meta.name} {doc['name']} already exists",
                 messages=[
-                    _msg(f"{meta.name} {doc['name']} already exists", title="Duplicate Name")
+                    message(f"{meta.name} {doc['name']} already exists", title="Duplicate Name")
                 ],
             ) from exc
     else:
@@ -371,30 +325,12 @@ def _write(ctx: Ctx, meta: DocType, doc: Doc, is_new: bool) -> None:
             row["doctype"] = child.name
 
 
-def db_set(ctx: Ctx, doctype: str, name: str, values: Mapping[str, Any]) -> None:
-    """Set columns directly (Frappe's ``db_set``): no validation, but ``modified`` moves on."""
-    meta = require_meta(doctype)
-    updates = dict(values)
-    updates["modified"] = ctx.now()
-    updates["modified_by"] = ctx.user
-    assignments = ", ".join(f'"{c}" = ?' for c in updates)
-    ctx.conn.execute(
-        f'update "{meta.table_name}" set {assignments} where name = ?', [*updates.values(), name]
-    )
-
-
-def _validate_workflow(ctx: Ctx, doc: Doc, before: Doc | None, action: str) -> None:
-    from demo_erp import workflow  # imported late: the workflow engine drives this module
-
-    workflow.validate_workflow(ctx, doc, before, action)
-
-
 def _prepare(
     ctx: Ctx, meta: DocType, doc: Doc, before: Doc | None = None, action: str = "save"
 ) -> None:
     # Controllers share one class across doctypes, so the document names its own doctype.
     doc["doctype"] = meta.name
-    _validate_workflow(ctx, doc, before, action)
+    validate_workflow(ctx, doc, before, action)
     controller = controller_for(meta.name)
     controller.validate(ctx, doc)
     _validate_mandatory(meta, doc)
@@ -554,7 +490,7 @@ def _save_fields(
     )
     if int(old["docstatus"]) == 1:
         _check_update_after_submit(meta, old, new)
-        _validate_workflow(ctx, new, old, "update_after_submit")
+        validate_workflow(ctx, new, old, "update_after_submit")
         controller_for(meta.name).on_update_after_submit(ctx, old, new)
     else:
         _prepare(ctx, meta, new, old)
@@ -605,7 +541,7 @@ def cancel(ctx: Ctx, doctype: str, name: str, ignore_permissions: bool = False) 
     linked = submitted_links(ctx, doctype, name)
     if linked:  # Frappe's check_no_back_links_exist: a submitted document still points here
         raise LinkExistsError(link_exists_message(doctype, name, *linked[0]))
-    _validate_workflow(ctx, doc, dict(doc), "cancel")
+    validate_workflow(ctx, doc, dict(doc), "cancel")
     doc.update(docstatus=2, modified=ctx.now(), modified_by=ctx.user)
     controller_for(doctype).on_cancel(ctx, doc)
     _write(ctx, meta, doc, is_new=False)
@@ -710,12 +646,9 @@ __all__ = [
     "STANDARD_FIELDS",
     "Doc",
     "cancel",
-    "db_set",
     "delete",
-    "exists",
     "get",
     "insert",
-    "load",
     "save",
     "submit",
     "transaction",

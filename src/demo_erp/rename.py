@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from demo_erp import documents, permissions
+from demo_erp import documents, permissions, records
 from demo_erp.context import Ctx
 from demo_erp.exceptions import NameError, ValidationError
 from demo_erp.meta import DocType, all_doctypes
@@ -42,8 +42,8 @@ def validate_name(doctype: str, name: str) -> str:
 
 
 def _validate(ctx: Ctx, meta: DocType, old: str, new: str, merge: bool) -> str:
-    exists = documents.exists(ctx, meta.name, new)
-    if not documents.exists(ctx, meta.name, old):
+    exists = records.exists(ctx, meta.name, new)
+    if not records.exists(ctx, meta.name, old):
         raise ValidationError(f"Can't rename {old} to {new} because {old} doesn't exist.")
     if old == new:
         raise ValidationError("No changes made because old and new name are the same.")
@@ -51,10 +51,10 @@ def _validate(ctx: Ctx, meta: DocType, old: str, new: str, merge: bool) -> str:
         raise ValidationError(f"{meta.name} {new} does not exist, select a new target to merge")
     if not merge and exists:
         raise ValidationError(f"Another {meta.name} with name {new} exists, select another name")
-    if not permissions.has_permission(ctx, meta.name, "write", documents.load(ctx, meta.name, old)):
+    if not permissions.has_permission(ctx, meta.name, "write", records.load(ctx, meta.name, old)):
         raise ValidationError(f"You need write permission on {meta.name} {old} to rename")
     if merge and not permissions.has_permission(
-        ctx, meta.name, "write", documents.load(ctx, meta.name, new)
+        ctx, meta.name, "write", records.load(ctx, meta.name, new)
     ):
         raise ValidationError(f"You need write permission on {meta.name} {new} to merge")
     if not meta.allow_rename:
@@ -68,7 +68,7 @@ def _move_row(ctx: Ctx, meta: DocType, old: str, new: str) -> None:
     if kind == "field" and meta.get_field(field) is not None:
         ctx.conn.execute(f'update "{meta.table_name}" set "{field}" = ? where name = ?', (new, new))
     for table in meta.table_fields:
-        child = documents.require_meta(table.options)
+        child = records.require_meta(table.options)
         ctx.conn.execute(
             f'update "{child.table_name}" set parent = ? where parent = ? and parenttype = ?',
             (new, old, meta.name),
@@ -98,7 +98,7 @@ def _repoint_links(ctx: Ctx, doctype: str, old: str, new: str) -> None:
 
 def rename_doc(ctx: Ctx, doctype: str, old: str, new: str, merge: bool = False) -> str:
     """Rename ``old`` to ``new`` (or merge it into the existing ``new``) as the user."""
-    meta = documents.require_meta(doctype)
+    meta = records.require_meta(doctype)
     new = _validate(ctx, meta, old, new, merge)
     if not merge:
         _move_row(ctx, meta, old, new)

@@ -1,175 +1,20 @@
-"""Frappe's workflow engine (``frappe/model/workflow.py``) over the Workflow doctypes.
-
-``get_transitions`` and ``apply_workflow`` are the whitelisted methods; ``validate_workflow``
-runs whenever a document of a doctype with an active workflow is saved, submitted or cancelled
-(documents.py calls it), so a direct change of the state field is refused unless it follows a
-transition the user may take.
+"""Frappe's workflow actions (``frappe/model/workflow.py``) over the Workflow doctypes:
+``get_transitions`` and ``apply_workflow``, the whitelisted methods, and the demo's Purchase Order
+approval workflow. Above the document lifecycle, which they drive; the rules the lifecycle applies
+on every save are in ``workflow_rules``, below it.
 """
 
 from __future__ import annotations
 
-import ast
-import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from demo_erp import documents, permissions
+from demo_erp import documents, permissions, records
 from demo_erp.context import Ctx
-from demo_erp.controllers.common import cache
-from demo_erp.exceptions import (
-    ValidationError,
-    WorkflowPermissionError,
-    WorkflowStateError,
-    WorkflowTransitionError,
-)
+from demo_erp.exceptions import ValidationError, WorkflowStateError, WorkflowTransitionError
+from demo_erp.workflow_rules import get_workflow, state_field, transitions_for
 
 Doc = dict[str, Any]
-_NO_WORKFLOW: Doc = {}
-
-
-def get_workflow(ctx: Ctx, doctype: str) -> Doc | None:
-    """The active Workflow (with states and transitions) for ``doctype``, cached per context."""
-    workflows: dict[str, Doc] = cache(ctx).setdefault("workflows", {})
-    if doctype not in workflows:
-        row = ctx.conn.execute(
-            'select name from "tabWorkflow" where document_type = ? and is_active = 1 '
-            "order by modified desc limit 1",
-            (doctype,),
-        ).fetchone()
-        workflows[doctype] = documents.load(ctx, "Workflow", row["name"]) if row else _NO_WORKFLOW
-    found = workflows[doctype]
-    return found or None
-
-
-def _state_field(workflow: Doc) -> str:
-    return str(workflow.get("workflow_state_field") or "workflow_state")
-
-
-# ---------------------------------------------------------------- conditions
-
-_BINOPS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.Mod: operator.mod,
-}
-_CMPOPS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-    ast.Is: operator.is_,
-    ast.IsNot: operator.is_not,
-}
-
-
-class _Evaluator:
-    """A tiny safe subset of Python for transition conditions: ``doc.field``, literals,
-    arithmetic, comparisons and boolean logic. Anything else is refused."""
-
-    def __init__(self, doc: Mapping[str, Any], user: str) -> None:
-        self.doc = doc
-        self.user = user
-
-    def eval(self, node: ast.AST) -> Any:
-        if isinstance(node, ast.Expression):
-            return self.eval(node.body)
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            return [self.eval(e) for e in node.elts]
-        if isinstance(node, ast.Name):
-            if node.id == "doc":
-                return self.doc
-            raise ValidationError(f"Name {node.id} is not allowed in a workflow condition")
-        if isinstance(node, ast.Attribute):
-            if node.attr.startswith("_"):
-                raise ValidationError("Private attributes are not allowed in a workflow condition")
-            if isinstance(node.value, ast.Name) and node.value.id == "doc":
-                return self.doc.get(node.attr)
-            # frappe.session.user is the one attribute chain conditions commonly use.
-            if ast.unparse(node) == "frappe.session.user":
-                return self.user
-            raise ValidationError("Only doc.<field> may be read in a workflow condition")
-        if isinstance(node, ast.Subscript):
-            if isinstance(node.value, ast.Name) and node.value.id == "doc":
-                return self.doc.get(self.eval(node.slice))
-            raise ValidationError("Only doc[<field>] may be indexed in a workflow condition")
-        if isinstance(node, ast.BoolOp):
-            if isinstance(node.op, ast.And):
-                result: Any = True
-                for value in node.values:
-                    result = self.eval(value)
-                    if not result:
-                        return result
-                return result
-            result = False
-            for value in node.values:
-                result = self.eval(value)
-                if result:
-                    return result
-            return result
-        if isinstance(node, ast.UnaryOp):
-            operand = self.eval(node.operand)
-            if isinstance(node.op, ast.Not):
-                return not operand
-            if isinstance(node.op, ast.USub):
-                return -operand
-            if isinstance(node.op, ast.UAdd):
-                return +operand
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-            return _BINOPS[type(node.op)](self.eval(node.left), self.eval(node.right))
-        if isinstance(node, ast.Compare):
-            left = self.eval(node.left)
-            for op, comparator in zip(node.ops, node.comparators, strict=True):
-                right = self.eval(comparator)
-                if type(op) not in _CMPOPS or not _CMPOPS[type(op)](left, right):
-                    return False
-                left = right
-            return True
-        if isinstance(node, ast.IfExp):
-            return self.eval(node.body) if self.eval(node.test) else self.eval(node.orelse)
-        raise ValidationError(f"Unsupported expression in workflow condition: {ast.unparse(node)}")
-
-
-def evaluate_condition(condition: str | None, doc: Mapping[str, Any], user: str = "") -> bool:
-    """True when ``condition`` (Frappe's safe_eval expression over ``doc``) holds."""
-    if not condition or not condition.strip():
-        return True
-    try:
-        tree = ast.parse(condition.strip(), mode="eval")
-    except SyntaxError as exc:
-        raise ValidationError(f"Invalid workflow condition: {condition}") from exc
-    try:
-        return bool(_Evaluator(doc, user).eval(tree))
-    except TypeError:
-        return False  # e.g. comparing None with a number: the condition does not hold
-
-
-# ---------------------------------------------------------------- transitions
-
-
-def _has_role(ctx: Ctx, role: str | None) -> bool:
-    # Administrator holds every role in Frappe.
-    return ctx.is_admin or (role or "") in ctx.roles
-
-
-def _transitions_for(ctx: Ctx, workflow: Doc, doc: Doc) -> list[Doc]:
-    state = doc.get(_state_field(workflow))
-    if not state:
-        raise WorkflowStateError("Workflow State not set")
-    return [
-        t
-        for t in workflow.get("transitions") or []
-        if t.get("state") == state
-        and _has_role(ctx, t.get("allowed"))
-        and evaluate_condition(t.get("condition"), doc, ctx.user)
-    ]
 
 
 def _transition_dict(row: Doc) -> Doc:
@@ -185,13 +30,9 @@ def _reload(ctx: Ctx, doc: Mapping[str, Any]) -> Doc | None:
     doctype, name = doc.get("doctype"), doc.get("name")
     if not doctype:
         raise ValidationError("doctype is required")
-    if (
-        not name
-        or str(name).startswith("new-")
-        or not documents.exists(ctx, str(doctype), str(name))
-    ):
+    if not name or str(name).startswith("new-") or not records.exists(ctx, str(doctype), str(name)):
         return None
-    return documents.load(ctx, str(doctype), str(name))
+    return records.load(ctx, str(doctype), str(name))
 
 
 def get_transitions(ctx: Ctx, doc: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -205,7 +46,7 @@ def get_transitions(ctx: Ctx, doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     workflow = get_workflow(ctx, doctype)
     if workflow is None:
         return []
-    return [_transition_dict(t) for t in _transitions_for(ctx, workflow, loaded)]
+    return [_transition_dict(t) for t in transitions_for(ctx, workflow, loaded)]
 
 
 def apply_workflow(ctx: Ctx, doc: Mapping[str, Any], action: str) -> dict[str, Any]:
@@ -217,7 +58,7 @@ def apply_workflow(ctx: Ctx, doc: Mapping[str, Any], action: str) -> dict[str, A
     permissions.check_doctype(ctx, doctype, "read")
     permissions.check_doc(ctx, doctype, "read", loaded)
     workflow = get_workflow(ctx, doctype)
-    transitions = _transitions_for(ctx, workflow, loaded) if workflow else []
+    transitions = transitions_for(ctx, workflow, loaded) if workflow else []
     transition = next((t for t in transitions if t.get("action") == action), None)
     if workflow is None or transition is None:
         raise WorkflowTransitionError("Not a valid Workflow Action")
@@ -232,7 +73,7 @@ def apply_workflow(ctx: Ctx, doc: Mapping[str, Any], action: str) -> dict[str, A
     )
     if next_state is None:
         raise WorkflowStateError(f"{transition['next_state']} is not a valid Workflow State")
-    updates: Doc = {_state_field(workflow): next_state["state"]}
+    updates: Doc = {state_field(workflow): next_state["state"]}
     if next_state.get("update_field"):
         updates[str(next_state["update_field"])] = next_state.get("update_value")
     current, target = int(loaded["docstatus"]), int(next_state.get("doc_status") or 0)
@@ -243,57 +84,11 @@ def apply_workflow(ctx: Ctx, doc: Mapping[str, Any], action: str) -> dict[str, A
     elif (current, target) == (1, 2):
         permissions.check_doctype(ctx, doctype, "cancel")
         permissions.check_doc(ctx, doctype, "cancel", loaded)
-        documents.db_set(ctx, doctype, name, updates)
+        records.db_set(ctx, doctype, name, updates)
         documents.cancel(ctx, doctype, name)
     else:
         raise WorkflowTransitionError(f"Illegal Document Status for {next_state['state']}")
     return documents.get(ctx, doctype, name)
-
-
-def validate_workflow(ctx: Ctx, doc: Doc, before: Doc | None, action: str = "save") -> None:
-    """Frappe's ``validate_workflow`` + ``set_workflow_state_on_action``.
-
-    ``before`` is the stored document (None on insert); ``action`` is save, submit, cancel or
-    update_after_submit.
-    """
-    workflow = get_workflow(ctx, doc["doctype"]) if doc.get("doctype") else None
-    if workflow is None:
-        return
-    field = _state_field(workflow)
-    states = workflow.get("states") or []
-    if not states:
-        return
-    first = states[0]["state"]
-    next_state = doc.get(field)
-    if not next_state:
-        next_state = first
-        doc[field] = first
-    current = (before or {}).get(field) or first
-    if not any(s.get("state") == current for s in states):
-        raise ValidationError(
-            f"<strong>{current}</strong> is not a valid Workflow State. Please update your "
-            "Workflow and try again."
-        )
-    if current != next_state:
-        allowed = before is not None and any(
-            t.get("next_state") == next_state for t in _transitions_for(ctx, workflow, before)
-        )
-        if not allowed:
-            raise WorkflowPermissionError(
-                f"Workflow State transition not allowed from <strong>{current}</strong> to "
-                f"<strong>{next_state}</strong>"
-            )
-    if action == "save":
-        return
-    docstatus = {"submit": "1", "update_after_submit": "1", "cancel": "2"}[action]
-    if any(
-        s.get("state") == doc.get(field) and str(s.get("doc_status")) == docstatus for s in states
-    ):
-        return
-    for state in states:
-        if str(state.get("doc_status")) == docstatus:
-            doc[field] = state["state"]
-            return
 
 
 # ---------------------------------------------------------------- the demo's workflow
@@ -309,14 +104,14 @@ def ensure_purchase_order_workflow(ctx: Ctx) -> str:
         ("Approved", "Success"),
         ("Rejected", "Danger"),
     ):
-        if not documents.exists(ctx, "Workflow State", state):
+        if not records.exists(ctx, "Workflow State", state):
             documents.insert(
                 ctx,
                 "Workflow State",
                 {"workflow_state_name": state, "style": style},
                 ignore_permissions=True,
             )
-    if not documents.exists(ctx, "Workflow", PURCHASE_ORDER_WORKFLOW):
+    if not records.exists(ctx, "Workflow", PURCHASE_ORDER_WORKFLOW):
         documents.insert(
             ctx,
             "Workflow",

@@ -15,6 +15,7 @@ Catch ``ErpAgentError`` to catch everything the package raises on purpose.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypedDict
 
 
 class ErpAgentError(Exception):
@@ -277,6 +278,16 @@ class SignInRefused(ErpAgentError):
 STALE_RECORD = "TimestampMismatchError"
 
 
+class RefusalView(TypedDict):
+    """A refusal as the model and the channels read it (``Refusal.as_dict``)."""
+
+    message: str
+    exc_type: str
+    status: int
+    messages: list[str]
+    title: str | None
+
+
 class Refusal:
     """What the ERP refused with: message text (HTML stripped), exception type, HTTP status."""
 
@@ -301,7 +312,7 @@ class Refusal:
         """The record changed after the user read it (Frappe's TimestampMismatchError)."""
         return self.exc_type == STALE_RECORD
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> RefusalView:
         return {
             "message": self.message,
             "exc_type": self.exc_type,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from demo_erp import documents
+from demo_erp import documents, records
 from demo_erp.context import ADMINISTRATOR, Ctx, as_user
 
 COMPANY = "Demo Co"
@@ -71,7 +71,7 @@ class World:
         return documents.insert(self.ctx, doctype, payload, ignore_permissions=True)
 
     def load(self, doctype: str, name: str) -> dict[str, Any]:
-        return documents.load(self.ctx, doctype, name)
+        return records.load(self.ctx, doctype, name)
 
     def gl(self, voucher_no: str, cancelled: int | None = None) -> list[dict[str, Any]]:
         sql = 'select * from "tabGL Entry" where voucher_no = ?'

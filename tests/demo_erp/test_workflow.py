@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from builders import World, make_world
 
-from demo_erp import documents, workflow
+from demo_erp import documents, records, workflow, workflow_rules
 from demo_erp.context import Ctx
 from demo_erp.exceptions import (
     PermissionError,
@@ -139,7 +139,7 @@ def test_direct_submit_moves_to_submitted_state(world: World) -> None:
 
 
 def test_conditions(world: World) -> None:
-    wf = documents.load(world.ctx, "Workflow", "Purchase Order Approval")
+    wf = records.load(world.ctx, "Workflow", "Purchase Order Approval")
     transitions = wf["transitions"]
     transitions[1]["condition"] = "doc.grand_total > 1000 and doc.supplier in ['Parts Ltd']"
     documents.save(
@@ -150,13 +150,13 @@ def test_conditions(world: World) -> None:
     workflow.apply_workflow(world.ctx, po, "Submit for Approval")
     assert _actions(manager, po) == ["Reject"]
 
-    assert workflow.evaluate_condition("", {}) is True
-    assert workflow.evaluate_condition("doc.status == 'Draft'", {"status": "Draft"}) is True
-    assert workflow.evaluate_condition("not doc.x or doc['y'] >= 2", {"x": 1, "y": 3}) is True
-    assert workflow.evaluate_condition("doc.amount > 5", {"amount": None}) is False
+    assert workflow_rules.evaluate_condition("", {}) is True
+    assert workflow_rules.evaluate_condition("doc.status == 'Draft'", {"status": "Draft"}) is True
+    assert workflow_rules.evaluate_condition("not doc.x or doc['y'] >= 2", {"x": 1, "y": 3}) is True
+    assert workflow_rules.evaluate_condition("doc.amount > 5", {"amount": None}) is False
     for unsafe in ("__import__('os').system('true')", "doc.__class__", "open('x')"):
         with pytest.raises(ValidationError):
-            workflow.evaluate_condition(unsafe, {})
+            workflow_rules.evaluate_condition(unsafe, {})
 
 
 def test_transitions_need_read_permission(world: World) -> None:

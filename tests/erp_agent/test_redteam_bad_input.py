@@ -351,8 +351,7 @@ async def test_malformed_knowledge_front_matter_is_400(
 )
 def test_no_message_a_channel_shows_carries_the_stores_address(error: str) -> None:
     from erp_agent import errors
-    from erp_agent.channels.faults import fault
-    from erp_agent.server.streaming import error_text
+    from erp_agent.channels.faults import fault, user_message
 
     said = (
         "Could not save turn t1 in the store postgresql+psycopg://erp_agent:***@db.internal:5432/"
@@ -361,7 +360,7 @@ def test_no_message_a_channel_shows_carries_the_stores_address(error: str) -> No
         "(Background on this error at: https://sqlalche.me/e/20/e3q8)"
     )
     exc = getattr(errors, error)(said)
-    for shown in (error_text(exc), fault(exc).message):
+    for shown in (user_message(exc), fault(exc).message):
         assert not DSN.search(shown), shown
         for leak in ("db.internal", "10.0.0.7", "erp_agent:", "sqlalche.me", "agent:"):
             assert leak not in shown, shown

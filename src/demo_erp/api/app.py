@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from demo_erp import auth, db, documents, oauth, query
+from demo_erp import auth, db, documents, oauth, query, records
 from demo_erp.api import (
     desk,
     erpnext_methods,  # noqa: F401 - registers ERPNext's form helpers
@@ -195,7 +195,7 @@ def _login_failed(message: str) -> Response:
 def _doctype_method(path: str) -> str:
     """v2's ``/method/{doctype}/{method}``: the method in that DocType's controller module."""
     doctype, _, name = path.rpartition("/")
-    meta = documents.require_meta(doctype)
+    meta = records.require_meta(doctype)
     scrubbed = meta.name.lower().replace(" ", "_")
     suffix = f".doctype.{scrubbed}.{scrubbed}.{name}"
     found = next((p for p in METHODS if p.endswith(suffix)), None)
@@ -278,7 +278,7 @@ def _resource(
             messages=[{"message": "Not permitted", "title": "Message"}],
             error_message=f"No permission for {doctype}",
         )
-    documents.require_meta(doctype)
+    records.require_meta(doctype)
     ctx = _ctx(app, user)
     verb = request.method
     with documents.transaction(ctx.conn, write=verb in UNSAFE):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from demo_erp import documents, permissions
+from demo_erp import documents, permissions, records
 from demo_erp.api.methods import Args, _required, _truthy, whitelist
 from demo_erp.context import Ctx
 from demo_erp.controllers.common import (
@@ -67,7 +67,7 @@ def get_party_details(ctx: Ctx, args: Args) -> dict[str, Any]:
     side = _side(str(doctype) if doctype else None, party_type)
     out: dict[str, Any] = {}
     if party_type in ("Customer", "Supplier"):
-        row = documents.load(ctx, party_type, str(party))
+        row = records.load(ctx, party_type, str(party))
         if not permissions.has_permission(ctx, party_type, "read", row):
             raise PermissionError(f"Not permitted for {party_type} {party}")
         key = party_type.lower()
@@ -117,7 +117,7 @@ def get_item_details(ctx: Ctx, args: Args) -> dict[str, Any]:
         raise ValidationError("Item Code is mandatory")
     if not raw.get("company"):
         raise ValidationError("Please specify Company")
-    item = documents.load(ctx, "Item", str(item_code))
+    item = records.load(ctx, "Item", str(item_code))
     doctype = str(raw.get("doctype") or "")
     side = _side(doctype or None, "Supplier" if raw.get("supplier") else "Customer")
     if item.get("disabled"):
@@ -230,7 +230,7 @@ def get_balance_on(ctx: Ctx, args: Args) -> float | None:
             return 0.0  # older than any fiscal year
     cost_center = args.get("cost_center")
     if cost_center and acc and acc.get("report_type") == "Profit and Loss":
-        cc = documents.load(ctx, "Cost Center", str(cost_center))
+        cc = records.load(ctx, "Cost Center", str(cost_center))
         if cc.get("is_group"):
             sql, values = _tree_members(ctx, "Cost Center", cc)
             conds.append(f"gle.cost_center {sql}")
@@ -264,9 +264,9 @@ def get_balance_on(ctx: Ctx, args: Args) -> float | None:
     if party_type and party:
         if get_meta(str(party_type)) is not None:
             permissions.check_doctype(ctx, str(party_type), "read")
-            if documents.exists(ctx, str(party_type), str(party)):
+            if records.exists(ctx, str(party_type), str(party)):
                 permissions.check_doc(
-                    ctx, str(party_type), "read", documents.load(ctx, str(party_type), str(party))
+                    ctx, str(party_type), "read", records.load(ctx, str(party_type), str(party))
                 )
         conds.append("gle.party_type = ? and gle.party = ?")
         params += [party_type, party]
@@ -276,9 +276,7 @@ def get_balance_on(ctx: Ctx, args: Args) -> float | None:
     if not (acc or (party_type and party) or account_type):
         return None
     # Rows of companies and branches the user may not see are not counted.
-    scope, scope_params = permissions.list_conditions(
-        ctx, documents.require_meta("GL Entry"), "gle"
-    )
+    scope, scope_params = permissions.list_conditions(ctx, records.require_meta("GL Entry"), "gle")
     conds += scope
     params += scope_params
     debit, credit = (

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from demo_erp import documents, permissions, query
+from demo_erp import documents, permissions, query, records
 from demo_erp.context import Ctx
 from demo_erp.exceptions import DoesNotExistError, PermissionError, ValidationError
 from demo_erp.filters import decode, parse
@@ -178,7 +178,7 @@ def client_get_value(ctx: Ctx, args: Args) -> Any:
     fieldname = decode(_required(args, "fieldname"))
     fields = fieldname if isinstance(fieldname, list) else [fieldname]
     filters = decode(args.get("filters"))
-    meta = documents.require_meta(doctype)
+    meta = records.require_meta(doctype)
     if not permissions.has_doctype_permission(ctx, meta, "read"):
         raise PermissionError("", error_message=f"No permission for {doctype}")
     conditions = (
@@ -282,7 +282,7 @@ def client_has_permission(ctx: Ctx, args: Args) -> dict[str, bool]:
     ptype = str(args.get("perm_type") or "read")
     name = args.get("docname")
     if name:
-        doc = documents.load(ctx, doctype, str(name))
+        doc = records.load(ctx, doctype, str(name))
         return {"has_permission": permissions.has_permission(ctx, doctype, ptype, doc)}
     return {"has_permission": permissions.has_permission(ctx, doctype, ptype)}
 
@@ -290,7 +290,7 @@ def client_has_permission(ctx: Ctx, args: Args) -> dict[str, bool]:
 @whitelist("frappe.client.get_doc_permissions")
 def client_get_doc_permissions(ctx: Ctx, args: Args) -> dict[str, dict[str, int]]:
     doctype, name = str(_required(args, "doctype")), str(_required(args, "docname"))
-    doc = documents.load(ctx, doctype, name)
+    doc = records.load(ctx, doctype, name)
     rights = ("read", "write", "create", "delete", "submit", "cancel", "report", "export")
     return {
         "permissions": {r: int(permissions.has_permission(ctx, doctype, r, doc)) for r in rights}

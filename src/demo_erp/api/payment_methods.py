@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from demo_erp import documents
+from demo_erp import documents, records
 from demo_erp.api.erpnext_methods import get_balance_on
 from demo_erp.api.methods import Args, _required, whitelist
 from demo_erp.context import Ctx
@@ -37,7 +37,7 @@ def get_party_details(ctx: Ctx, args: Args) -> dict[str, Any]:
     party = str(_required(args, "party"))
     if party_type not in _PARTY_ACCOUNT:
         raise ValidationError(f"Invalid Party Type: {party_type}")
-    if not documents.exists(ctx, party_type, party):
+    if not records.exists(ctx, party_type, party):
         raise ValidationError(f"Invalid {party_type}: {party}")
     record = documents.get(ctx, party_type, party)
     party_account = get_company(ctx, company).get(_PARTY_ACCOUNT[party_type])

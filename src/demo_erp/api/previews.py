@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from demo_erp import documents
+from demo_erp import documents, records
 from demo_erp.api.methods import Args, _required, whitelist
 from demo_erp.context import Ctx
 from demo_erp.controllers.common import get_company, get_item
@@ -65,8 +65,8 @@ def _table(rows: list[dict[str, Any]], spec: tuple[tuple[str, str], ...]) -> lis
 def _posted(ctx: Ctx, doctype: str, docname: str, table: str) -> list[dict[str, Any]]:
     """The rows of ``table`` the draft's submit posts, computed by the submit and rolled back."""
     documents.get(ctx, doctype, docname)  # the user may read it (refused in the ERP's words)
-    meta = documents.require_meta(doctype)
-    doc = documents.load(ctx, doctype, docname)
+    meta = records.require_meta(doctype)
+    doc = records.load(ctx, doctype, docname)
     said = len(ctx.messages)
     ctx.conn.execute("savepoint ledger_preview")
     try:

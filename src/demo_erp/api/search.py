@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from demo_erp import documents, query
+from demo_erp import query, records
 from demo_erp.api.methods import Args, _required, whitelist
 from demo_erp.context import Ctx
 from demo_erp.exceptions import ValidationError
@@ -84,7 +84,7 @@ def search_widget(
     """The matching rows, each the name followed by the other listed fields."""
     if doctype == "DocType":
         return _doctypes(txt, filters)[start : start + page_length]
-    meta = documents.require_meta(doctype)
+    meta = records.require_meta(doctype)
     fields = _fields(meta, searchfield)
     or_filters = []
     if txt:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from demo_erp import documents, permissions, query
+from demo_erp import documents, permissions, query, records
 from demo_erp.api.methods import check_doc_method, doctype_bundle, list_args, run_doc_method
 from demo_erp.context import GUEST, Ctx
 from demo_erp.exceptions import DoesNotExistError, PermissionError
@@ -62,7 +62,7 @@ def _list(ctx: Ctx, doctype: str, args: Args) -> Reply:
 
 def _doc_method(ctx: Ctx, doctype: str, name: str, method: str, verb: str) -> Reply:
     check_doc_method(doctype, method)  # Frappe asks is_whitelisted before any permission
-    doc = documents.load(ctx, doctype, name)
+    doc = records.load(ctx, doctype, name)
     ptype = "read" if verb == "GET" else "write"
     permissions.check_doctype(ctx, doctype, ptype)
     permissions.check_doc(ctx, doctype, ptype, doc)
@@ -75,7 +75,7 @@ def _doc_method(ctx: Ctx, doctype: str, name: str, method: str, verb: str) -> Re
 
 def _document(ctx: Ctx, verb: str, parts: list[str], args: Args) -> Reply:
     doctype = parts[0]
-    documents.require_meta(doctype)
+    records.require_meta(doctype)
     rest = parts[1:]
     if rest and rest[-1] == "":  # Frappe's routes end document paths with a slash
         rest = rest[:-1]

@@ -21,6 +21,7 @@ from demo_erp.controllers.common import (
 )
 from demo_erp.controllers.gl import GLRow, cancel_gl_entries, gl_row, make_gl_entries
 from demo_erp.exceptions import ValidationError
+from demo_erp.records import db_set
 
 INVOICE_PARTY = {"Sales Invoice": "Customer", "Purchase Invoice": "Supplier"}
 _RETURN_ISSUED = {"Sales Invoice": "Credit Note Issued", "Purchase Invoice": "Debit Note Issued"}
@@ -69,8 +70,6 @@ def adjust_outstanding(
     ctx: Ctx, doctype: str, name: str, delta: float, ignore_return: str | None = None
 ) -> None:
     """Move an invoice's outstanding amount by ``delta`` and refresh its status (db_set)."""
-    from demo_erp.documents import db_set
-
     row = ctx.conn.execute(
         f"select name, docstatus, outstanding_amount, grand_total, due_date, is_return "
         f'from "tab{doctype}" where name = ?',
@@ -316,8 +315,6 @@ def _reference_outstanding(ctx: Ctx, doc: Doc, ref: Doc) -> dict[str, Any] | Non
 
 
 def _set_expense_claim_status(ctx: Ctx, name: str, paid: float) -> None:
-    from demo_erp.documents import db_set
-
     row = ctx.conn.execute(
         'select total_sanctioned_amount, approval_status from "tabExpense Claim" where name = ?',
         (name,),

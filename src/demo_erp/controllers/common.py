@@ -14,6 +14,7 @@ from demo_erp.context import Ctx
 from demo_erp.controllers import Controller, Doc, register
 from demo_erp.exceptions import ClosedAccountingPeriod, FiscalYearError, ValidationError
 from demo_erp.meta import get_meta
+from demo_erp.records import db_set
 
 _CACHE_KEY = "_erp_controller_cache"
 
@@ -399,8 +400,6 @@ def _apply_progress(
     target_col: str,
     totals: dict[str, float],
 ) -> None:
-    from demo_erp.documents import db_set
-
     head = ctx.conn.execute(
         f'select docstatus, status from "tab{order_doctype}" where name = ?', (order,)
     ).fetchone()
@@ -450,8 +449,6 @@ _BILLED_VOUCHERS = {
 
 def update_billed_vouchers(ctx: Ctx, doc: Doc, cancelling: bool = False) -> None:
     """per_billed and status of the delivery notes / receipts an invoice's items bill."""
-    from demo_erp.documents import db_set
-
     if doc["doctype"] not in _BILLED_VOUCHERS:
         return
     child_dt, link, voucher_dt = _BILLED_VOUCHERS[doc["doctype"]]

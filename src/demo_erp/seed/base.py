@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from demo_erp import documents
+from demo_erp import documents, records
 from demo_erp.context import ADMINISTRATOR, Ctx, Settings, load_roles
 from demo_erp.meta import get_meta
 
@@ -156,7 +156,7 @@ class Seeder:
         return doc
 
     def set_values(self, doctype: str, name: str, values: Mapping[str, Any]) -> None:
-        documents.db_set(self.ctx, doctype, name, values)
+        records.db_set(self.ctx, doctype, name, values)
 
     def cancel(self, doctype: str, name: str, on: dt.date | None = None) -> None:
         if on is not None:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from demo_erp import db
-from demo_erp.documents import require_meta
+from demo_erp.records import require_meta
 from demo_erp.seed.base import Seeder, round2
 from demo_erp.seed.masters import price
 

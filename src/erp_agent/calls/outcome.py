@@ -4,10 +4,51 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
+
+from erp_agent.errors import RefusalView
+from erp_agent.store.records import Unrequested
 
 
-def without_hash(view: dict[str, Any]) -> dict[str, Any]:
+class ProposalView(TypedDict):
+    """A prepared write as every confirm surface shows it (``gateway.proposals.proposal_view``):
+    the exact values or the diff, and the hash that binds a confirm to them. Typed here, where
+    a call's outcome carries it; what the tool writes (payload, document) is the ERP's JSON."""
+
+    id: str
+    tool: str
+    summary: str
+    payload: dict[str, Any]
+    payload_hash: str
+    diff: list[dict[str, Any]]  # field, before, after (updates)
+    document: dict[str, Any] | None  # the whole document to be created
+    status: str
+    status_text: str
+    expires_at: str
+    conversation_id: str | None
+    base_modified: str | None
+    superseded_by: str | None
+    unrequested: NotRequired[Unrequested]  # the content warning (``gateway/origin.py``)
+    projection: NotRequired[dict[str, Any]]  # what the ERP computed the write will post
+
+
+class ChoiceOption(TypedDict):
+    label: str
+    value: str
+    edit: NotRequired[dict[str, str]]  # picking it edits a proposal instead of replying
+
+
+class Choices(TypedDict):
+    """A question for the user with the records they may mean, tagged as the response block it
+    becomes (``results.blocks.ChoicesBlock``)."""
+
+    type: Literal["choices"]
+    question: str
+    options: list[ChoiceOption]
+    slot: NotRequired[str]  # the slot of the reading the answer fills
+
+
+def without_hash(view: ProposalView) -> dict[str, Any]:
     """A proposal as a model or an outside client sees it: the payload hash binds the web app's
     confirm to what it showed, and is nobody else's business."""
     return {k: v for k, v in view.items() if k != "payload_hash"}
@@ -32,10 +73,9 @@ class Outcome:
     data: Any = None
     message: str = ""
     errors: list[str] = field(default_factory=list)
-    refusal: dict[str, Any] | None = None
-    proposal: dict[str, Any] | None = None
-    # A question for the user with the records they may mean: {"question", "options"}.
-    choices: dict[str, Any] | None = None
+    refusal: RefusalView | None = None
+    proposal: ProposalView | None = None
+    choices: Choices | None = None
     # After a decision: the message recorded in the proposal's conversation (not for the model).
     conversation_message: str | None = None
 

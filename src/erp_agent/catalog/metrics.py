@@ -16,6 +16,7 @@ reaches it directly.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from enum import StrEnum
 from typing import Any, Self
@@ -58,6 +59,24 @@ _MEASURE = re.compile(r"^\s*([a-z_]+)\s*(?:\(\s*([a-z0-9_.]+)\s*(?:,\s*([a-z0-9_
 _NET = re.compile(r"^\s*sum\(\s*([a-z0-9_.]+)\s*\)\s*-\s*sum\(\s*([a-z0-9_.]+)\s*\)\s*$")
 # A filter value resolved when the query runs (the catalog holds no clock): today, today-30.
 TODAY = re.compile(r"^today(?:([+-])(\d+))?$")
+ME = "me"  # a metric filter's value meaning the signed-in user (an approver)
+
+
+def resolve_today(value: Any, today: dt.date, user: str | None = None) -> Any:
+    """``today``/``today-30`` in a metric filter -> an ISO date, and ``me`` -> the signed-in
+    user; lists element-wise. Here, beside the syntax, for every reader of a metric's filters
+    (the metric computer, the approver's queue)."""
+    if isinstance(value, list):
+        return [resolve_today(v, today, user) for v in value]
+    if isinstance(value, str):
+        if value == ME and user is not None:
+            return user
+        match = TODAY.match(value)
+        if match:
+            sign, days = match.groups()
+            offset = int(days or 0) * (-1 if sign == "-" else 1)
+            return (today + dt.timedelta(days=offset)).isoformat()
+    return value
 
 
 class MetricMeasure(Frozen):

@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from erp_agent.calls.outcome import Outcome, Status, without_hash
+from erp_agent.calls.outcome import Outcome, ProposalView, Status, without_hash
 from erp_agent.calls.session import Session
 from erp_agent.channels.elicitation import Asked, Elicitations, call_digest
 from erp_agent.channels.faults import in_words
@@ -178,7 +178,7 @@ class McpChannel:
         self,
         ctx: ServerRequestContext[Any, Any],
         session: Session,
-        proposal: dict[str, Any],
+        proposal: ProposalView,
         call: str,
     ) -> types.CallToolResult | types.InputRequiredResult:
         block = proposal_block(proposal)

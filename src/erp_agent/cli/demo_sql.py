@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from erp_agent.cli._common import console
-from erp_agent.cli.demo import DEMO_PASSWORD, serve_agent
+from erp_agent.cli._demo_agent import DEMO_PASSWORD, serve_agent
 from erp_agent.config import Settings
 
 INDEX_AS = "owner@savanna.test"  # the background record sync reads as the demo's owner

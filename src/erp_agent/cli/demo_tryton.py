@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from erp_agent.cli._common import console
+from erp_agent.cli._demo_agent import serve_agent
 from erp_agent.config import Settings
 from erp_agent.errors import ConfigError, ErpAgentError
 
@@ -47,7 +48,6 @@ async def serve_tryton(
         TrytonError,
         build,
     )
-    from erp_agent.cli.demo import serve_agent
     from erp_agent.runtime import Runtime
 
     _require()

@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
+from erp_agent.calls.outcome import ProposalView
 from erp_agent.cli._agent import Agent, run_agent
 from erp_agent.cli._common import console, err_console
 from erp_agent.cli._render import proposal_view
@@ -42,7 +43,7 @@ def _flags(result: ScanResult) -> Table | None:
     return table
 
 
-async def choose_party(agent: Agent, result: ScanResult) -> dict[str, Any] | None:
+async def choose_party(agent: Agent, result: ScanResult) -> ProposalView | None:
     """A party several records fit: a numbered prompt; the chosen one re-fills the draft."""
     block, proposal = result.choices, result.proposal
     if block is None or proposal is None:

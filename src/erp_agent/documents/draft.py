@@ -18,10 +18,9 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.outcome import ChoiceOption, Choices, Outcome, ProposalView, Status
 from erp_agent.calls.session import Session
 from erp_agent.gateway.gateway import Gateway
-from erp_agent.results.blocks import ChoiceOption, ChoicesBlock
 
 SURE = 92.0  # a name this close is the same name (case, punctuation, one OCR'd letter)
 MAYBE = 72.0  # below this a candidate is not taken at all
@@ -52,8 +51,8 @@ class ScanResult:
     matches: dict[str, Any] = field(default_factory=dict)
     extraction: dict[str, Any] = field(default_factory=dict)
     document: dict[str, Any] = field(default_factory=dict)
-    proposal: dict[str, Any] | None = None
-    choices: ChoicesBlock | None = None  # the party to choose, when several records fit
+    proposal: ProposalView | None = None
+    choices: Choices | None = None  # the party to choose, when several records fit
     unreadable: bool = False  # the file itself was refused (the message says what to send)
 
     def as_dict(self) -> dict[str, Any]:
@@ -174,7 +173,7 @@ async def _party(
     }  # fmt: skip
 
 
-def party_choices(result: ScanResult) -> ChoicesBlock | None:
+def party_choices(result: ScanResult) -> Choices | None:
     """A ``choices`` block for a party the printed name fits several records of: each option
     edits the draft's party (a new proposal, re-filled by the ERP), nothing else."""
     party = result.matches.get("party") or {}

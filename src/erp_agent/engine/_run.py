@@ -8,6 +8,7 @@ from typing import Any
 
 from erp_agent.calls.session import Session
 from erp_agent.engine import guards
+from erp_agent.engine.response import ToolCalled
 from erp_agent.models.base import Message, Usage
 from erp_agent.results.blocks import Block
 from erp_agent.store.records import Turn
@@ -24,7 +25,7 @@ class Run:
     modules: list[str]
     usage: Usage = field(default_factory=Usage)
     blocks: list[Block] = field(default_factory=list)
-    tools_called: list[dict[str, Any]] = field(default_factory=list)
+    tools_called: list[ToolCalled] = field(default_factory=list)
     sources: list[Any] = field(default_factory=list)  # every tool result of this turn
     citations: list[dict[str, Any]] = field(default_factory=list)
     log_steps: list[dict[str, Any]] = field(default_factory=list)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ErpAgentError
@@ -66,7 +66,12 @@ async def proposal_blocks(store: Store, turn: Turn) -> list[ProposalBlock]:
     blocks = []
     for shown in prepared_proposals(turn):
         current = await store.get_proposal(str(shown.get("id")))
-        blocks.append(proposal_block(proposal_view(current) if current else shown))
+        # One the store no longer holds is shown as its tool message recorded it (JSON).
+        blocks.append(
+            proposal_block(proposal_view(current))
+            if current
+            else cast(ProposalBlock, {"type": "proposal", **shown})
+        )
     return blocks
 
 

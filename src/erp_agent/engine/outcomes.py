@@ -21,7 +21,7 @@ from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import StoreError
 from erp_agent.results.blocks import text_block
 from erp_agent.store.base import Store
-from erp_agent.store.records import Decision, Proposal, Turn
+from erp_agent.store.records import Decision, Proposal, Turn, Written
 from erp_agent.tools.base import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -62,12 +62,12 @@ class OutcomeRecorder:
 
     def message(
         self, proposal: Proposal, outcome: Outcome, decision: Decision
-    ) -> tuple[str, dict[str, Any] | None]:
-        """The message text and, after a write, the document ``{"entity", "id", "url"}``."""
+    ) -> tuple[str, Written | None]:
+        """The message text and, after a write, the document it wrote."""
         if decision is Decision.REJECTED:
             return f"Rejected, nothing was written: {proposal.summary}.", None
         if outcome.status is not Status.OK:
-            refusal = (outcome.refusal or {}).get("message")
+            refusal = outcome.refusal["message"] if outcome.refusal else None
             said = f"The ERP refused: {refusal}" if refusal else outcome.message
             return f"Not done: {proposal.summary}. {said}".strip(), None
         tool = self.registry.get(proposal.tool)

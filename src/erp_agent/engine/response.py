@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from erp_agent.models.base import Usage
 from erp_agent.results.blocks import Block
+from erp_agent.results.shaping import ShapedDefinition
 
 READ_AS = "Read as: "  # how an answer that says how it read the question begins
+
+
+class ToolCalled(TypedDict):
+    """One tool call of the turn, as the response lists it (the API, the CLI's ``--json``)."""
+
+    name: str
+    arguments: Any  # as the model sent them, the tool's defaults filled in (JSON)
+    definition: NotRequired[ShapedDefinition]  # how its figures were computed, when it has any
 
 
 @dataclass
@@ -16,7 +25,7 @@ class TurnResponse:
     turn_id: str
     conversation_id: str
     blocks: list[Block] = field(default_factory=list)
-    tools_called: list[dict[str, Any]] = field(default_factory=list)
+    tools_called: list[ToolCalled] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     outcome: str = "answered"  # answered | proposal | stopped | error

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from erp_agent.errors import RefusalView
 from erp_agent.store.records import Decision
 
 log = logging.getLogger(__name__)
@@ -152,7 +153,7 @@ class ProposalDecided(Audited):
     was made outside a turn); ``conversation_id`` the proposal's conversation."""
 
     action: str = ""
-    refusal: dict[str, Any] | None = None
+    refusal: RefusalView | None = None
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 import jsonschema
 
-from erp_agent.calls.outcome import Outcome, Status
+from erp_agent.calls.outcome import ChoiceOption, Choices, Outcome, Status
 from erp_agent.calls.session import Session
 from erp_agent.catalog import Catalog
 from erp_agent.connectors.base import Connector
@@ -44,7 +44,7 @@ from erp_agent.events import (
     ProposalMade,
     ToolDecided,
 )
-from erp_agent.gateway import projection, reconcile
+from erp_agent.gateway import projection, reconcile, revise
 from erp_agent.gateway.lookups import LookupCache
 from erp_agent.gateway.origin import OriginCheck
 from erp_agent.gateway.plans import Plan, PlanBook, channel_of
@@ -56,7 +56,7 @@ from erp_agent.gateway.proposals import (
     proposal_view,
 )
 from erp_agent.store.base import Store
-from erp_agent.store.records import Decision, Proposal, ProposalStatus
+from erp_agent.store.records import Decision, Proposal, ProposalStatus, Unrequested
 from erp_agent.tools.base import Change, Effect, ResultAccess, Tool, ToolContext, ToolRegistry
 
 Clock = Callable[[], dt.datetime]
@@ -218,7 +218,10 @@ class Gateway:
                 session, name, digest, started, Decision.ERP_REFUSED, outcome, exc.refusal.message
             )
         except NeedsChoice as exc:
-            choices = {"type": "choices", "question": exc.question, "options": exc.options}
+            options: list[ChoiceOption] = [
+                {"label": o["label"], "value": o["value"]} for o in exc.options
+            ]
+            choices: Choices = {"type": "choices", "question": exc.question, "options": options}
             outcome = Outcome(
                 Status.INVALID, name, errors=[str(exc)], message=str(exc), choices=choices
             )
@@ -281,7 +284,7 @@ class Gateway:
         change = await tool.prepare(ctx, args)
         warning = origin(tool, args, change) if origin is not None else None
         proposal = await self.store_proposal(
-            session, tool.name, change, conversation_id, dict(warning) if warning else None,
+            session, tool.name, change, conversation_id, warning.copy() if warning else None,
             today=ctx.today,
         )  # fmt: skip
         view = proposal_view(proposal)
@@ -299,7 +302,7 @@ class Gateway:
         tool: str,
         change: Change,
         conversation_id: str | None,
-        warning: dict[str, Any] | None = None,
+        warning: Unrequested | None = None,
         *,
         today: dt.date | None = None,
     ) -> Proposal:
@@ -449,7 +452,7 @@ class Gateway:
             await self.store.finish_proposal(
                 proposal.id,
                 ProposalStatus.FAILED,
-                error=exc.refusal.as_dict(),
+                error=dict(exc.refusal.as_dict()),  # the stored record is JSON
                 decided_at=self.clock(),
             )
             outcome = Outcome(
@@ -525,7 +528,7 @@ class Gateway:
         await self.store.finish_proposal(
             proposal.id,
             ProposalStatus.STALE,
-            error=refusal.as_dict(),
+            error=dict(refusal.as_dict()),
             decided_at=self.clock(),
             superseded_by=fresh.id if fresh else None,
         )
@@ -626,9 +629,7 @@ class Gateway:
 
     async def revise(self, session: Session, proposal_id: str, edits: Mapping[str, Any]) -> Outcome:
         """A new proposal with the user's edits, re-prepared by the tool (see ``revise``)."""
-        from erp_agent.gateway.revise import revise
-
-        return await revise(self, session, proposal_id, edits)
+        return await revise.revise(self, session, proposal_id, edits)
 
     async def reject(self, session: Session, proposal_id: str) -> Outcome:
         """Discard a pending proposal: only its owner, in the session it was made in."""

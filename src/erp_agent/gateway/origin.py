@@ -29,23 +29,16 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
 
 from erp_agent.catalog.fields import Field, FieldType
+from erp_agent.store.records import Unrequested
 from erp_agent.tools.base import BASE_MODIFIED, Change, Effect, Shape, Tool
 
 if TYPE_CHECKING:
     from erp_agent.catalog import Catalog
-
-
-class Unrequested(TypedDict):
-    """A proposal's content warning, as stored and shown."""
-
-    source: str  # the content it most likely came from ("Lead CRM-LEAD-0007")
-    reason: str  # what does not match the request, in words
-    message: str  # the one line every confirm surface shows
 
 
 OriginCheck = Callable[[Tool, Mapping[str, Any], Change], Unrequested | None]

@@ -9,6 +9,7 @@ import secrets
 from dataclasses import asdict
 from typing import Any
 
+from erp_agent.calls.outcome import ProposalView
 from erp_agent.calls.session import CHANNEL_SESSION_PREFIX, RELAY_SESSION_PREFIX
 from erp_agent.store.records import Proposal, ProposalStatus
 from erp_agent.tools.base import BASE_MODIFIED
@@ -64,36 +65,28 @@ def status_words(proposal: Proposal) -> str:
     return _WORDS.get(proposal.status, str(proposal.status))
 
 
-def proposal_view(proposal: Proposal) -> dict[str, Any]:
+def proposal_view(proposal: Proposal) -> ProposalView:
     """What the user is shown and confirms: exact values or diff, and the hash that binds them."""
-    view = asdict(proposal)
-    for key in ("created_at", "expires_at", "decided_at"):
-        value = view.get(key)
-        view[key] = value.isoformat() if isinstance(value, dt.datetime) else value
-    view["status"] = str(proposal.status)
-    view["status_text"] = status_words(proposal)
-    shown = {
-        k: view[k]
-        for k in (
-            "id",
-            "tool",
-            "summary",
-            "payload",
-            "payload_hash",
-            "diff",
-            "document",
-            "status",
-            "expires_at",
-            "conversation_id",
-            "base_modified",
-            "superseded_by",
-            "status_text",
-        )
+    copied = asdict(proposal)  # the view's payload, diff and document are its own
+    shown: ProposalView = {
+        "id": proposal.id,
+        "tool": proposal.tool,
+        "summary": proposal.summary,
+        "payload": copied["payload"],
+        "payload_hash": proposal.payload_hash,
+        "diff": copied["diff"],
+        "document": copied["document"],
+        "status": str(proposal.status),
+        "expires_at": proposal.expires_at.isoformat(),
+        "conversation_id": proposal.conversation_id,
+        "base_modified": proposal.base_modified,
+        "superseded_by": proposal.superseded_by,
+        "status_text": status_words(proposal),
     }
     if proposal.warning:
         # The write came from content the agent read, not from the request: every confirm
         # surface shows this (``gateway/origin.py``).
-        shown["unrequested"] = dict(proposal.warning)
+        shown["unrequested"] = proposal.warning.copy()
     if proposal.projection:
         # What the ERP computed the change will post, for the version above
         # (``gateway/projection.py``): every confirm surface shows it.

@@ -14,6 +14,7 @@ from erp_agent.catalog.metrics import ReportSource
 from erp_agent.connectors.base import ReportResult
 from erp_agent.errors import ToolInputError
 from erp_agent.metrics._cells import Cell, Computed, Key, dec
+from erp_agent.metrics._rows import compare
 from erp_agent.metrics.periods import Period, bucket
 from erp_agent.metrics.request import DimensionFilter, MetricQuery
 
@@ -146,8 +147,6 @@ async def _params(
 
 
 def _matches(row: dict[str, Any], source: ReportSource, flt: DimensionFilter) -> bool:
-    from erp_agent.metrics._rows import compare
-
     return compare(row.get(str(source.cuts[flt.dimension.name].column)), flt.op, flt.value)
 
 

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from erp_agent.catalog import Entity, Metric, MetricFilter
+from erp_agent.catalog.metrics import resolve_today
 from erp_agent.connectors.query import DatePart, Filter, GroupKey
 
 if TYPE_CHECKING:
@@ -28,8 +29,6 @@ async def read_rows(
 ) -> tuple[list[dict[str, Any]], str]:
     """Every matching record (only the needed fields), row-level filters applied here, shaped
     like an aggregate's rows (one per record)."""
-    from erp_agent.metrics.compute import resolve_today
-
     needed = set(heads)
     if metric.measure.field:
         needed.add(metric.measure.field.split(".")[0])  # a linked field: the link is read

@@ -16,6 +16,7 @@ from typing import Any
 
 from erp_agent.catalog import Catalog, Dimension, Entity, MeasureFunc, Metric, MetricFilter, Returns
 from erp_agent.catalog.fields import FieldType
+from erp_agent.catalog.metrics import resolve_today
 from erp_agent.connectors.query import (
     AggregateRequest,
     DatePart,
@@ -25,40 +26,26 @@ from erp_agent.connectors.query import (
     Measure,
     Op,
 )
+from erp_agent.metrics._balance import running_balance
 from erp_agent.metrics._cells import Cell, Computed, Key, dec
+from erp_agent.metrics._latest import compute_latest
+from erp_agent.metrics._report import compute_report
 from erp_agent.metrics._rows import compare as _compare
+from erp_agent.metrics._rows import read_rows
 from erp_agent.metrics._trees import subtree
 from erp_agent.metrics.periods import FiscalYear, Period, bucket, fiscal_years_aligned_to_months
 from erp_agent.metrics.request import DimensionFilter, MetricQuery
 from erp_agent.tools.base import ToolContext
 from erp_agent.tools.factories.documents import documents_text
 
+# resolve_today stays importable from here for the planner until it reads it from the catalog.
 __all__ = ["Cell", "Computed", "Key", "MetricComputer", "resolve_today"]
 
 _OPS = {o.value: o for o in Op}
-ME = "me"  # a metric filter's value meaning the signed-in user (an approver)
 _ID_FILTER_LIMIT = 500  # above this many ids, read the linked records whole instead
 _COUNT = Measure(Func.COUNT)
 _CURRENCY_TTL = 300.0
 _CURRENCIES: dict[tuple[int, str], tuple[float, dict[Any, Any]]] = {}
-
-
-def resolve_today(value: Any, today: dt.date, user: str | None = None) -> Any:
-    """``today``/``today-30`` in a metric filter -> an ISO date, and ``me`` -> the signed-in
-    user; lists element-wise."""
-    if isinstance(value, list):
-        return [resolve_today(v, today, user) for v in value]
-    if isinstance(value, str):
-        from erp_agent.catalog.metrics import TODAY
-
-        if value == ME and user is not None:
-            return user
-        match = TODAY.match(value)
-        if match:
-            sign, days = match.groups()
-            offset = int(days or 0) * (-1 if sign == "-" else 1)
-            return (today + dt.timedelta(days=offset)).isoformat()
-    return value
 
 
 def _describe_filter(
@@ -251,16 +238,10 @@ class MetricComputer:
 
     async def compute(self, query: MetricQuery, metric: Metric, period: Period) -> Computed:
         if metric.report is not None:
-            from erp_agent.metrics._report import compute_report
-
             return await compute_report(self, query, metric, period)
         if metric.measure.func is MeasureFunc.LATEST:
-            from erp_agent.metrics._latest import compute_latest
-
             return await compute_latest(self, query, metric, period)
         if metric.cumulative and query.grain:
-            from erp_agent.metrics._balance import running_balance
-
             return await running_balance(self, query, metric, period)
         return await self.read(query, metric, period)
 
@@ -304,8 +285,6 @@ class MetricComputer:
         )
         sums = _summed_fields(metric)
         if row_level or any("." in f for f in sums):
-            from erp_agent.metrics._rows import read_rows
-
             rows, method = await read_rows(
                 self, entity, heads, grain_keys, metric, filters, row_level, sums
             )

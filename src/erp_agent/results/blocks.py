@@ -13,11 +13,13 @@ elsewhere as they are (a proposal's document, a chart's Chart.js spec) stay ``di
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, Literal, NotRequired, TypedDict, cast
 
+from erp_agent.calls.outcome import Choices, ProposalView
 from erp_agent.metrics.drill import DrillTotal
 from erp_agent.results.summary import ReportFigure
+from erp_agent.store.records import Unrequested
 from erp_agent.tools.base import Definition
 
 
@@ -133,7 +135,7 @@ class ProposalBlock(TypedDict):
     conversation_id: NotRequired[str | None]
     base_modified: NotRequired[str | None]
     superseded_by: NotRequired[str | None]
-    unrequested: NotRequired[dict[str, Any]]  # the content warning (``gateway/origin.py``)
+    unrequested: NotRequired[Unrequested]  # the content warning (``gateway/origin.py``)
     # What the ERP computed it will post; a channel also shows one said in words.
     projection: NotRequired[dict[str, Any] | str]
     # A scanned document's draft: what could not be read for sure, and how it was read.
@@ -147,19 +149,6 @@ class ScanBlock(TypedDict):
     type: Literal["scan"]
     flags: list[dict[str, str]]
     source: dict[str, Any]
-
-
-class ChoiceOption(TypedDict):
-    label: str
-    value: str
-    edit: NotRequired[dict[str, str]]  # picking it edits a proposal instead of replying
-
-
-class ChoicesBlock(TypedDict):
-    type: Literal["choices"]
-    question: str
-    options: list[ChoiceOption]
-    slot: NotRequired[str]  # the slot of the reading the answer fills
 
 
 class Citation(TypedDict):
@@ -185,6 +174,9 @@ class FileBlock(TypedDict):
     url: NotRequired[str]
 
 
+# A question with choices is made below the results (``calls.outcome.Choices``: the gateway's
+# ``NeedsChoice``, a scan's party) already tagged as the block it becomes.
+ChoicesBlock = Choices
 Block = (
     TextBlock
     | TableBlock
@@ -203,15 +195,15 @@ def text_block(markdown: str) -> TextBlock:
     return {"type": "text", "markdown": markdown}
 
 
-def proposal_block(view: Mapping[str, Any]) -> ProposalBlock:
-    """A proposal as the gateway shows it (a dict of its own: ``proposal_view``), tagged."""
-    return cast(ProposalBlock, {"type": "proposal", **view})
+def proposal_block(view: ProposalView | ProposalBlock) -> ProposalBlock:
+    """A proposal as the gateway shows it (``proposal_view``), or as a block already shows it,
+    tagged."""
+    return {"type": "proposal", **view}
 
 
-def choices_block(choices: Mapping[str, Any]) -> ChoicesBlock:
-    """A question with choices as the layers below the results build it (``Outcome.choices``,
-    a scan's ``party_choices``: ``{"type": "choices", question, options, slot?}``), copied."""
-    return cast(ChoicesBlock, dict(choices))
+def choices_block(choices: Choices) -> ChoicesBlock:
+    """A question with choices as the layers below the results build it, copied."""
+    return choices.copy()
 
 
 def question(blocks: Iterable[Block]) -> ChoicesBlock | None:

@@ -17,6 +17,7 @@ import secrets
 from typing import Any
 
 from erp_agent.calls.session import Session
+from erp_agent.channels.faults import user_message
 from erp_agent.coordination.turn_events import END
 from erp_agent.engine import interrupted
 from erp_agent.engine.response import TurnResponse
@@ -120,10 +121,8 @@ async def execute(
         feed.send("response", web_payload(response))
         return response
     except Exception as exc:
-        from erp_agent.server.streaming import error_text
-
         log.exception("background turn %s failed", turn_id)
-        feed.send("error", {"message": error_text(exc)})
+        feed.send("error", {"message": user_message(exc)})
         raise
     finally:
         await feed.close()

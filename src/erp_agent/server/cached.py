@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from erp_agent.calls.session import Session
 from erp_agent.catalog import Catalog
 from erp_agent.catalog.fields import Field
 from erp_agent.coordination.response_cache import ANY_ENTITY, ResponseCache
-from erp_agent.engine.response import TurnResponse
+from erp_agent.engine.response import ToolCalled, TurnResponse
 from erp_agent.events import (
     ANSWERED,
     AsyncListener,
@@ -103,7 +103,7 @@ async def remember(
 
 
 def read_entities(
-    registry: ToolRegistry, catalog: Catalog, calls: list[dict[str, Any]]
+    registry: ToolRegistry, catalog: Catalog, calls: Sequence[ToolCalled]
 ) -> list[str]:
     """The entities a turn's tools read: a tool's own entity, a metric's entity; ``*`` for a
     tool that reads what no one entity names (a report, a search)."""

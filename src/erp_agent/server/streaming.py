@@ -26,11 +26,6 @@ def sse(event: str, data: Any) -> str:
     return f"event: {event}\ndata: {json.dumps(data, default=str)}\n\n"
 
 
-def error_text(exc: BaseException) -> str:
-    """What the user is told: in words, never the store's address (``channels.faults``)."""
-    return user_message(exc)
-
-
 async def run_and_record(
     state: ServerState,
     session: Session,
@@ -87,7 +82,7 @@ async def stream_turn(
         response = task.result()
     except Exception as exc:
         log.exception("turn failed for %s", session.user)
-        yield sse("error", {"message": error_text(exc)})
+        yield sse("error", {"message": user_message(exc)})
         return
     if conversation_id is None and state.cache is not None:
         await cached.remember(state, session, message, response)
@@ -98,7 +93,7 @@ async def _end_relays(done: asyncio.Task[TurnResponse], feeds: dict[str, Progres
     failure = done.exception() if not done.cancelled() else None
     for feed in feeds.values():
         if failure is not None or done.cancelled():
-            feed.send("error", {"message": error_text(failure or Exception())})
+            feed.send("error", {"message": user_message(failure or Exception())})
         elif feed.turn_id == done.result().turn_id:
             feed.send("response", web_payload(done.result()))
         await feed.close()

@@ -17,6 +17,7 @@ from erp_agent.store.records import (
     Proposal,
     ProposalStatus,
     Turn,
+    Unrequested,
     WebSession,
 )
 
@@ -52,7 +53,7 @@ class Store(ABC):
         """Note what the confirm read just before writing (for crash reconciliation)."""
 
     @abstractmethod
-    async def set_warning(self, proposal_id: str, warning: dict[str, Any]) -> None:
+    async def set_warning(self, proposal_id: str, warning: Unrequested) -> None:
         """Put a content warning on a proposal (one prepared again keeps its predecessor's)."""
 
     @abstractmethod

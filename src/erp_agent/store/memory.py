@@ -19,6 +19,7 @@ from erp_agent.store.records import (
     Proposal,
     ProposalStatus,
     Turn,
+    Unrequested,
     WebSession,
 )
 
@@ -66,7 +67,7 @@ class MemoryStore(Store):
             raise StoreError(f"There is no proposal {proposal_id}.")
         found.checkpoint = copy.deepcopy(checkpoint)
 
-    async def set_warning(self, proposal_id: str, warning: dict[str, Any]) -> None:
+    async def set_warning(self, proposal_id: str, warning: Unrequested) -> None:
         found = self._proposals.get(proposal_id)
         if found is None:
             raise StoreError(f"There is no proposal {proposal_id}.")

@@ -45,6 +45,14 @@ FINAL_STATUSES = frozenset(
 )
 
 
+class Unrequested(TypedDict):
+    """A proposal's content warning, as stored and shown (``gateway/origin.py`` finds it)."""
+
+    source: str  # the content it most likely came from ("Lead CRM-LEAD-0007")
+    reason: str  # what does not match the request, in words
+    message: str  # the one line every confirm surface shows
+
+
 @dataclass
 class Proposal:
     """A write the model asked for, held until the user confirms exactly this payload."""
@@ -76,7 +84,7 @@ class Proposal:
     superseded_by: str | None = None  # the proposal that replaced this one (stale or edited)
     # Set when the write did not come from the user's request but from content the agent read
     # (``gateway/origin.py``): {"source", "reason", "message"}; every confirm surface shows it.
-    warning: dict[str, Any] | None = None
+    warning: Unrequested | None = None
     # What the ERP computed a submit or cancel will post, or what blocks it, for the version
     # ``base_modified`` names (``gateway/projection.py``); None where the ERP cannot say.
     projection: dict[str, Any] | None = None
@@ -125,6 +133,14 @@ class Conversation:
     updated_at: dt.datetime = field(default_factory=utcnow)
 
 
+class Written(TypedDict):
+    """The document a confirmed write made or changed (``TurnState.outcome``)."""
+
+    entity: str
+    id: str
+    url: str | None
+
+
 class TurnState(TypedDict, total=False):
     """A turn's state as stored (JSON): what any process needs to continue the turn, what the
     web app shows of it and the admin log. Every key is optional: each kind of turn (a question,
@@ -154,7 +170,7 @@ class TurnState(TypedDict, total=False):
     # A turn that answers no question: a confirm's or reject's outcome, a cached answer.
     kind: str
     proposal_id: str
-    outcome: dict[str, Any] | None  # the document a confirm wrote
+    outcome: Written | None  # the document a confirm wrote
     cached: str
     # A background turn: who recovers it, and how often it was tried.
     background: str

@@ -34,6 +34,7 @@ from erp_agent.store.records import (
     Proposal,
     ProposalStatus,
     Turn,
+    Unrequested,
     utcnow,
 )
 from erp_agent.store.sql_errors import store_error
@@ -224,7 +225,7 @@ class SQLStore(ServerTables, Retention, Store):
             if (await connection.execute(note)).rowcount != 1:
                 raise StoreError(f"There is no proposal {proposal_id}.")
 
-    async def set_warning(self, proposal_id: str, warning: dict[str, Any]) -> None:
+    async def set_warning(self, proposal_id: str, warning: Unrequested) -> None:
         note = update(proposals).where(proposals.c.id == proposal_id).values(warning=warning)
         action = f"note the content warning of proposal {proposal_id}"
         async with self._transaction(action, write=True) as connection:

@@ -114,9 +114,11 @@ class SubscriptionRunner:
             elif outcome.status is CallStatus.REFUSED:
                 return await self._no_access(sub, now, f"{outcome.message} Nothing was sent.")
             elif outcome.status is CallStatus.ERP_REFUSED:
-                refusal = outcome.refusal or {}
-                said = refusal.get("message") or outcome.message
-                if refusal.get("status") == 403 or refusal.get("exc_type") == "PermissionError":
+                refusal = outcome.refusal
+                said = (refusal["message"] if refusal else "") or outcome.message
+                if refusal and (
+                    refusal["status"] == 403 or refusal["exc_type"] == "PermissionError"
+                ):
                     return await self._no_access(
                         sub,
                         now,

@@ -56,7 +56,9 @@ def blocks_for(result: ScanResult, filename: str) -> list[Block]:
     flags = [f.as_dict() for f in result.flags]
     source = {"filename": filename, **result.extraction}
     if result.proposal is not None:
-        blocks.append(proposal_block({**result.proposal, "flags": flags, "source": source}))
+        card = proposal_block(result.proposal)
+        card["flags"], card["source"] = flags, source
+        blocks.append(card)
         if result.choices is not None:
             blocks.append(result.choices.copy())
     elif flags:

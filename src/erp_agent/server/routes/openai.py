@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from erp_agent.calls.session import Session
-from erp_agent.channels.faults import logged
+from erp_agent.channels.faults import logged, user_message
 from erp_agent.channels.markdown import blocks_markdown
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ChannelError, ErpAgentError
@@ -36,7 +36,7 @@ from erp_agent.server.failures import RETRY_AFTER_SECONDS
 from erp_agent.server.routes._deps import State
 from erp_agent.server.routes.chat import check_budget
 from erp_agent.server.state import ServerState
-from erp_agent.server.streaming import error_text, run_and_record
+from erp_agent.server.streaming import run_and_record
 
 MODEL_ID = "erp-agent"
 KEEPALIVE_SECONDS = 15.0
@@ -205,7 +205,7 @@ async def _stream(
     try:
         response = task.result()
     except Exception as exc:
-        yield _chunk(completion_id, {"content": f"\n\n{error_text(exc)}"}, finish="stop")
+        yield _chunk(completion_id, {"content": f"\n\n{user_message(exc)}"}, finish="stop")
         yield "data: [DONE]\n\n"
         return
     text = _answer(response, web_url)

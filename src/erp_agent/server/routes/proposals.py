@@ -41,7 +41,7 @@ def _view(state: ServerState, outcome: Outcome) -> dict[str, Any]:
 
 
 def _stored(proposal: Proposal) -> dict[str, Any]:
-    view = proposal_view(proposal)
+    view: dict[str, Any] = dict(proposal_view(proposal))
     view["error"] = proposal.error
     view["result"] = proposal.result
     return view

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from erp_agent.calls.outcome import ChoiceOption
 from erp_agent.catalog import Catalog
 from erp_agent.errors import ToolInputError
 from erp_agent.results import charts
-from erp_agent.results.blocks import CardsBlock, ChartBlock, ChoiceOption, ChoicesBlock, TableBlock
+from erp_agent.results.blocks import CardsBlock, ChartBlock, ChoicesBlock, TableBlock
 from erp_agent.results.layout import layout
 from erp_agent.results.model_view import rows_of
 from erp_agent.results.presentation import columns_of

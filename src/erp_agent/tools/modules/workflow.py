@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from erp_agent.catalog import Catalog, Entity
+from erp_agent.catalog import Catalog, Entity, MeasureFunc
 from erp_agent.catalog.lifecycle import CANCELLED
+from erp_agent.catalog.metrics import ME, resolve_today
 from erp_agent.connectors.base import Transition
 from erp_agent.connectors.query import Filter, Op
 from erp_agent.errors import ErpRefusal
@@ -54,13 +55,10 @@ async def _approver_documents(
     """Documents waiting for the user as their named approver (a leave application's leave
     approver, an expense claim's expense approver): the catalog's metrics that count what
     waits for ``me`` say which records those are. (entity, exact count, first records)."""
-    from erp_agent.catalog import MeasureFunc
-    from erp_agent.metrics.compute import resolve_today
-
     out: list[tuple[str, int, list[dict[str, Any]]]] = []
     today = _fetch.today(ctx)
     for metric in catalog.metrics.values():
-        mine = any(f.value == "me" for f in metric.filters)
+        mine = any(f.value == ME for f in metric.filters)
         if not mine or metric.measure.func is not MeasureFunc.COUNT:
             continue
         name = metric.entity
