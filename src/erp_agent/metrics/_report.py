@@ -122,7 +122,6 @@ async def _params(
                     f"by {', '.join(d.name for d in query.dimensions)} together"
                 )
             cut_params[name] = value
-    params |= cut_params if any(d.name != "company" for d in query.dimensions) else source.plain
     post: list[DimensionFilter] = []
     words: list[str] = []
     companies = sorted(str(c) for c in await computer.company_currencies())
@@ -138,11 +137,22 @@ async def _params(
         if cut.filter_param and flt.op == "=":
             params[cut.filter_param] = flt.value
         elif cut.column:
+            # The report's rows carry the column only when it groups by it ("gross profit on
+            # Red Widgets" runs it by item and keeps that item's row).
+            for name, value in cut.params.items():
+                if cut_params.get(name, value) != value:
+                    raise ToolInputError(
+                        f"{metric.name} comes from one report run per grouping: it cannot be "
+                        f"filtered by {flt.dimension.name} and cut by "
+                        f"{', '.join(d.name for d in query.dimensions)} together"
+                    )
+                cut_params[name] = value
             post.append(flt)
         else:
             raise ToolInputError(
                 f"{metric.name} can be filtered by {flt.dimension.name} only with '='"
             )
+    params |= cut_params or source.plain
     return params, post, companies, words
 
 

@@ -247,7 +247,10 @@ _UNIT_BACK = re.compile(
     r"^\s*(?:and\s+|what about\s+|how about\s+)?(?:the\s+)?(?:previous|prior|last|preceding)\s+"
     r"(month|quarter|year)(?:\s+before)?\s*[?.!]*\s*$|"
     r"^\s*(?:and\s+|what about\s+|how about\s+)?the\s+(month|quarter|year)\s+before"
-    r"(?:\s+that)?\s*[?.!]*\s*$",
+    r"(?:\s+that)?\s*[?.!]*\s*$|"
+    # "And net for the month before?": a figure's word or two, then the shift.
+    r"^\s*(?:and\s+|what about\s+|how about\s+)?(?:[a-z]+\s+){1,3}(?:for|in|over)\s+the\s+"
+    r"(month|quarter|year)\s+before(?:\s+that)?\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
 
@@ -262,7 +265,7 @@ def shifted(period: Period | None, text: str) -> Period | None:
         m = _UNIT_BACK.match(text)
         if m is None:
             return None
-        unit = m.group(1) or m.group(2)
+        unit = m.group(1) or m.group(2) or m.group(3)
         span = (
             (period.end.year - period.start.year) * 12 + period.end.month - period.start.month + 1
         )

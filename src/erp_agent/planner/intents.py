@@ -400,6 +400,12 @@ def _names(
         stripped = stripped.replace(doc_id, " ")
     out: list[tuple[str | None, str]] = []
     known = _known_terms(catalog)
+    for m in _CODED.finditer(stripped):
+        # "Sales - ST": a record's whole name with its company's code, though its first word is
+        # one of ours ("sales"), which would not be read as a name; the code says whose it is.
+        if _known_word(m.group(0).split()[0].lower(), known):
+            out.append((None, m.group(0).strip()))
+            stripped = stripped.replace(m.group(0), " ")
     for m in _NAME.finditer(stripped):
         raw = m.group(1).strip(" .,'").removesuffix("'s").removesuffix("’s")
         tokens = [w for w in raw.split() if w not in _STOP]
@@ -450,7 +456,11 @@ def _names(
     return out
 
 
-_ABBREVIATED = re.compile(r"[A-Z]{2,5}s?")  # "POs", "SO", "GRNs": documents by their initials
+_ABBREVIATED = re.compile(r"[A-Z]{2,5}s?")
+# A capitalised name of up to five words, " - " and a company's code ("Cost of Goods Sold - ST").
+_CODED = re.compile(
+    r"(?<![\w-])[A-Z][\w&.']*(?:\s+(?:of|and|&|[A-Z][\w&.']*)){0,4}\s+-\s+[A-Z]{2,4}\b"
+)  # "POs", "SO", "GRNs": documents by their initials
 
 
 def said_for_a_term(catalog: Catalog, token: str) -> bool:

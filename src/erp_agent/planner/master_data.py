@@ -120,9 +120,21 @@ def _word_score(name: str, row: dict[str, Any], title: str | None) -> float:
             return 100.0  # "mpesa" is M-Pesa, "ecash" is E-Cash: the same letters
         theirs = re.findall(r"[\w&]+", _singular(text))
         if words and theirs:
-            fits = [max(fuzz.ratio(w, t) for t in theirs) for w in words]
+            fits = [max(_fit(w, t) for t in theirs) for w in words]
             best = max(best, sum(fits) / len(fits))
     return best
+
+
+_PREFIX_FIT = 85.0  # "lake" of Lakeside Hardware: a word's start typed, a loose name's fit
+
+
+def _fit(typed: str, word: str) -> float:
+    """How well a typed word fits a word of a record's name: spelling, or its start ("lake"
+    for "Lakeside", four letters or more) as people shorten a name they know."""
+    ratio = float(fuzz.ratio(typed, word))
+    if len(typed) >= 4 and len(word) > len(typed) and word.startswith(typed):
+        return max(ratio, _PREFIX_FIT)
+    return ratio
 
 
 def _squashed(text: str) -> str:
@@ -521,6 +533,8 @@ def named_whole(
     held = {d for d, _ in resolved.values()}
     found: dict[str, tuple[str, str]] = {}
     pending: list[Call] = []
+    segments = ctx.req.text.split(" ; ")
+    newest = norm(segments[-1]).strip() if len(segments) > 1 else ""
     for name in dimensions:
         dim = dims.get(name)
         entity = catalog.entities.get(getattr(dim, "entity", None) or "")
@@ -553,6 +567,14 @@ def named_whole(
                 and own != said
                 and re.search(rf" {re.escape(own)} (?:days?|time off|days? off) ", low) is not None
             )
-            if said and (whole or beside or of_days):
+            # "And casual?" after a leave figure: that word alone, in a short follow-up.
+            alone = (
+                bool(own)
+                and own != said
+                and len(own) >= 4
+                and len(newest.split()) <= 5
+                and f" {own} " in f" {newest} "
+            )
+            if said and (whole or beside or of_days or alone):
                 found[f"{said} ({row.get('id')})"] = (name, str(row.get("id")))
     return found, (Step(calls=pending) if pending else None)

@@ -74,6 +74,18 @@ _STOCK_WORDS = re.compile(
 _STOCK_ONLY = re.compile(r"\b(stock|on hand|quantity|quantities|units|level)\b")
 
 
+def asks_stock_at(req: Request) -> bool:
+    """Whether "how much/how many …" asks what is held at a place the request names as its
+    records ("… is in the nairobi store"), rather than counting the places."""
+    e = req.entity
+    return (
+        e is not None
+        and e.name == "warehouse"
+        and re.search(r"\bhow (?:much|many)\b", req.text.lower()) is not None
+        and not _records_counted(req)
+    )
+
+
 def _records_counted(req: Request) -> bool:
     """ "How many items are in the Power Tools group": the records named are counted, not the
     stock of them, unless stock is said."""
@@ -835,7 +847,7 @@ def _cannot_break_down(catalog: Catalog, metric: Any, missing: str) -> str:
     )
 
 
-def _newest_per_dimension(
+def newest_per_dimension(
     text: str, resolved: Mapping[str, tuple[str, str]]
 ) -> dict[str, tuple[str, str]]:
     """'and in Mombasa Stores?' after '… in Nairobi Stores': a follow-up's name replaces the
@@ -1106,13 +1118,13 @@ def metric_step(
                  *traded],
                 {d for d, _ in resolved.values()},
             )  # fmt: skip
-        resolved = _newest_per_dimension(req.text, resolved)
+        resolved = newest_per_dimension(req.text, resolved)
     if metric is None:
         return None
     whole, step = master_data.named_whole(ctx, metric.dimensions, resolved)
     if step is not None:
         return step
-    step = figure_step(ctx, metric, _newest_per_dimension(req.text, {**resolved, **whole}))
+    step = figure_step(ctx, metric, newest_per_dimension(req.text, {**resolved, **whole}))
     if step is not None:
         # Lowercase words found as names are part of the reading only once they filter the
         # figure: a figure that cannot take them leaves them to the records' own filters.
@@ -1308,6 +1320,11 @@ def _item_figures(ctx: Ctx, req: Request) -> list[Any]:
         and not (counted and _RECEIVING.search(low))
     ):
         return [metrics["last_purchase_rate"]]
+    if _SELLING.search(low) and not (_BUYING_WORDS.search(low) or _PRICE_WORDS.search(low)):
+        # "How many grey office chairs did we sell": the invoice lines of that item, which the
+        # invoices' own totals cannot be cut by; "how much of it did we sell", their amount.
+        names = ["item_quantity_sold", "gross_profit_selling_amount"][:: 1 if counted else -1]
+        return [metrics[n] for n in names if n in metrics]
     if _RECEIVING.search(low):
         # "How many grey hammers were received": goods into stock, not money received.
         valued = bool(re.search(r"\b(value|worth|cost)\b", low))
@@ -1316,7 +1333,9 @@ def _item_figures(ctx: Ctx, req: Request) -> list[Any]:
     return []
 
 
-_RECEIVING = re.compile(r"\b(?:receiv(?:e|ed|ing)|came in|arrived|goods in)\b")
+_SELLING = re.compile(r"\b(?:sell|sells|selling|sold)\b")
+_PRICE_WORDS = re.compile(r"\b(?:price|prices|rate|rates|priced)\b")  # "selling price": a price
+_RECEIVING = re.compile(r"\b(?:receiv(?:e|ed|ing)|came in|arrived|goods came in|goods coming in)\b")
 _HOW_MANY_GOODS = re.compile(r"\b(?:units?|qty|quantity|quantities|altogether|in all)\b")
 
 

@@ -32,6 +32,8 @@ def name_phrases(
         keep = token == "-" or not (
             low in vocabulary.GRAMMAR or low in own or low in _MONTH_WORDS or low.isdigit()
         )
+        # "Silver cartons": how goods are packed ends an item's name said just before it.
+        keep = keep or (low in vocabulary.PACKAGING and bool(runs[-1]) and not gaps[-1])
         if keep:
             if gaps[-1]:
                 runs.append([])

@@ -135,14 +135,15 @@ def parse_top(text: str) -> int | None:
     m = re.search(
         r"\b(?:which|what|the)\s+(\d{1,3}|"
         + "|".join(NUMBER_WORDS)
-        + r")\s+[a-z]+\b.*\b(?:(?<!at )most|highest)\b",
+        + r")\s+[a-z]+\b.*\b(?:(?<!at )most|highest)\b(?!\s+recent)",
         t,
     )
     if m:
         word = m.group(1)
         return int(word) if word.isdigit() else NUMBER_WORDS[word]
     # "which supplier did we spend the most with": the one thing with the most.
-    m = re.search(r"\b(?:which|what)\s+([a-z]+)\b[^?]*\bthe\s+(?:most|highest)\b", t)
+    # ("On the most recent receipt" is when, not a ranking.)
+    m = re.search(r"\b(?:which|what)\s+([a-z]+)\b[^?]*\bthe\s+(?:most|highest)\b(?!\s+recent)", t)
     if m and m.group(1) not in ("is", "was", "has", "does", "us", "this"):
         # "which suppliers did we buy the most from": several, ranked (the usual five).
         return 5 if m.group(1).endswith("s") else 1

@@ -165,6 +165,26 @@ def parse_date(text: str, today: dt.date, *, end: bool = False) -> dt.date | Non
         return None
 
 
+_STARTING = re.compile(
+    rf"\b(?:starting|starts|start(?:ing)? on|from|beginning|commencing|effective)\s+"
+    rf"(?:on\s+|from\s+|the\s+)?({_DATE})(?![\w-])"
+)
+
+
+def start_said(text: str, today: dt.date) -> dt.date | None:
+    """The day a new document's span starts on ("3 days annual leave starting 11 jan"): a day
+    said without a year is the one nearest today, as a form's date is meant (in late November
+    11 January is the coming one; a month alone is no day to start on)."""
+    m = _STARTING.search(text.lower())
+    if m is None or not re.search(r"\d", m.group(1)):
+        return None
+    day = parse_date(m.group(1), today)
+    if day is None or re.search(r"\d{4}", m.group(1)):
+        return day
+    near = [_shift_months(day, 12 * k) for k in (-1, 0, 1)]
+    return min(near, key=lambda d: abs((d - today).days))
+
+
 def _year_for_quarter(q: int, today: dt.date) -> int:
     """A quarter named without a year is the latest one that has begun ("Q2" in January is last
     year's), as a month named alone is."""

@@ -49,9 +49,16 @@ def verb_patterns() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
     verbs = [(v, change) for change, vs in load_questions().verbs.items() for v in vs]
     verbs.sort(key=lambda t: -len(t[0]))
     # "Take a look at…", "make me a list": a verb that asks for no change.
-    glance = r"(?!\s+(?:a\s+(?:look|peek|glance)|me\s+(?:through|to|a\s+list)))"
+    glance = (
+        r"(?!\s+(?:a\s+(?:look|peek|glance)|me\s+(?:through|to|a\s+list)))"
+        # "Need a list of…", "want a breakdown": words asking to be shown, not a document.
+        r"(?!\s+(?:(?:a|an|me\s+a|us\s+a)\s+)?(?:list|report|summary|breakdown|total|figure|"
+        r"number|count|chart|graph|table|overview|update|idea|sense|quick)\b)"
+    )
     return tuple(
-        (v, change, re.compile(rf"\s*(?:{polite})?{_phrase(v)}\b{glance}")) for v, change in verbs
+        # "Take-home pay", "set-up costs": a verb joined to the next word names, never asks.
+        (v, change, re.compile(rf"\s*(?:{polite})?{_phrase(v)}\b(?!-){glance}"))
+        for v, change in verbs
     )
 
 

@@ -14,7 +14,7 @@ from erp_agent.planner.context import TurnView
 from erp_agent.planner.followup import linked_group
 from erp_agent.planner.steps import Call, Step, failed, rows_of, say
 
-_LIMIT = 20
+_LIMIT = 50  # "list them": every record behind a figure, up to a page a person reads
 
 
 def behind(view: TurnView, tools: Mapping[str, Any], last: Mapping[str, Any]) -> Step | None:
@@ -77,7 +77,7 @@ def behind(view: TurnView, tools: Mapping[str, Any], last: Mapping[str, Any]) ->
         else None
     )
     head = f"{fmt(total)} {entity.plural.lower()}" if is_number(total) else entity.plural
-    lines = [f"- {record_line(entity, row)}" for row in rows[:10]]
+    lines = [f"- {record_line(entity, row)}" for row in rows]
     more = (
         f"\n(the first {len(lines)} shown)" if isinstance(total, int) and total > len(lines) else ""
     )

@@ -515,7 +515,7 @@ ABBREVIATIONS = {"r": "are", "rev": "revenue", "yr": "year", "yrs": "years", "mt
                  "atm": "at the moment", "rn": "right now", "frm": "from", "fr": "from",
                  "wat": "what", "wht": "what", "abt": "about", "hv": "have", "ur": "your",
                  "bal": "balance", "yday": "yesterday", "lst": "last", "mnth": "month",
-                 "n": "and", "tym": "time", "dept": "department", "yr's": "year's", "lpr": "last purchase rate"}  # fmt: skip
+                 "n": "and", "tym": "time", "dept": "department", "yr's": "year's", "lpr": "last purchase rate", "ppl": "people"}  # fmt: skip
 # Initialisms staff type in capitals that are never a record's code ("LPR for red sprockets").
 INITIALISMS = frozenset(["LPR"])
 _WORD = re.compile(r"[A-Za-z][A-Za-z']*")
@@ -712,6 +712,8 @@ def correct(text: str, catalog: Catalog) -> str:
             return word  # "spending", "billings": a known word inflected, not "pending"
         if english_frequency(low) >= 500:
             return word  # a word that already means something is no typo ("paying", "folks")
+        if _beside_a_name(m.string, m.start(), m.end(), vocab):
+            return word  # "dennis maina": a name's other word, not "main"
         found = process.extractOne(low, choices, scorer=fuzz.ratio, score_cutoff=84)
         if found:
             return str(found[0])
@@ -736,6 +738,25 @@ def correct(text: str, catalog: Catalog) -> str:
         pieces += [_WORD.sub(fix, text[last : m.start()]), m.group(0)]
         last = m.end()
     return "".join([*pieces, _WORD.sub(fix, text[last:])])
+
+
+def _beside_a_name(text: str, start: int, end: int, vocab: frozenset[str] | set[str]) -> bool:
+    """Whether a word no dictionary knows stands beside a lowercase word English knows but we
+    do not ("dennis maina", "wekesa wafula"): the two are someone's name, neither a typo."""
+    before = re.findall(r"[A-Za-z']+", text[:start])[-1:]
+    after = re.findall(r"[A-Za-z']+", text[end:])[:1]
+    for near in (*before, *after):
+        low = near.lower()
+        if (
+            near == low
+            and len(low) > 2
+            and low not in vocab
+            and low not in GRAMMAR
+            and low not in MONTH_WORDS
+            and ENGLISH <= english_frequency(low) < COMMON
+        ):
+            return True
+    return False
 
 
 _VERBATIM = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\bhttps?://\S+|\bwww\.\S+")
@@ -763,6 +784,8 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
     leads: list[list[str]] = [[]]  # everyday words just before each run ("red widgets")
     ended: list[str] = []  # the word that ended each run
     previous: list[str] = []
+    start = True  # at a sentence's start, where any word is capitalised ("Red widgets shipped")
+    trailed: list[str] = []  # runs with the packing after them ("silver cartons")
     for word in re.findall(r"[A-Za-z][A-Za-z'&\-]*|\S", text):
         low = word.lower().strip("'").removesuffix("'s")
         stem = low[:-1] if low.endswith("s") else low
@@ -779,16 +802,20 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
             runs.append([])
             leads.append([])
             ended.append(word)
+            if low in PACKAGING:
+                # How goods are packed may end an item's name ("silver cartons").
+                trailed.append(f"{' '.join(runs[-2])} {word}")
         # A word before a name qualifies it ("grey chairs"); a catalog word only within such a
         # run ("grey office chairs"), never starting one ("debtors account activity").
         adjective = (
-            word == low
+            (word == low or (start and word[1:] == low[1:]))
             and low.isalpha()
             and low not in GRAMMAR
             and low not in MONTH_WORDS
             and (low not in vocab or bool(previous))
         )
         previous = [*previous, low][-3:] if adjective and len(low) > 2 else []
+        start = word in (".", "!", "?")
     # A run with the words before it comes first: found whole, its own words are not looked up.
     qualified = [
         " ".join([*lead[i:], *run])
@@ -802,8 +829,12 @@ def loose_names(text: str, catalog: Catalog) -> list[str]:
         for i in range(len(ended))
         if ended[i] == "&" and runs[i] and i + 1 < len(runs) and runs[i + 1]
     ]
-    return list(dict.fromkeys([*joined, *qualified, *(" ".join(r) for r in runs if r)]))
+    return list(dict.fromkeys([*joined, *qualified, *trailed, *(" ".join(r) for r in runs if r)]))
 
+
+# How goods are packed: a word of grammar in "20 cartons of tape", the end of an item's name in
+# "silver cartons".
+PACKAGING = frozenset(["carton", "cartons", "box", "boxes", "pack", "packs", "roll", "rolls"])
 
 # Words before a name that say it is one ("for acme", "customer gulf traders").
 NAME_BEFORE = frozenset(["for", "from", "to", "of", "at", "by", "with", "in", "about", "against",

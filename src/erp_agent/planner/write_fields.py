@@ -11,7 +11,7 @@ from typing import Any
 
 from erp_agent.catalog import Entity, Field, FieldType
 from erp_agent.planner.parse_amounts import NUMBER_WORDS, money_said
-from erp_agent.planner.parse_dates import Period
+from erp_agent.planner.parse_dates import Period, start_said
 from erp_agent.planner.steps import Ctx, Step, call, enable, rows_of
 
 _DAYS = re.compile(
@@ -47,7 +47,18 @@ def _working_day_after(day: dt.date, count: int) -> dt.date:
 def date_value(name: str, period: Period | None, text: str, today: dt.date) -> str:
     """A date field of a new document: a start date is the period's start, an end date its end
     (or the last of the days asked for); any other date (the posting date) is today."""
-    if period is None or name not in (*_STARTS, *_ENDS):
+    if name not in (*_STARTS, *_ENDS):
+        return today.isoformat()
+    start = start_said(text, today)
+    if start is not None:
+        # "3 days annual leave starting 11 jan": from that day, for the days asked.
+        days = days_asked(text)
+        if name in _STARTS:
+            return start.isoformat()
+        if days and days >= 1:
+            return _working_day_after(start, int(days)).isoformat()
+        return (period.end if period and period.end >= start else start).isoformat()
+    if period is None:
         return today.isoformat()
     if name in _ENDS:
         days = days_asked(text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from erp_agent.planner import master_data
+from erp_agent.planner import master_data, vocabulary
 from erp_agent.planner.steps import Ctx, Step, rows_of
 
 # "12 x Grey Hammer", "200 metres of brown extension cable", "3 boxes of nails please": a
@@ -68,7 +68,7 @@ _LOWER_PARTY = re.compile(
     r"([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)"
     # ("… from kilifi supplies by cheque today": the name ends where how or when begins.)
     r"(?=\s+(?:for|with|by|via|through|using|in cash|today|yesterday|on|please|pls|plz|asap)\b"
-    r"|\s+\d|\s+[-–—:]|[,;]|$)"
+    r"|\s+\d|\s+[-–—:]|[,;:]|$)"
 )
 
 
@@ -78,6 +78,19 @@ _VERB_PARTY = re.compile(
     r"(?!(?:a|an|the|for|me|us|them|it)\b)(?!\d)"
     r"([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)(?=\s+(?:for|with)\b|\s+\d)"
 )
+
+
+def lowercase_for(ctx: Ctx) -> list[str]:
+    """Names typed in lower case after "for" that no word of ours makes up ("leave for otieno
+    wafula: 3 days"): whom the document is for, to look up."""
+    loose = {n.lower() for n in vocabulary.loose_names(ctx.req.text, ctx.catalog)}
+    said = [m.group(1).strip(" .,") for m in _LOWER_PARTY.finditer(ctx.req.text)]
+    # Two words or more, after "for": a person's names ("to apply for …" names no one).
+    return [
+        n for n in said
+        if n.lower() in loose and len(n.split()) > 1
+        and re.search(rf"\bfor\s+{re.escape(n)}\b", ctx.req.text)
+    ]  # fmt: skip
 
 
 def _inside_item(name: str, items: set[str]) -> bool:

@@ -48,4 +48,8 @@ def handle(ctx: Ctx) -> Step | None:
             return step
     if req.kind in (Kind.TOTAL, Kind.COUNT, Kind.UNKNOWN) or metric_plan.names_a_figure(ctx):
         return metric_plan.metric_step(ctx)
+    if metric_plan.asks_stock_at(req):
+        # "How much orange packing tape is in the nairobi store": the stock of what is named
+        # there, not the stores themselves.
+        return metric_plan.metric_step(ctx)
     return None

@@ -89,7 +89,8 @@ def handle(ctx: Ctx) -> Step | None:
         # One record once: a word and its run may find the same one.
         if words not in dropped and record not in kept.values():
             kept[words] = record
-    found = kept
+    # "And the brown screwdriver set?" after an item's rate: that item, not both.
+    found = metric_plan.newest_per_dimension(req.text, kept)
     if not any(dim == "item" for dim, _ in found.values()):
         return None
     req.settled += list(found)

@@ -360,6 +360,9 @@ def _person(
         return None, None
     if names:  # "leave for Kevin Mwangi, I'm his manager": Kevin's
         return own_employee.named(ctx, names[0])
+    lowered = write_names.lowercase_for(ctx)
+    if lowered:  # "leave for otieno wafula": typed in lower case, still someone named
+        return own_employee.named(ctx, lowered[0])
     return own_employee.own(ctx)
 
 
