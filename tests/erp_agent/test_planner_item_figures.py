@@ -202,3 +202,31 @@ async def test_how_much_of_an_item_is_in_a_store(runtime: Any, rest: RestERP) ->
     answer = text_of(await chat.say("how much orange packing tape is in the nairobi store"))
     assert figure_present(answer, here), answer
     assert "warehouses" not in answer.split("\n")[0], answer  # not the stores counted
+
+
+async def test_units_of_an_item_are_a_quantity(runtime: Any, rest: RestERP) -> None:
+    widget = _item(rest, "Red Widget")
+    lines, whole = _sold(rest, widget, TEST_TODAY.replace(month=1, day=1))
+    assert lines
+    assert lines != whole
+    chat = await chat_as(runtime, "admin@demo.local")
+    answer = text_of(await chat.say("how many units of red widgets did we sell this year"))
+    assert figure_present(answer, lines), answer  # not departments, not units of measure
+    assert not figure_present(answer, whole), answer
+
+
+def test_figures_as_of_now_are_suggested_by_what_they_are_kept_per() -> None:
+    from erp_agent.catalog.loader import load_catalog
+    from erp_agent.planner.nearest import answerable
+
+    catalog = load_catalog()
+    questions = answerable(catalog, {"metrics.query": {}})
+    # (A label with a number in it is never suggested: it would read as a figure.)
+    dated = [m for m in catalog.metrics.values() if m.date_field and not any(
+        c.isdigit() for c in m.label)]  # fmt: skip
+    undated = [m for m in catalog.metrics.values() if not m.date_field]
+    assert dated
+    assert undated
+    assert all(f"{m.label} by month this year" in questions for m in dated)
+    assert not any(f"{m.label} by month this year" in questions for m in undated)
+    assert "Valuation rate by item" in questions

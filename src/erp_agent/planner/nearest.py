@@ -19,7 +19,12 @@ def answerable(catalog: Catalog, tools: Mapping[str, Any]) -> list[str]:
     if "metrics.query" in tools:
         for metric in metrics.values():
             label = str(getattr(metric, "label", "") or getattr(metric, "name", ""))
-            out.append(f"{label} by month this year")
+            if getattr(metric, "date_field", None):
+                out.append(f"{label} by month this year")
+                continue
+            # A figure as of now (a balance, a rate) has no months: by what it is kept per.
+            cuts = [d for d in getattr(metric, "dimensions", ()) if d != "company"]
+            out.append(f"{label} by {cuts[0].replace('_', ' ')}" if cuts else label)
     for e in catalog.entities.values():
         plural = e.plural.lower()
         if f"{e.name}.aggregate" in tools and e.amount_field and e.date_field:
