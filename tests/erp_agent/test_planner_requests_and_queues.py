@@ -130,3 +130,19 @@ async def test_a_figure_word_then_the_month_before(runtime: Any, rest: RestERP) 
     answer = text_of(await chat.say("and net for the month before?"))
     assert figure_present(answer, before), answer
     assert not figure_present(answer, then), answer
+
+
+async def test_do_we_have_anything_overdue_to_a_supplier(runtime: Any, demo_erp: Any) -> None:
+    user = RestERP(demo_erp.url, "accounts.manager@demo.local")
+    rows = user.rows("Purchase Invoice", ["outstanding_amount"], [
+        ["docstatus", "=", 1], ["outstanding_amount", ">", 0],
+        ["supplier", "=", "Kenya Wire & Cable Ltd"], ["due_date", "<", TEST_TODAY.isoformat()],
+    ])  # fmt: skip
+    user.close()
+    owed = sum((Decimal(str(r["outstanding_amount"])) for r in rows), Decimal())
+    assert owed
+    chat = await chat_as(runtime, "accounts.manager@demo.local")
+    reply = await chat.say("do we have anything overdue to kenya wire and cable")
+    answer = text_of(reply)
+    assert figure_present(answer, owed), answer
+    assert "Accounts Receivable" not in answer, answer  # what we owe them, not the AR report

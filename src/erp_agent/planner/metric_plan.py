@@ -444,7 +444,9 @@ _TOTAL = re.compile(r"\b(total|in all|altogether|overall|combined)\b", re.IGNORE
 # "What's overdue?", "anything overdue?": how much is, not the report's rows — unless the
 # report is asked for.
 _WHAT_IS = re.compile(
-    r"^\s*(?:so\s+)?(?:what(?:'s|s|\s+is)|how much|(?:is there\s+)?anything)\b", re.IGNORECASE
+    r"^\s*(?:so\s+)?(?:what(?:'s|s|\s+is)|how much|"
+    r"(?:is there\s+|(?:do|have)\s+(?:we|i)\s+(?:have|got)\s+|have\s+(?:we|i)\s+got\s+)?anything)\b",
+    re.IGNORECASE,
 )
 _THE_REPORT = re.compile(r"\b(report|ageing|aging|buckets?|breakdown|statement)\b", re.IGNORECASE)
 
