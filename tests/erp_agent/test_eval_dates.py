@@ -202,7 +202,9 @@ def _below_floor(results: Sequence[SuiteResult], column: int) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)
+# A run on a seed-42 date asks about 1,700 cases (615 s alone on this kind of machine, with
+# dev_v11); a loaded machine takes half as long again.
+@pytest.mark.timeout(1500)
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("day", "seed", "scale"), RUNS, ids=[f"{d.isoformat()}-seed{s}-scale{x}" for d, s, x in RUNS]
