@@ -46,10 +46,12 @@ def handle(ctx: Ctx) -> Step | None:
         step = metric_plan.metric_step(ctx, forced, means_comparison=compared)
         if step is not None:
             return step
-    if req.kind in (Kind.TOTAL, Kind.COUNT, Kind.UNKNOWN) or metric_plan.names_a_figure(ctx):
-        return metric_plan.metric_step(ctx)
-    if metric_plan.asks_stock_at(req):
-        # "How much orange packing tape is in the nairobi store": the stock of what is named
-        # there, not the stores themselves.
+    # "How much orange packing tape is in the nairobi store" (asks_stock_at): the stock of what
+    # is named there, not the stores themselves.
+    if (
+        req.kind in (Kind.TOTAL, Kind.COUNT, Kind.UNKNOWN)
+        or metric_plan.names_a_figure(ctx)
+        or metric_plan.asks_stock_at(req)
+    ):
         return metric_plan.metric_step(ctx)
     return None
