@@ -78,4 +78,4 @@ async def test_proposals_choices_and_passages_become_blocks(shaper: ResultShaper
     assert (await shaper.shape(_session(), refused)).blocks == [choices]
     passages = {"passages": [{"title": "Closing", "source": "kb/closing.md", "text": "t"}]}
     cited = await shaper.shape(_session(), Outcome(Status.OK, "odd.passages", data=passages))
-    assert cited.citations == passages["passages"]
+    assert cited.citations == [{"title": "Closing", "source": "kb/closing.md"}]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from erp_agent.analytics.defaults import DEFAULT_RANGES, THRESHOLD
+
 # The analyses need pandas/numpy/scipy, which take seconds to import: load them on first use so
 # that starting the agent (and every CLI command) does not pay for it.
 _WHERE = {
@@ -18,8 +20,6 @@ _WHERE = {
     "forecast": "_forecast", "with_shares": "shares", "comparison_windows": "trend",
     "monthly_trend": "trend", "period_comparison": "trend",
 }  # fmt: skip
-DEFAULT_RANGES = (30, 60, 90, 120)
-THRESHOLD = 3.5
 
 if TYPE_CHECKING:
     from erp_agent.analytics._ageing import ageing, bucket_labels

@@ -6,8 +6,8 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
-from erp_agent.analytics import DEFAULT_RANGES
 from erp_agent.analytics._result import AnalysisResult, Row, chart, fmt, num, to_date
+from erp_agent.analytics.defaults import DEFAULT_RANGES
 from erp_agent.errors import ToolInputError
 
 NOT_DUE = "Not yet due"

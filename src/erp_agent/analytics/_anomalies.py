@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from erp_agent.analytics import THRESHOLD
 from erp_agent.analytics._result import (
     AnalysisResult,
     Row,
@@ -25,6 +24,7 @@ from erp_agent.analytics._result import (
     num,
     to_date,
 )
+from erp_agent.analytics.defaults import THRESHOLD
 
 _K = 0.6745
 _MEAN_AD_K = 1.2533

@@ -7,7 +7,7 @@ from enum import StrEnum
 from typing import Any, Literal, NotRequired, TypedDict
 
 from erp_agent.errors import RefusalView
-from erp_agent.store.records import Unrequested
+from erp_agent.store.records import FieldChange, ProjectionView, Unrequested
 
 
 class ProposalView(TypedDict):
@@ -20,7 +20,7 @@ class ProposalView(TypedDict):
     summary: str
     payload: dict[str, Any]
     payload_hash: str
-    diff: list[dict[str, Any]]  # field, before, after (updates)
+    diff: list[FieldChange]  # field, before, after (updates)
     document: dict[str, Any] | None  # the whole document to be created
     status: str
     status_text: str
@@ -29,7 +29,7 @@ class ProposalView(TypedDict):
     base_modified: str | None
     superseded_by: str | None
     unrequested: NotRequired[Unrequested]  # the content warning (``gateway/origin.py``)
-    projection: NotRequired[dict[str, Any]]  # what the ERP computed the write will post
+    projection: NotRequired[ProjectionView]  # what the ERP computed the write will post
 
 
 class ChoiceOption(TypedDict):

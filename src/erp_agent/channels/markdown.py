@@ -6,14 +6,14 @@ from stored results, never from the model's text."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from erp_agent.metrics.drill import drillable, row_refs, total_refs
 from erp_agent.results.blocks import Block, ChartBlock, ProposalBlock, TableBlock
 from erp_agent.results.layout import link_index, more_columns_hint
 from erp_agent.results.links import drill_url
-from erp_agent.results.presentation import figure_text
-from erp_agent.results.summary import ReportFigure
+from erp_agent.results.presentation import ReportFigure, figure_text
+from erp_agent.store.records import ProjectionView
 from erp_agent.tools.base import Definition
 
 MAX_TABLE_ROWS = 50
@@ -91,9 +91,9 @@ def proposal_markdown(block: ProposalBlock, confirm_url: str | None) -> str:
             [k, v if not isinstance(v, (list, dict)) else _summary(v)] for k, v in document.items()
         ]
         lines.append(_table(["Field", "Value"], rows, []))
-    projection = block.get("projection")
+    projection: object = block.get("projection")  # read back from JSON: any version's
     if isinstance(projection, dict) and "ledger" in projection:
-        lines.append(projection_markdown(projection))
+        lines.append(projection_markdown(cast(ProjectionView, projection)))
     elif isinstance(projection, dict) and projection:
         rows = [[k, v] for k, v in projection.items()]
         lines.append("**After this change:**\n\n" + _table(["", "Value"], rows, []))
@@ -107,7 +107,7 @@ def proposal_markdown(block: ProposalBlock, confirm_url: str | None) -> str:
     return "\n\n".join(lines)
 
 
-def projection_markdown(projection: dict[str, Any]) -> str:
+def projection_markdown(projection: ProjectionView) -> str:
     """What the ERP computed a submit or cancel will post (``gateway/projection.py``): labelled
     a projection, for the version of the record the proposal carries."""
     cur = f" ({projection['currency']})" if projection.get("currency") else ""

@@ -44,8 +44,13 @@ def _definitions(response: TurnResponse) -> list[Definition]:
 
 def as_json(response: TurnResponse) -> dict[str, Any]:
     full = response.as_dict()
-    keys = ("conversation_id", "blocks", "tools_called", "usage", "model")
-    return {key: full[key] for key in keys}
+    return {
+        "conversation_id": full["conversation_id"],
+        "blocks": full["blocks"],
+        "tools_called": full["tools_called"],
+        "usage": full["usage"],
+        "model": full["model"],
+    }
 
 
 def ask(

@@ -28,7 +28,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,7 +101,7 @@ def pinned(question: str) -> list[str]:
     return sorted(re.findall(rf"\b(?:{_PERIOD_WORDS}|{_ASKER_WORDS})\b", text))
 
 
-def cacheable(response: dict[str, Any]) -> bool:
+def cacheable(response: Mapping[str, Any]) -> bool:
     blocks = response.get("blocks", [])
     return response.get("outcome") == "answered" and not any(
         b.get("type") in UNCACHEABLE for b in blocks
@@ -212,7 +212,7 @@ class ResponseCache:
         self,
         scope: CacheScope,
         question: str,
-        response: dict[str, Any],
+        response: Mapping[str, Any],
         entities: Sequence[str],
         *,
         org: str,

@@ -79,7 +79,7 @@ async def open_conversation(
 
 def finished_event(run: Run, outcome: str) -> TurnFinished:
     """The turn's end for the event stream: the true outcome and the turn's usage."""
-    statuses = [str(s["status"]) for s in run.log_steps if s.get("step") == "tool"]
+    statuses = [s["status"] for s in run.log_steps if s["step"] == "tool"]
     stopped = run.guard.consecutive_failures >= guards.MAX_CONSECUTIVE_FAILURES
     return TurnFinished(
         run.turn.id,

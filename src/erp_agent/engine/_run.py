@@ -8,10 +8,11 @@ from typing import Any
 
 from erp_agent.calls.session import Session
 from erp_agent.engine import guards
+from erp_agent.engine.conversation import ConversationState, QueryRecord
 from erp_agent.engine.response import ToolCalled
 from erp_agent.models.base import Message, Usage
-from erp_agent.results.blocks import Block
-from erp_agent.store.records import Turn
+from erp_agent.results.blocks import Block, Citation
+from erp_agent.store.records import LogStep, Turn
 
 
 @dataclass
@@ -27,16 +28,16 @@ class Run:
     blocks: list[Block] = field(default_factory=list)
     tools_called: list[ToolCalled] = field(default_factory=list)
     sources: list[Any] = field(default_factory=list)  # every tool result of this turn
-    citations: list[dict[str, Any]] = field(default_factory=list)
-    log_steps: list[dict[str, Any]] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    log_steps: list[LogStep] = field(default_factory=list)
     guard: guards.GuardState = field(default_factory=guards.GuardState)
     provenance_retry_done: bool = False
     model_name: str = ""
     waiting_for: str = ""  # what the turn is doing now, for the message when time runs out
-    conversation: dict[str, Any] = field(default_factory=dict)  # its state when the turn began
+    conversation: ConversationState = field(default_factory=ConversationState)  # at its start
     previous_prefix: str | None = None  # the previous turn's prefix_hash (see Engine._prompt)
     context_since: int = 0  # earlier turns' context messages before this seq are left out
-    queries: list[dict[str, Any]] = field(default_factory=list)  # figure-bearing calls, in order
+    queries: list[QueryRecord] = field(default_factory=list)  # figure-bearing calls, in order
     shown: str | None = None  # the result id last shown as a table or chart
     said: list[str] = field(default_factory=list)  # the user's words: earlier messages, this one
     # Each offered tool's definition as sent (this user's view), in the conversation's order.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from erp_agent.engine.response import TurnResponse
 from erp_agent.errors import ErpAgentError
@@ -21,13 +21,27 @@ from erp_agent.store.records import Turn
 
 if TYPE_CHECKING:
     from erp_agent.calls.session import Session
-    from erp_agent.engine.turn import Engine
+    from erp_agent.config import EngineSettings
     from erp_agent.events import EventBus
     from erp_agent.store.base import Store
 
 QUEUE = "queue"  # Turn.state["background"] of a turn the task queue runs (and recovers)
 # Turns an engine of this process is running now (engines are made per request).
 ACTIVE: set[str] = set()
+
+
+class TurnRunner(Protocol):
+    """What recovery needs of the engine (``engine.turn.Engine``, which runs this module's
+    ``proposal_blocks`` and ``ACTIVE``): its store, its deadline and a turn continued."""
+
+    store: Store
+    settings: EngineSettings
+
+    async def continue_turn(
+        self, session: Session, turn_id: str, *, bus: EventBus | None = None
+    ) -> TurnResponse: ...
+
+
 MARGIN = dt.timedelta(seconds=10)
 INTERRUPTED = (
     "This answer was interrupted: the server stopped while it was being prepared{why}. "
@@ -88,7 +102,7 @@ async def close(store: Store, turn: Turn, why: str = "") -> TurnResponse:
 
 
 async def resume(
-    engine: Engine, session: Session, turn: Turn, bus: EventBus | None = None
+    engine: TurnRunner, session: Session, turn: Turn, bus: EventBus | None = None
 ) -> TurnResponse | None:
     """Continue the turn from its last persisted step; close it if that fails. None if another
     process finished it meanwhile."""
@@ -102,7 +116,7 @@ async def resume(
 
 
 async def recover_conversation(
-    engine: Engine, session: Session, conversation_id: str, bus: EventBus | None = None
+    engine: TurnRunner, session: Session, conversation_id: str, bus: EventBus | None = None
 ) -> list[TurnResponse]:
     """Before a new request on the conversation: finish the turns a crash left running."""
     now, age = dt.datetime.now(dt.UTC), orphan_age(engine.settings.turn_deadline)

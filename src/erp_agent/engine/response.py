@@ -8,6 +8,7 @@ from typing import Any, NotRequired, TypedDict
 from erp_agent.models.base import Usage
 from erp_agent.results.blocks import Block
 from erp_agent.results.shaping import ShapedDefinition
+from erp_agent.store.records import TokenCounts
 
 READ_AS = "Read as: "  # how an answer that says how it read the question begins
 
@@ -18,6 +19,19 @@ class ToolCalled(TypedDict):
     name: str
     arguments: Any  # as the model sent them, the tool's defaults filled in (JSON)
     definition: NotRequired[ShapedDefinition]  # how its figures were computed, when it has any
+
+
+class ResponseJSON(TypedDict):
+    """A turn's response as every channel receives it and the turn's state stores it."""
+
+    turn_id: str
+    conversation_id: str
+    reading: str | None
+    blocks: list[Block]
+    tools_called: list[ToolCalled]
+    usage: TokenCounts
+    model: str
+    outcome: str
 
 
 @dataclass
@@ -42,7 +56,7 @@ class TurnResponse:
                 )
         return None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ResponseJSON:
         return {
             "turn_id": self.turn_id,
             "conversation_id": self.conversation_id,

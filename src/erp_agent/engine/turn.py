@@ -136,7 +136,7 @@ class Engine:
             for key in ("attempts", "background"):
                 if key in queued.state:
                     turn.state[key] = queued.state[key]
-        state = {} if new else await self.store.conversation_state(conversation.id)
+        state: conv.ConversationState = {} if new else await conv.load(self.store, conversation.id)
         route = self.router.route(message, session, conv.route_extra(state))
         if past:  # a follow-up: the same prompt prefix, so the model's server can cache it
             has_result = bool(state.get("last_query") or state.get("last_shown"))
@@ -208,7 +208,7 @@ class Engine:
         )
         # An assistant message whose tool calls were not all answered is dropped and asked again.
         run.messages = [*trimmed, *[m for unit in history.units(this_turn) for m in unit]]
-        run.conversation = await self.store.conversation_state(turn.conversation_id)
+        run.conversation = await conv.load(self.store, turn.conversation_id)
         run.said = _said(past, turn.user_message)
         run.previous_prefix = past[-1].state.get("prefix_hash") if past else None
         run.context_since = _context_since(past)

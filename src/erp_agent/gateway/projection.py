@@ -13,11 +13,11 @@ again and projected again.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from erp_agent.calls.session import Session
 from erp_agent.connectors.base import Capability, Connector, Projection
 from erp_agent.errors import ErpAgentError
+from erp_agent.store.records import ProjectionView
 from erp_agent.tools.base import Change, Tool
 
 ACTIONS = frozenset({"submit", "cancel"})
@@ -36,7 +36,7 @@ def applies(connector: Connector, tool: Tool | None) -> bool:
 
 async def project(
     connector: Connector, session: Session, tool: Tool | None, change: Change
-) -> dict[str, Any] | None:
+) -> ProjectionView | None:
     """The projection of the proposed change, or None (no capability, nothing to say, the ERP
     out of reach, or the record at another version than the one proposed)."""
     if not applies(connector, tool) or tool is None or tool.entity is None:
@@ -59,7 +59,7 @@ async def project(
     return view(found, tool, str(record_id))
 
 
-def view(found: Projection, tool: Tool, record_id: str) -> dict[str, Any]:
+def view(found: Projection, tool: Tool, record_id: str) -> ProjectionView:
     verb = "submitting" if found.action == "submit" else "cancelling"
     return {
         "label": LABEL,

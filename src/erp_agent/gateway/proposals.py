@@ -90,7 +90,7 @@ def proposal_view(proposal: Proposal) -> ProposalView:
     if proposal.projection:
         # What the ERP computed the change will post, for the version above
         # (``gateway/projection.py``): every confirm surface shows it.
-        shown["projection"] = dict(proposal.projection)
+        shown["projection"] = proposal.projection.copy()
     return shown
 
 

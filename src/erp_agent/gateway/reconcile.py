@@ -45,7 +45,7 @@ from erp_agent.tools.base import BASE_MODIFIED, Tool, ToolContext
 
 if TYPE_CHECKING:
     from erp_agent.calls.session import Session
-    from erp_agent.gateway.gateway import Gateway
+    from erp_agent.gateway.desk import Desk
 
 CHECK_LIMIT = 20  # records created since the checkpoint that are compared with the payload
 UNDECIDED = (ProposalStatus.EXECUTING, ProposalStatus.CHECKING)
@@ -235,7 +235,7 @@ async def effect(ctx: ToolContext, tool: Tool, proposal: Proposal) -> Verdict:
 
 
 async def offer_again(
-    gateway: Gateway, session: Session, tool: Tool, ctx: ToolContext, proposal: Proposal
+    gateway: Desk, session: Session, tool: Tool, ctx: ToolContext, proposal: Proposal
 ) -> tuple[Proposal | None, str]:
     """The same change prepared afresh against the ERP as it is now, as a new proposal in the
     same conversation; or why there is none (e.g. the change is already there)."""
@@ -255,7 +255,7 @@ async def offer_again(
 
 
 async def settle(
-    gateway: Gateway, session: Session, proposal: Proposal, started: float | None = None
+    gateway: Desk, session: Session, proposal: Proposal, started: float | None = None
 ) -> Outcome | None:
     """Decide an ``executing`` or ``checking`` proposal from what the ERP holds. None if the
     ERP cannot be asked now (it stays as it is, for the next try) or another process decided

@@ -21,7 +21,7 @@ from erp_agent.gateway.proposals import args_digest, decision_refusal, proposal_
 from erp_agent.store.records import Decision, ProposalStatus
 
 if TYPE_CHECKING:
-    from erp_agent.gateway.gateway import Gateway
+    from erp_agent.gateway.desk import Desk
 
 
 PARTY_FIELDS = ("supplier", "customer", "party_name")  # who the document is with, by entity
@@ -94,7 +94,7 @@ def apply_edits(
 
 
 async def revise(
-    gateway: Gateway, session: Session, proposal_id: str, edits: Mapping[str, Any]
+    gateway: Desk, session: Session, proposal_id: str, edits: Mapping[str, Any]
 ) -> Outcome:
     started = time.perf_counter()
     proposal = await gateway.store.get_proposal(proposal_id)

@@ -38,8 +38,7 @@ from erp_agent.metrics.request import DimensionFilter, MetricQuery
 from erp_agent.tools.base import ToolContext
 from erp_agent.tools.factories.documents import documents_text
 
-# resolve_today stays importable from here for the planner until it reads it from the catalog.
-__all__ = ["Cell", "Computed", "Key", "MetricComputer", "resolve_today"]
+__all__ = ["Cell", "Computed", "Key", "MetricComputer"]
 
 _OPS = {o.value: o for o in Op}
 _ID_FILTER_LIMIT = 500  # above this many ids, read the linked records whole instead

@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from erp_agent.catalog import load_catalog
-from erp_agent.catalog.metrics import Returns
-from erp_agent.metrics.compute import resolve_today
+from erp_agent.catalog.metrics import Returns, resolve_today
 from erp_agent.planner.answer import fmt, is_number, record_line
 from erp_agent.planner.context import TurnView
 from erp_agent.planner.followup import linked_group

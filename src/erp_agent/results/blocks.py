@@ -6,9 +6,9 @@ never change it. A display block is first what the model asked for (``display.*`
 columns, a title) and then, once materialised from the stored result (``render.py``), the values
 the screen draws; the keys added then are ``NotRequired``. Code that branches by kind narrows on
 ``block["type"]``. A figure's definition (``tools.base.Definition``), a report's own figures
-(``results.summary.ReportFigure``) and the totals that open their documents
+(``results.presentation.ReportFigure``) and the totals that open their documents
 (``metrics.drill.DrillTotal``) are typed where they are made; nested objects that come from
-elsewhere as they are (a proposal's document, a chart's Chart.js spec) stay ``dict[str, Any]``.
+the ERP as they are (a proposal's payload and document, a scan's source) stay JSON.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from erp_agent.calls.outcome import Choices, ProposalView
 from erp_agent.metrics.drill import DrillTotal
-from erp_agent.results.summary import ReportFigure
-from erp_agent.store.records import Unrequested
+from erp_agent.results.presentation import ReportFigure
+from erp_agent.store.records import FieldChange, ProjectionView, Unrequested
 from erp_agent.tools.base import Definition
 
 
@@ -71,13 +71,33 @@ class TableBlock(TypedDict):
     drill_totals: NotRequired[list[DrillTotal]]  # each total's drill-down reference
 
 
+class ChartDataset(TypedDict):
+    """One series of a Chart.js spec: its name and a value per label."""
+
+    label: str
+    data: list[Any]
+    backgroundColor: NotRequired[list[str]]  # per bar, when "All others" is drawn grey
+
+
+class ChartData(TypedDict):
+    labels: list[Any]
+    datasets: list[ChartDataset]
+
+
+class ChartSpec(TypedDict):
+    """A chart as Chart.js draws it (the web app), and every other channel reads it."""
+
+    type: str  # line | bar | …
+    data: ChartData
+
+
 class DrawnChart(TypedDict):
     """One chart of a chart block (one per currency)."""
 
     currency: str | None
     title: str
     others: bool  # the last bar is "All others"
-    spec: dict[str, Any]  # Chart.js: {type, data: {labels, datasets}}
+    spec: ChartSpec
     drills: NotRequired[list[str | None]]  # each bar's drill-down reference
 
 
@@ -85,7 +105,7 @@ class ChartDrawing(TypedDict):
     """The fields ``charts.draw`` adds to a chart block."""
 
     chart_type: str
-    spec: dict[str, Any]  # the first chart's
+    spec: ChartSpec  # the first chart's
     charts: list[DrawnChart]
 
 
@@ -99,7 +119,7 @@ class ChartBlock(TypedDict):
     top: NotRequired[int]
     others: NotRequired[bool]
     definition: NotRequired[Definition]
-    spec: NotRequired[dict[str, Any]]
+    spec: NotRequired[ChartSpec]
     charts: NotRequired[list[DrawnChart]]
 
 
@@ -127,7 +147,7 @@ class ProposalBlock(TypedDict):
     tool: NotRequired[str]
     payload: NotRequired[dict[str, Any]]
     payload_hash: NotRequired[str]  # binds the web app's confirm to what it showed
-    diff: NotRequired[list[dict[str, Any]] | None]
+    diff: NotRequired[list[FieldChange] | None]
     document: NotRequired[dict[str, Any] | None]
     status: NotRequired[str]
     status_text: NotRequired[str]
@@ -137,7 +157,7 @@ class ProposalBlock(TypedDict):
     superseded_by: NotRequired[str | None]
     unrequested: NotRequired[Unrequested]  # the content warning (``gateway/origin.py``)
     # What the ERP computed it will post; a channel also shows one said in words.
-    projection: NotRequired[dict[str, Any] | str]
+    projection: NotRequired[ProjectionView | str]
     # A scanned document's draft: what could not be read for sure, and how it was read.
     flags: NotRequired[list[dict[str, str]]]
     source: NotRequired[dict[str, Any]]

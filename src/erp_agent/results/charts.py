@@ -5,12 +5,12 @@ after them, never ranked among them. A chart's values are the table's values."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from erp_agent.catalog import Catalog
 from erp_agent.metrics.drill import drillable, row_refs
 from erp_agent.results import presentation
-from erp_agent.results.blocks import ChartBlock, ChartDrawing, DrawnChart
+from erp_agent.results.blocks import ChartBlock, ChartDataset, ChartDrawing, DrawnChart
 from erp_agent.results.presentation import Column
 
 OTHERS_COLOUR = "#9aa3ad"  # the rest, summed: grey beside the entities' own colour
@@ -20,6 +20,22 @@ DRAWN_POINTS = 60  # points per series told back to the model; the chart itself 
 
 class _Drills(TypedDict, total=False):
     drills: list[str | None]  # each bar's drill-down reference
+
+
+class Series(TypedDict):
+    name: str
+    values: list[Any]
+
+
+class Told(TypedDict):
+    """One chart as told back to the model that asked for it (``drawn``)."""
+
+    title: str
+    currency: str | None
+    labels: list[Any]
+    series: list[Series]
+    more_points: NotRequired[int]  # how many labels past the ones told
+    others: NotRequired[str]  # the last bar is all the others
 
 
 def is_others(row: dict[str, Any]) -> bool:
@@ -57,10 +73,9 @@ def draw(
     for currency, group in groups:
         extra = [r for r in rest if len(groups) == 1 or r.get("currency") == currency]
         bars = [*group, *extra]
-        dataset_extra: dict[str, Any] = {}
+        colours: list[str] = []
         if extra and chart_type == "bar":
             colours = [BAR_COLOUR] * len(group) + [OTHERS_COLOUR] * len(extra)
-            dataset_extra = {"backgroundColor": colours}
         drills: _Drills = {}
         if result_id is not None and drillable(data):
             drills["drills"] = row_refs(result_id, data, bars)
@@ -74,21 +89,30 @@ def draw(
                 "type": chart_type,
                 "data": {
                     "labels": [_cell(info, r, label, year) for r in bars],
-                    "datasets": [
-                        {
-                            "label": _series(info, v),
-                            "data": [_cell(info, r, v, year) for r in bars],
-                            **dataset_extra,
-                        }
-                        for v in values
-                    ],
+                    "datasets": [_dataset(info, v, bars, year, colours) for v in values],
                 },
             },
         })  # fmt: skip
     return {"chart_type": chart_type, "spec": charts[0]["spec"], "charts": charts}
 
 
-def drawn(chart: ChartDrawing | ChartBlock, limit: int = DRAWN_POINTS) -> list[dict[str, Any]]:
+def _dataset(
+    info: dict[str, Column],
+    key: str,
+    bars: list[dict[str, Any]],
+    year: int | None,
+    colours: list[str],
+) -> ChartDataset:
+    dataset: ChartDataset = {
+        "label": _series(info, key),
+        "data": [_cell(info, r, key, year) for r in bars],
+    }
+    if colours:
+        dataset["backgroundColor"] = colours
+    return dataset
+
+
+def drawn(chart: ChartDrawing | ChartBlock, limit: int = DRAWN_POINTS) -> list[Told]:
     """What a chart block shows, for the model to check: per chart its title, currency,
     labels and each series' values (the last label is "All others" when that bar is drawn);
     a long series is told by its first ``limit`` points and how many more there are."""
@@ -96,9 +120,9 @@ def drawn(chart: ChartDrawing | ChartBlock, limit: int = DRAWN_POINTS) -> list[d
     for one in chart.get("charts") or []:
         data = one["spec"]["data"]
         labels = list(data["labels"])
-        told: dict[str, Any] = {
-            "title": one.get("title"),
-            "currency": one.get("currency"),
+        told: Told = {
+            "title": one["title"],
+            "currency": one["currency"],
             "labels": labels[:limit],
             "series": [{"name": d["label"], "values": d["data"][:limit]} for d in data["datasets"]],
         }

@@ -16,13 +16,10 @@ from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import Any, NotRequired, TypedDict
 
 from erp_agent.catalog import Catalog
 from erp_agent.catalog.fields import FieldType
-
-if TYPE_CHECKING:
-    from erp_agent.results.summary import ReportFigure  # summary builds on this module
 
 # ISO 4217 minor units where they are not 2.
 _MINOR_UNITS = {"JPY": 0, "KRW": 0, "UGX": 0, "RWF": 0, "BHD": 3, "KWD": 3, "OMR": 3, "JOD": 3}
@@ -303,6 +300,14 @@ def by_currency(rows: list[dict[str, Any]]) -> list[tuple[str | None, list[dict[
     if len(found) <= 1:
         return [(found[0] if found else None, rows)]
     return [(c, [r for r in rows if r.get("currency") == c]) for c in found]
+
+
+class ReportFigure(TypedDict):
+    """One figure shown under a report's table (``results.summary.report_figures``)."""
+
+    label: str  # naming its currency, e.g. "0-30 days (KES)"
+    value: float
+    decimals: NotRequired[int]  # an amount's places at its currency's precision
 
 
 def figure_text(figure: ReportFigure) -> str:

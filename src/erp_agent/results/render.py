@@ -25,7 +25,7 @@ from erp_agent.results.layout import layout
 from erp_agent.results.links import Linker
 from erp_agent.results.model_view import PAGE_ROWS, rows_of
 from erp_agent.results.store import ResultRecord, ResultStore
-from erp_agent.results.summary import ReportFigure, report_figures
+from erp_agent.results.summary import report_figures
 from erp_agent.tools.base import Definition
 
 
@@ -133,7 +133,7 @@ def _cards(
 
 
 class _Figures(TypedDict, total=False):
-    figures: list[ReportFigure]
+    figures: list[presentation.ReportFigure]
     drills: list[str | None]
     drill_totals: list[DrillTotal]
 

@@ -8,14 +8,20 @@ an exact summary and a page of a big one (``model_view``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, cast
 
 from erp_agent.calls.outcome import Outcome, Status
 from erp_agent.calls.session import Session
 from erp_agent.metrics.drill import DrillTotal, total_refs
-from erp_agent.results.blocks import Block, CitationsBlock, choices_block, proposal_block
+from erp_agent.results.blocks import (
+    Block,
+    Citation,
+    CitationsBlock,
+    choices_block,
+    proposal_block,
+)
 from erp_agent.results.model_view import for_model
 from erp_agent.results.render import definition_of
 from erp_agent.results.store import ResultStore
@@ -42,7 +48,7 @@ class Shaped:
     data: Any = None
     result_id: str | None = None
     offer: list[str] = field(default_factory=list)  # tools the result made available
-    citations: list[dict[str, Any]] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)  # the knowledge passages cited
     definition: ShapedDefinition | None = None  # how the figures were computed, in words
     shown: str | None = None  # the result id now shown as a table or chart
 
@@ -51,11 +57,13 @@ class Shaped:
         return self.result_id is not None
 
 
-def citations_block(passages: Sequence[dict[str, Any]]) -> CitationsBlock:
-    return {
-        "type": "citations",
-        "items": [{"title": p.get("title"), "source": p.get("source")} for p in passages],
-    }
+def citation(passage: Mapping[str, Any]) -> Citation:
+    """A knowledge passage as the user sees it cited: its title and where it is from."""
+    return {"title": passage.get("title"), "source": passage.get("source")}
+
+
+def citations_block(citations: Sequence[Citation]) -> CitationsBlock:
+    return {"type": "citations", "items": list(citations)}
 
 
 class ResultShaper:
@@ -96,7 +104,9 @@ class ResultShaper:
                 if isinstance(hit, dict) and hit.get("name") in session.allowed_tools
             ]
         if shape is Shape.PASSAGES and isinstance(data, dict):
-            shaped.citations = [p for p in data.get("passages", []) if isinstance(p, dict)]
+            shaped.citations = [
+                citation(p) for p in data.get("passages", []) if isinstance(p, dict)
+            ]
         entity = tool.entity if tool else None
         if entity is None and isinstance(data, dict) and isinstance(data.get("entity"), str):
             entity = data["entity"]  # records of the one entity the result names (a drill-down)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
-from typing import Any
+from typing import Any, TypedDict
 
 from erp_agent.errors import ToolInputError
 from erp_agent.results.summary import columns_of, is_number, summarize_report, summarize_rows
@@ -245,6 +245,18 @@ class ResultStore(ABC):
         return record
 
 
+class RowsPage(TypedDict):
+    """One page of a result's rows (``results.page``, the web app's paging route)."""
+
+    total_rows: int
+    start: int
+    limit: int
+    sort_by: str | None
+    descending: bool
+    rows: list[dict[str, Any]]  # the stored rows as the tool returned them
+    has_more: bool
+
+
 def page_of(
     table: Table,
     *,
@@ -252,7 +264,7 @@ def page_of(
     limit: int = PAGE_SIZE,
     sort_by: str | None = None,
     descending: bool = False,
-) -> dict[str, Any]:
+) -> RowsPage:
     """One page of a result's rows, optionally sorted on a column."""
     rows = sort_rows(table.rows, sort_by, descending=descending, columns=table.columns)
     limit = max(1, min(limit, MAX_PAGE))

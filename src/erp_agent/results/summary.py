@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 
-from erp_agent.results.presentation import precision
+from erp_agent.results.presentation import ReportFigure, precision
 
 TOP_ROWS = 5
 SUMMARY_ROWS = 8  # a report's own opening, total and closing lines, shown beside the top rows
@@ -192,14 +192,6 @@ def _bucket_words(label: str) -> str:
     """ "0-30" → "0-30 days", "121-Above" → "121+ days"."""
     low, _, high = label.partition("-")
     return f"{low.strip()}+ days" if high.strip().lower() == "above" else f"{label} days"
-
-
-class ReportFigure(TypedDict):
-    """One figure shown under a report's table (``report_figures``)."""
-
-    label: str  # naming its currency, e.g. "0-30 days (KES)"
-    value: float
-    decimals: NotRequired[int]  # an amount's places at its currency's precision
 
 
 def report_figures(result: Any) -> list[ReportFigure]:

@@ -20,7 +20,7 @@ from erp_agent.calls.session import Session
 from erp_agent.channels.faults import user_message
 from erp_agent.coordination.turn_events import END
 from erp_agent.engine import interrupted
-from erp_agent.engine.response import TurnResponse
+from erp_agent.engine.response import ResponseJSON, TurnResponse
 from erp_agent.errors import StoreError
 from erp_agent.events import FAILED, Event, EventBus, TextDelta, TurnFinished
 from erp_agent.masking import mask_secrets
@@ -68,7 +68,7 @@ class ProgressFeed:
         await self.task
 
 
-def web_payload(response: TurnResponse) -> dict[str, Any]:
+def web_payload(response: TurnResponse) -> ResponseJSON:
     payload = response.as_dict()
     payload["blocks"] = for_web(response.blocks)
     return payload

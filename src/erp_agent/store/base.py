@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from erp_agent.store.records import (
@@ -117,7 +117,7 @@ class Store(ABC):
         """The conversation's state (``{}`` when none was saved)."""
 
     @abstractmethod
-    async def save_conversation_state(self, conversation_id: str, state: dict[str, Any]) -> None:
+    async def save_conversation_state(self, conversation_id: str, state: Mapping[str, Any]) -> None:
         """Replace the conversation's state."""
 
     @abstractmethod

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from erp_agent.errors import StoreError
@@ -171,10 +171,10 @@ class MemoryStore(Store):
     async def conversation_state(self, conversation_id: str) -> dict[str, Any]:
         return copy.deepcopy(self._states.get(conversation_id, {}))
 
-    async def save_conversation_state(self, conversation_id: str, state: dict[str, Any]) -> None:
+    async def save_conversation_state(self, conversation_id: str, state: Mapping[str, Any]) -> None:
         if conversation_id not in self._conversations:
             raise StoreError(f"There is no conversation {conversation_id} to keep state for.")
-        self._states[conversation_id] = copy.deepcopy(state)
+        self._states[conversation_id] = copy.deepcopy(dict(state))
 
     async def running_turns(self, *, updated_before: dt.datetime) -> list[Turn]:
         found = [

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 
 def utcnow() -> dt.datetime:
@@ -53,6 +53,36 @@ class Unrequested(TypedDict):
     message: str  # the one line every confirm surface shows
 
 
+class FieldChange(TypedDict):
+    """One field an update changes, as a proposal shows it (``Proposal.diff``)."""
+
+    field: str
+    label: str
+    before: Any  # the record's value as read (JSON)
+    after: Any  # the value the write sets
+
+
+class ProjectionView(TypedDict):
+    """What the ERP computed a submit or cancel will post, as stored with the proposal and
+    shown by every confirm surface (``gateway/projection.py``). Its rows are the ERP's own
+    (``connectors.base.Projection``)."""
+
+    label: str
+    action: str  # submit | cancel
+    entity: str | None
+    record: str
+    modified: str | None
+    text: str
+    currency: str | None
+    ledger: list[dict[str, Any]]
+    stock: list[dict[str, Any]]
+    payment_schedule: list[dict[str, Any]]
+    blocked_by: list[dict[str, Any]]
+    refusal: str | None
+    source: str
+    notes: list[str]
+
+
 @dataclass
 class Proposal:
     """A write the model asked for, held until the user confirms exactly this payload."""
@@ -65,7 +95,7 @@ class Proposal:
     payload: dict[str, Any]  # the exact arguments the tool will execute with
     payload_hash: str  # sha256 of the canonical JSON of tool + payload
     summary: str  # one line for the user: what will be written
-    diff: list[dict[str, Any]] = field(default_factory=list)  # field, before, after (updates)
+    diff: list[FieldChange] = field(default_factory=list)  # field, before, after (updates)
     document: dict[str, Any] | None = None  # the whole document to be created
     status: ProposalStatus = ProposalStatus.PENDING
     created_at: dt.datetime = field(default_factory=utcnow)
@@ -87,7 +117,7 @@ class Proposal:
     warning: Unrequested | None = None
     # What the ERP computed a submit or cancel will post, or what blocks it, for the version
     # ``base_modified`` names (``gateway/projection.py``); None where the ERP cannot say.
-    projection: dict[str, Any] | None = None
+    projection: ProjectionView | None = None
     # The business date it was prepared on, when one was pinned (an eval's day, a demo's
     # ``--today``): its confirm, edit and reconciliation run on that date, not on the date of
     # whichever gateway confirms it. None: the user's clock, as for proposals stored before.
@@ -141,6 +171,48 @@ class Written(TypedDict):
     url: str | None
 
 
+class TokenCounts(TypedDict):
+    """A turn's tokens as its response and its log line report them."""
+
+    prompt: int
+    cached: int
+    completion: int
+
+
+class ModelStep(TypedDict):
+    """One model call of a turn's log."""
+
+    step: Literal["model"]
+    round: int
+    ms: float
+    tool_calls: int
+
+
+class ToolStep(TypedDict):
+    """One tool call of a turn's log, with the status the gateway gave it."""
+
+    step: Literal["tool"]
+    tool: str
+    status: str
+    ms: float
+
+
+LogStep = ModelStep | ToolStep
+
+
+class TurnLog(TypedDict):
+    """A finished turn's log line (``TurnState.log``), shown in the admin log."""
+
+    prompt_hash: str | None
+    modules: list[str]
+    tools_offered: list[str]
+    tools_called: list[str]
+    response_types: list[str]
+    steps: list[LogStep]
+    tokens: TokenCounts
+    outcome: str
+
+
 class TurnState(TypedDict, total=False):
     """A turn's state as stored (JSON): what any process needs to continue the turn, what the
     web app shows of it and the admin log. Every key is optional: each kind of turn (a question,
@@ -163,9 +235,10 @@ class TurnState(TypedDict, total=False):
     document_ids: Sequence[Sequence[str]]  # (entity, id) pairs; lists once read back from JSON
     recent_documents: Sequence[Sequence[str]]
     recent_entities: list[str]
-    # What it answered (``TurnResponse.as_dict``), its log line and the user's rating.
-    response: dict[str, Any]
-    log: dict[str, Any]
+    # What it answered (``engine.response.ResponseJSON``; its blocks read back by
+    # ``results.blocks.blocks_of``), its log line and the user's rating.
+    response: Mapping[str, Any]
+    log: TurnLog
     feedback: dict[str, Any]
     # A turn that answers no question: a confirm's or reject's outcome, a cached answer.
     kind: str

@@ -11,7 +11,7 @@ import dataclasses
 import datetime as dt
 import functools
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -372,7 +372,7 @@ class SQLStore(ServerTables, Retention, Store):
             found = (await connection.execute(query)).scalar_one_or_none()
         return dict(found) if isinstance(found, dict) else {}
 
-    async def save_conversation_state(self, conversation_id: str, state: dict[str, Any]) -> None:
+    async def save_conversation_state(self, conversation_id: str, state: Mapping[str, Any]) -> None:
         values = {"state": state, "updated_at": dt.datetime.now(dt.UTC)}
         action = f"save the state of conversation {conversation_id}"
         row = {"conversation_id": conversation_id, **values}

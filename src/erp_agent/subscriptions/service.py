@@ -38,7 +38,14 @@ from erp_agent.subscriptions.store import SubscriptionStore
 from erp_agent.tools.base import Args, Change, Effect
 
 if TYPE_CHECKING:
-    from erp_agent.runtime import Runtime
+    from erp_agent.catalog import Catalog
+    from erp_agent.config import Settings
+    from erp_agent.connectors.base import Connector
+    from erp_agent.gateway.gateway import Gateway
+    from erp_agent.gateway.grants import GrantsCache
+    from erp_agent.gateway.policy import RolePolicy
+    from erp_agent.store.base import Store
+    from erp_agent.tools.base import ToolRegistry
 
 MAX_CALLS = 3
 # Tools a reading may not use: they act on results of a turn, or on subscriptions themselves.
@@ -46,6 +53,36 @@ _NOT_READINGS = ("subscriptions.", "display.", "results.", "tools.", "documents.
 _STOP = frozenset(
     ["the", "a", "an", "my", "our", "me", "us", "this", "that", "please", "subscription"]
 )
+
+
+class Parts(Protocol):
+    """What subscriptions use of the runtime that builds them (``runtime.Runtime``): a
+    reading runs through its gateway as the user, signed in with its policy, against its
+    catalog and ERP."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def catalog(self) -> Catalog: ...
+
+    @property
+    def connector(self) -> Connector: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def gateway(self) -> Gateway: ...
+
+    @property
+    def registry(self) -> ToolRegistry: ...
+
+    @property
+    def policy(self) -> RolePolicy: ...
+
+    @property
+    def grants(self) -> GrantsCache | None: ...
 
 
 class Sealer(Protocol):
@@ -57,7 +94,7 @@ class Sealer(Protocol):
 class SubscriptionService:
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: Parts,
         store: SubscriptionStore,
         sealer: Sealer | None = None,
         *,

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NotRequired, Protocol, TypedDict
 
 from erp_agent.errors import ConfigError
+from erp_agent.store.records import FieldChange
 
 if TYPE_CHECKING:
     from erp_agent.calls.session import Session
@@ -88,7 +89,7 @@ class Change:
 
     payload: Args
     summary: str
-    diff: list[dict[str, Any]] = field(default_factory=list)
+    diff: list[FieldChange] = field(default_factory=list)
     document: dict[str, Any] | None = None
     # The record's ``modified`` as read (writes to an existing record). ``payload`` carries it
     # too, under BASE_MODIFIED, so the payload hash binds the confirm to this version.

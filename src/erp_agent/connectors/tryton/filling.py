@@ -19,7 +19,7 @@ from erp_agent.connectors.tryton.native import Native, plain
 
 if TYPE_CHECKING:
     from erp_agent.connectors.credentials import Credential
-    from erp_agent.connectors.tryton.connector import TrytonConnector
+    from erp_agent.connectors.tryton.seam import Tryton
 
 
 def _clean(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -39,7 +39,7 @@ def _writable(fields: Mapping[str, Mapping[str, Any]], values: Mapping[str, Any]
 
 
 async def _complete(
-    connector: TrytonConnector, cred: Credential, native: Native, values: Mapping[str, Any]
+    connector: Tryton, cred: Credential, native: Native, values: Mapping[str, Any]
 ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], list[str], list[int]]:
     """(header, native lines, totals, notes, unpriced line indexes), all as Tryton fills them."""
     model = native.model
@@ -100,7 +100,7 @@ async def _complete(
 
 
 async def prepare(
-    connector: TrytonConnector, cred: Credential, native: Native, values: Mapping[str, Any]
+    connector: Tryton, cred: Credential, native: Native, values: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The values to ``create`` a record with, completed by Tryton as its form would."""
     header, lines, _totals, _notes, _unpriced = await _complete(connector, cred, native, values)
@@ -120,7 +120,7 @@ async def prepare(
 
 
 async def fill(
-    connector: TrytonConnector, cred: Credential, native: Native, values: Mapping[str, Any]
+    connector: Tryton, cred: Credential, native: Native, values: Mapping[str, Any]
 ) -> FilledDocument | None:
     table = next((n for n in native.mapped() if native.fmap(n).fields), None)
     if table is None:
@@ -153,7 +153,7 @@ async def fill(
     return FilledDocument(payload, document, notes, unpriced, None, currency)
 
 
-async def _currency(connector: TrytonConnector, cred: Credential, currency: Any) -> str | None:
+async def _currency(connector: Tryton, cred: Credential, currency: Any) -> str | None:
     if not isinstance(currency, int):
         return None
     rows: Sequence[Mapping[str, Any]] = await connector.rpc(

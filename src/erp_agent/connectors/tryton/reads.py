@@ -14,11 +14,11 @@ from erp_agent.connectors.tryton.native import Domain, Native, plain
 
 if TYPE_CHECKING:
     from erp_agent.connectors.credentials import Credential
-    from erp_agent.connectors.tryton.connector import TrytonConnector
+    from erp_agent.connectors.tryton.seam import Tryton
 
 
 async def company_totals(
-    connector: TrytonConnector, cred: Credential, native: Native, rows: Sequence[dict[str, Any]]
+    connector: Tryton, cred: Credential, native: Native, rows: Sequence[dict[str, Any]]
 ) -> None:
     """Invoices in a foreign currency: their company-currency total from their move."""
     foreign = [r for r in rows if "total_amount" in r and "company." in r
@@ -37,7 +37,7 @@ async def company_totals(
             )
 
 
-async def ids_like(connector: TrytonConnector, cred: Credential, native: Native, domain: Domain, flt: Filter) -> Domain:  # fmt: skip
+async def ids_like(connector: Tryton, cred: Credential, native: Native, domain: Domain, flt: Filter) -> Domain:  # fmt: skip
     """``id like '%12'``: Tryton's ids are integers, matched here as text (exactly)."""
     ids = await connector.rpc(cred, f"{native.model}.search", domain, 0, None, None)
     pattern = re.escape(str(flt.value).lower()).replace("%", ".*").replace("_", ".")
@@ -47,7 +47,7 @@ async def ids_like(connector: TrytonConnector, cred: Credential, native: Native,
     return [("id", "in", hit)]
 
 
-async def table(connector: TrytonConnector, cred: Credential, native: Native, rid: int, name: str) -> builtins.list[Record]:  # fmt: skip
+async def table(connector: Tryton, cred: Credential, native: Native, rid: int, name: str) -> builtins.list[Record]:  # fmt: skip
     fmap = native.fmap(name)
     child = connector._fields.get(str(fmap.doctype))
     if child is None:

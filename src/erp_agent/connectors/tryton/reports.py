@@ -19,7 +19,7 @@ from erp_agent.errors import CatalogError
 
 if TYPE_CHECKING:
     from erp_agent.connectors.credentials import Credential
-    from erp_agent.connectors.tryton.connector import TrytonConnector
+    from erp_agent.connectors.tryton.seam import Tryton
 
 REPORTS = ("accounts_receivable", "accounts_payable", "general_ledger")
 _MODELS = {"accounts_receivable": "account.aged_balance",
@@ -27,7 +27,7 @@ _MODELS = {"accounts_receivable": "account.aged_balance",
            "general_ledger": "account.general_ledger.account"}  # fmt: skip
 
 
-async def allowed(connector: TrytonConnector, cred: Credential, report: str) -> bool:
+async def allowed(connector: Tryton, cred: Credential, report: str) -> bool:
     model = _MODELS.get(report)
     if model is None:
         return False
@@ -35,7 +35,7 @@ async def allowed(connector: TrytonConnector, cred: Credential, report: str) -> 
     return bool((got.get(model) or {}).get("read"))
 
 
-async def _companies(connector: TrytonConnector, cred: Credential, wanted: Any) -> list[tuple[int, str]]:  # fmt: skip
+async def _companies(connector: Tryton, cred: Credential, wanted: Any) -> list[tuple[int, str]]:  # fmt: skip
     """The companies the user works in (their Tryton user record: ``companies``, or only the
     current one under ``company_filter = one``), narrowed to ``wanted`` by name. Tryton computes
     these reports per company from its ledger, so the user's own companies bound them."""
@@ -52,7 +52,7 @@ async def _companies(connector: TrytonConnector, cred: Credential, wanted: Any) 
 
 
 async def run(
-    connector: TrytonConnector, cred: Credential, report: str, params: Mapping[str, Any]
+    connector: Tryton, cred: Credential, report: str, params: Mapping[str, Any]
 ) -> ReportResult:
     if report not in _MODELS:
         raise CatalogError(f"the tryton connector has no report {report!r}")
@@ -62,7 +62,7 @@ async def run(
 
 
 async def _aged(
-    connector: TrytonConnector, cred: Credential, report: str, params: Mapping[str, Any]
+    connector: Tryton, cred: Credential, report: str, params: Mapping[str, Any]
 ) -> ReportResult:
     kind = "customer" if report == "accounts_receivable" else "supplier"
     ranges = [int(r) for r in (params.get("ageing_ranges") or [30, 60, 90])][:3]
@@ -104,9 +104,7 @@ async def _aged(
     return ReportResult(report, columns, rows, message=message)
 
 
-async def _ledger(
-    connector: TrytonConnector, cred: Credential, params: Mapping[str, Any]
-) -> ReportResult:
+async def _ledger(connector: Tryton, cred: Credential, params: Mapping[str, Any]) -> ReportResult:
     start = coerce(
         "date", params.get("from_date") or dt.date(dt.date.today().year, 1, 1).isoformat()
     )

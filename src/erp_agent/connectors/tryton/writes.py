@@ -18,12 +18,12 @@ from erp_agent.connectors.tryton.native import native_values as _canonical_to_na
 
 if TYPE_CHECKING:
     from erp_agent.connectors.credentials import Credential
-    from erp_agent.connectors.tryton.connector import TrytonConnector
+    from erp_agent.connectors.tryton.seam import Tryton
 
 _CODED = re.compile(r"\[(.+?)\] .+")  # a product's rec_name: "[W-100] Widget"
 
 
-async def resolve(connector: TrytonConnector, cred: Credential, relation: str, value: Any) -> Any:
+async def resolve(connector: Tryton, cred: Credential, relation: str, value: Any) -> Any:
     """A link given by name (a party, a product) as Tryton's id, found as the user."""
     if not isinstance(value, str) or value.isdigit():
         return int(value) if isinstance(value, str) else value
@@ -45,7 +45,7 @@ async def resolve(connector: TrytonConnector, cred: Credential, relation: str, v
 
 
 async def native_values(
-    connector: TrytonConnector, cred: Credential, native: Native, values: Mapping[str, Any]
+    connector: Tryton, cred: Credential, native: Native, values: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Canonical scalar values in Tryton's names, links resolved to ids as the user."""
     out = _canonical_to_native(native, values)
@@ -57,7 +57,7 @@ async def native_values(
 
 
 async def stamp(
-    connector: TrytonConnector, cred: Credential, native: Native, rid: int, seen: str | None,
+    connector: Tryton, cred: Credential, native: Native, rid: int, seen: str | None,
     versions: MutableMapping[tuple[str, int, str], str],
 ) -> dict[str, Any]:  # fmt: skip
     """The context that makes Tryton refuse a write to a record changed since ``seen`` (the
@@ -76,7 +76,7 @@ async def stamp(
 
 
 async def click(
-    connector: TrytonConnector, cred: Credential, entity: str, record_id: str, action: str,
+    connector: Tryton, cred: Credential, entity: str, record_id: str, action: str,
     modified: str | None,
 ) -> Record:  # fmt: skip
     """Move a document through its lifecycle with the model's own button."""
@@ -98,7 +98,7 @@ async def click(
 
 
 async def changes(
-    connector: TrytonConnector, cred: Credential, native: Native, watermark: str | None,
+    connector: Tryton, cred: Credential, native: Native, watermark: str | None,
     limit: int,
 ) -> ChangeSet:  # fmt: skip
     """Records written or created since ``watermark`` (Tryton's ``write_date`` and

@@ -63,7 +63,7 @@ async def page(
         )
     except ToolInputError as exc:
         raise HTTPException(422, str(exc)) from exc
-    rows: list[dict[str, Any]] = part["rows"]
+    rows = part["rows"]
     linker = state.runtime.connector.link
     entity = record.entity
     shown = table_page(record, rows, chosen, state.runtime.catalog, rows_of(record.data) or rows)

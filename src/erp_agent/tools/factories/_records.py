@@ -7,6 +7,7 @@ from typing import Any
 
 from erp_agent.catalog import Entity, Field, FieldType
 from erp_agent.catalog.templates import format_value
+from erp_agent.store.records import FieldChange
 
 # Links that say whose document it is, in the order a person would name them.
 _PARTY_LINKS = ("customer", "supplier", "employee", "party", "lead")
@@ -121,9 +122,9 @@ def _same(field: Field, before: object, after: object) -> bool:
 
 def diff(
     entity: Entity, current: Mapping[str, Any], values: Mapping[str, Any]
-) -> list[dict[str, Any]]:
+) -> list[FieldChange]:
     """``[{field, label, before, after}]`` for each value that differs from the record."""
-    out = []
+    out: list[FieldChange] = []
     for name, after in values.items():
         field = entity.field(name)
         before = current.get(name)
