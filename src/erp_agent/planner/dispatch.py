@@ -46,7 +46,7 @@ def next_step(
     step = None if picked else _about_last(catalog, view, tools, text, last)
     attribute = followup.attribute_of(text) if step is None and not picked else None
     if attribute is not None:
-        step = _record_field(catalog, view, tools, last, attribute)
+        step = _record_field(catalog, view, tools, last, attribute, connector)
     if step is not None:
         return _with_note(note, step)
     reading = followup.read(catalog, connector, text, view.today, state)
@@ -231,10 +231,15 @@ def _record_field(
     tools: Mapping[str, Any],
     last: Mapping[str, Any] | None,
     words: str,
+    connector: str = "",
 ) -> Step | None:
     """'What is their credit limit?' after 'who owes us the most?': the named field of the
     record in the last answer's top row, read from the ERP as the user; None when the last
-    answer holds no record ("and his sick leave?" after a leave balance edits that question)."""
+    answer holds no record ("and his sick leave?" after a leave balance edits that question).
+    "What's it worth?" after "has PUR-ORD-… been approved?": the document asked about."""
+    named = _document_asked(catalog, connector, view)
+    if named is not None:
+        return _field_of(catalog, view, tools, named, words)
     if last is None:
         return say(
             f"There is no earlier answer in this conversation whose {words} I could look up. "
@@ -250,6 +255,26 @@ def _record_field(
     found = _record_in(catalog, last, rows[0]) if rows else None
     if found is None:
         return None
+    return _field_of(catalog, view, tools, found, words)
+
+
+def _document_asked(catalog: Catalog, connector: str, view: TurnView) -> tuple[str, str] | None:
+    """The document the last message named by its number, when it named exactly one."""
+    requests = [r for r in view.state.get("requests") or [] if isinstance(r, dict)]
+    if not requests or not connector:
+        return None
+    found = catalog.find_document_ids(connector, str(requests[-1].get("text") or ""))
+    return (found[0][0].name, found[0][1]) if len(found) == 1 else None
+
+
+def _field_of(
+    catalog: Catalog,
+    view: TurnView,
+    tools: Mapping[str, Any],
+    found: tuple[str, str],
+    words: str,
+) -> Step | None:
+    """The named field of one record, read from the ERP as the user."""
     entity, record_id = found
     field = _field_named(catalog.entities[entity], words)
     spec = catalog.entities[entity]

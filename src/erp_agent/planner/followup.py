@@ -48,6 +48,8 @@ _LEAD = re.compile(
     re.IGNORECASE,
 )
 _ANAPHORA = re.compile(r"\b(that|it|those|them|same|instead)\b", re.IGNORECASE)
+# "How much of that is overdue?": a part of what was just answered, whatever it names.
+_PART_OF = re.compile(r"\b(?:of|in|from) (?:that|it|those|them|these)\b", re.IGNORECASE)
 # "which customers are they for?", "who are the suppliers on them?": the records in play, read
 # through one of their links.
 _BACK = re.compile(r"\b(they|them|those|these|their)\b", re.IGNORECASE)
@@ -144,9 +146,19 @@ def asks_why(text: str) -> bool:
 
 
 def attribute_of(text: str) -> str | None:
-    """The field words of "what is their credit limit?" (a field of the last answer's record)."""
+    """The field words of "what is their credit limit?" (a field of the last answer's record);
+    "what's it worth?" asks its total."""
+    if _WORTH.match(text):
+        return "total"
     m = _ATTRIBUTE.match(text)
     return m.group(1).strip().lower() if m else None
+
+
+_WORTH = re.compile(
+    r"^\s*(?:and\s+|ok(?:ay)?,?\s+|so\s+)?(?:what\s+is|what's|whats|how much\s+is)\s+"
+    r"(?:it|that|this)(?:\s+one)?\s+(?:worth|for|valued at)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
 
 
 def row_ordinal(text: str) -> int | None:
@@ -202,7 +214,7 @@ def stands_alone(req: Request, text: str, catalog: Catalog) -> bool:
         return False
     if _BARE_NAME.match(text) and not req.doc_ids and req.report is None:
         return False
-    if req.doc_ids or req.report is not None:
+    if req.doc_ids or (req.report is not None and not _PART_OF.search(text)):
         return True
     if req.entity is not None and explicit(req.entity, norm(text)):
         return True
@@ -229,20 +241,67 @@ def match_choice(text: str, options: Sequence[Mapping[str, Any]]) -> str | None:
     for value, label in zip(values, labels, strict=True):
         if low in (value.lower(), label.lower()):
             return value
+    told = _told_apart(words, labels)
+    if told is not None:
+        # -1: only words every option has ("athi river" of two Athi River suppliers).
+        return values[told] if told >= 0 else None
     found = process.extractOne(
         reply, labels, scorer=fuzz.WRatio, processor=utils.default_process, score_cutoff=80
     )
     return values[found[2]] if found else None
 
 
+# "And the plastics one?", "what about the other one": another option of a choice made before.
+_OTHER_OPTION = re.compile(
+    r"^\s*(?:and|what about|how about|same for|now|ok(?:ay)?,?\s+(?:and|now)?)?\s*"
+    r"(the\s+[\w&'-]+(?:\s+[\w&'-]+)?\s+one)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+# Words of a reply that point at an option without naming it: "the electricals one, please".
+_POINTING = frozenset(["the", "one", "ones", "please", "pls", "i", "mean", "meant", "it's", "its",
+    "that", "this", "is", "it", "yes", "yeah", "ok", "okay", "oh", "sorry", "thanks", "guy",
+    "company", "supplier", "customer", "item", "account", "employee", "a", "an", "of", "from",
+    "with", "in", "at", "we", "our", "use", "want", "need", "one's", "obviously", "sure"])  # fmt: skip
+_STEM = 6  # letters two words must share to be one word said two ways ("electrical(s)")
+
+
+def _told_apart(words: Sequence[str], labels: Sequence[str]) -> int | None:
+    """The one option whose own words (those no other option has) hold every word the reply
+    says beyond pointing at one: "the electricals one" of Athi River Plastics Limited and Athi
+    River Electricals Ltd. -1 when every option has them all."""
+    said = [w.strip(",.!?'\"") for w in words if w.strip(",.!?'\"") not in _POINTING]
+    if not said or len(said) > 3:
+        return None
+    owned = [set(re.findall(r"[a-z0-9]+", label.lower())) for label in labels]
+
+    def has(word: str, of: set[str]) -> bool:
+        # The same word, or one said two ways: a long shared start or a near spelling.
+        long = [w for w in of if min(len(w), len(word)) >= _STEM]
+        return word in of or any(
+            w[:_STEM] == word[:_STEM] or fuzz.ratio(w, word) >= 90 for w in long
+        )
+
+    hits = [i for i, own in enumerate(owned) if all(has(w, own) for w in said)]
+    if len(hits) == len(labels) > 1:
+        return -1
+    if len(hits) != 1:
+        return None
+    others = set().union(*(o for i, o in enumerate(owned) if i != hits[0]))
+    # At least one word said is this option's alone, not a word every option has.
+    return hits[0] if any(not has(w, others) for w in said) else None
+
+
 # "And last year?", "same month last year", "a year earlier": the period asked before, a year
 # back. "The previous quarter", "the month before": the unit before the one asked.
 _YEAR_BACK = re.compile(
-    r"^\s*(?:and\s+|what about\s+|how about\s+|same for\s+)?(?:the\s+)?(?:(?:same|corresponding)\s+"
-    r"(?:month|quarter|period|time|days?|week)\s+(?:of\s+)?)?(?:last year|a year (?:ago|earlier|before)|"
+    r"^\s*(?:and\s+|what about\s+|how about\s+|same for\s+)?(?:(?:over|for|in|during)\s+)?(?:the\s+)?"
+    r"(?:(?:same|corresponding)\s+"
+    r"(?:month|quarter|period|time|days?|week|stretch|span|window|dates?)\s+(?:of\s+)?)?"
+    r"(?:last year|a year (?:ago|earlier|before)|"
     r"the year before|(?:the\s+)?prior year|(?:the\s+)?previous year)\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
+_SAME = re.compile(r"\b(?:same|corresponding)\b", re.IGNORECASE)
 _UNIT_BACK = re.compile(
     r"^\s*(?:and\s+|what about\s+|how about\s+)?(?:the\s+)?(?:previous|prior|last|preceding)\s+"
     r"(month|quarter|year)(?:\s+before)?\s*[?.!]*\s*$|"
@@ -255,12 +314,15 @@ _UNIT_BACK = re.compile(
 )
 
 
-def shifted(period: Period | None, text: str) -> Period | None:
-    """The earlier period a shift follow-up means, relative to the period asked before."""
+def shifted(period: Period | None, text: str, today: dt.date | None = None) -> Period | None:
+    """The earlier period a shift follow-up means, relative to the period asked before ("the
+    same stretch last year" of this year so far: the same days a year back)."""
     if period is None:
         return None
     if _YEAR_BACK.match(text):
         months = 12
+        if today is not None and period.start <= today < period.end and _SAME.search(text):
+            period = Period(period.start, today, period.label)
     else:
         m = _UNIT_BACK.match(text)
         if m is None:
@@ -339,7 +401,7 @@ def refine(base: Request, text: str, catalog: Catalog, today: dt.date) -> list[s
     """Apply one follow-up message to ``base`` in place; the names of the slots it changed."""
     changed: list[str] = []
     haystack = norm(text)
-    period = shifted(base.period, text) or parse_period(text, today)
+    period = shifted(base.period, text, today) or parse_period(text, today)
     if period is not None:
         base.period, base.as_of = period, None
         changed.append("period")
@@ -434,6 +496,7 @@ def read(
     pending = state.get("pending") if isinstance(state.get("pending"), dict) else None
     entries = [*entries, {"text": text, "pending": pending, "current": True}]
     reading: Reading | None = None
+    chosen: dict[str, Any] | None = None  # the last question with choices a reply answered
     for entry in entries:
         message = vocabulary.correct(str(entry["text"])[:600], catalog)
         asked = entry.get("pending")
@@ -444,11 +507,22 @@ def read(
             if value is not None:
                 _fill_slot(reading, str(asked.get("slot") or ""), value)
                 reading.follow_up = True
+                chosen = asked
                 continue
             if not stands_alone(req, message, catalog):
                 if current:
                     reading.unmatched_reply, reading.pending = message, asked
                 continue
+        other = _OTHER_OPTION.match(message) if chosen is not None and reading else None
+        value = (
+            match_choice(other.group(1), chosen.get("options") or []) if other and chosen else None
+        )
+        if value is not None and reading is not None and chosen is not None:
+            # "And the plastics one?" after picking Athi River Electricals: the same question
+            # of another of the options offered then.
+            _fill_slot(reading, str(chosen.get("slot") or ""), value)
+            reading.follow_up = True
+            continue
         grouped = (
             reading is not None
             and reading.req.entity is not None

@@ -183,7 +183,22 @@ def item_codes(text: str, known: list[str]) -> list[str]:
     return [c for c in found if c not in known and re.search(r"\d", c)]
 
 
-def _enum_matches(entity: Entity, haystack: str) -> dict[str, list[str]]:
+def _entity_words(catalog: Catalog) -> frozenset[str]:
+    """ "Company" said is the Company the books are kept for, not a value named the same ("our
+    kenyan company" is no customer type Company). (A party's label is a value people mean:
+    "supplier payments" are of party type Supplier.)"""
+    company = catalog.entities.get("company")
+    return frozenset([norm(company.label).strip()]) if company is not None else frozenset()
+
+
+def _taken(catalog: Catalog, haystack: str) -> frozenset[str]:
+    # "Customers of type company", "company-type customers": the value, said as a type.
+    return frozenset() if has_term(haystack, "type") else _entity_words(catalog)
+
+
+def _enum_matches(
+    entity: Entity, haystack: str, taken: frozenset[str] = frozenset()
+) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     own = norm(" ".join((entity.label, entity.plural)))
     for name, f in entity.fields.items():
@@ -192,7 +207,7 @@ def _enum_matches(entity: Entity, haystack: str) -> dict[str, list[str]]:
         hits = [
             v
             for v in f.values
-            if (has_term(haystack, v) and norm(v) not in own)
+            if (has_term(haystack, v) and norm(v) not in own and norm(v).strip() not in taken)
             or any(has_term(haystack, phrase) for phrase in f.value_names.get(v, ()))
         ]
         if hits:
@@ -281,7 +296,8 @@ def _status_words(entity: Entity, haystack: str) -> list[str]:
 
 # Where an approval workflow leaves a document, in the words people use for it.
 _WORKFLOW_WORDS = {"pending approval": "Pending Approval", "rejected": "Rejected",
-                   "turned down": "Rejected", "declined": "Rejected"}  # fmt: skip
+                   "turned down": "Rejected", "declined": "Rejected", "knocked back": "Rejected",
+                   "sent back": "Rejected", "bounced": "Rejected", "shot down": "Rejected"}  # fmt: skip
 
 
 def _waiting_for_approval(req: Request, haystack: str) -> None:
@@ -363,6 +379,12 @@ _CURRENCY = re.compile(
     r"(?<![\w$])(ksh?s?|kes|shillings?|usd|us\$|dollars?|eur|euros?)(?![\w])|\$(?=\s*\d)",
     re.IGNORECASE,
 )
+
+
+def currencies_of(text: str) -> list[str]:
+    """Every currency the text names, in order ("the shilling and dollar lists": KES, USD)."""
+    found = [currency_of(m.group(0)) for m in _CURRENCY.finditer(text)]
+    return list(dict.fromkeys(c for c in found if c))
 
 
 def currency_of(text: str) -> str | None:
@@ -527,7 +549,7 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
             text,
             {
                 k: v
-                for k, v in _enum_matches(req.entity, haystack).items()
+                for k, v in _enum_matches(req.entity, haystack, _taken(catalog, haystack)).items()
                 if k != req.entity.status_field
             },
         )

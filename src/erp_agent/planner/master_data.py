@@ -252,7 +252,11 @@ def resolve(
             continue
         if ("company" in dims_for and not candidates) or (
             "company" in dimensions
-            and (_demonym(name, candidates) or _SIDE.search(_after(ctx.req.text, name)))
+            and (
+                _demonym(name, candidates)
+                or _SIDE.search(_after(ctx.req.text, name))
+                or _country_alone(name)
+            )
         ):
             # "Kenyan branches", "the salary account in Kenya": the company in that country.
             company, lookup = by_country(ctx, name)
@@ -281,7 +285,8 @@ def resolve(
                     "Check the spelling, give its code, or ask about your ERP data."
                 )
         if not candidates:
-            return found, say(_not_found(catalog, name, dims_for, near.get(name, [])))
+            seen = [d for d in dims_for if _visible(ctx, dims.get(d))] or list(dims_for)
+            return found, say(_not_found(catalog, name, seen, near.get(name, [])))
         candidates.sort(key=lambda c: (-c[0], c[1]))
         best = candidates[0]
         twins = _same_in_each_company(best, candidates)
@@ -295,6 +300,11 @@ def resolve(
             continue
         rivals = [c for c in candidates[1:] if c[0] >= best[0] - CLOSE and c[2] == best[2]]
         rivals = [c for c in rivals if c[3] != best[3]]
+        offered = _offered_before(ctx, [best, *rivals]) if rivals and best[0] < 101 else None
+        if offered is not None:
+            # "What about otieno?" after choosing between Brian Cheruiyot and Brian Otieno:
+            # the one of them this conversation offered already.
+            best, rivals = offered, []
         if rivals and best[0] < 101:
             return found, ask_which(ctx, name, best[2], [best, *rivals])
         found[name] = (best[2], best[3])
@@ -309,6 +319,21 @@ def joined(text: str, first: str, then: str) -> bool:
     as one name may be written."""
     pattern = rf"(?<!\w){re.escape(first)}\s+(?:and|&)\s+{re.escape(then)}(?!\w)"
     return re.search(pattern, text, re.IGNORECASE) is not None
+
+
+def _offered_before(
+    ctx: Ctx, candidates: Sequence[tuple[float, int, str, str, str]]
+) -> tuple[float, int, str, str, str] | None:
+    """The one candidate an earlier question of this conversation offered as a choice."""
+    offered: set[str] = set()
+    for entry in ctx.view.state.get("requests") or []:
+        asked = entry.get("pending") if isinstance(entry, dict) else None
+        options = asked.get("options") if isinstance(asked, dict) else None
+        for option in options if isinstance(options, list) else []:
+            if isinstance(option, dict):
+                offered.add(str(option.get("value") or option.get("label") or ""))
+    hits = [c for c in candidates if c[3] in offered]
+    return hits[0] if len(hits) == 1 else None
 
 
 def _earlier_values(ctx: Ctx) -> list[str]:
@@ -397,11 +422,25 @@ _COUNTRY_WORDS = {"us": "united states", "usa": "united states", "u.s.": "united
 _COUNTRY_ARGS = {"fields": ["id", "country"], "limit": 50}
 
 
-_DEMONYM = re.compile(r"^[A-Z][a-z]{3,}(?:ian|an|n|ese|ish)$")
+_DEMONYM = re.compile(r"^[A-Za-z][a-z]{3,}(?:ian|an|n|ese|ish)$")
 
 
+def _country_alone(name: str) -> bool:
+    """A country said on its own ("… past due, kenya", "US receivables"): a company's country
+    before the first word of a party's name ("Kenya Wire & Cable"); by_country decides."""
+    word = name.lower().strip(" .")
+    return word in _COUNTRY_WORDS or word in _COUNTRIES
+
+
+_COUNTRIES = frozenset(["kenya", "uganda", "tanzania", "rwanda", "nigeria", "ghana", "india",
+    "canada", "germany", "france", "china", "japan", "mexico", "brazil", "australia",
+    "ethiopia", "egypt", "zambia", "malawi", "south africa"])  # fmt: skip
 # "The Kenya side", "our US operations": a country's company, not a record named after it.
-_SIDE = re.compile(r"^\s*(?:side|operations?|entity|business|arm|office|books)\b", re.I)
+_SIDE = re.compile(
+    r"^\s*(?:(?:shillings?|dollars?|pounds?|euros?)\s+)?"
+    r"(?:side|operations?|entity|business|arm|office|books|co\b\.?|company|firm)",
+    re.I,
+)
 
 
 def _after(text: str, name: str) -> str:
@@ -491,6 +530,12 @@ def _values(
         if score >= ACCEPT:
             out.append((score, order, dim_name, value, value))
     return out, None
+
+
+def _visible(ctx: Ctx, dim: Any) -> bool:
+    """Whether the user may list the records a dimension names (its list tool was offered)."""
+    entity = getattr(dim, "entity", None)
+    return entity is None or ctx.has(f"{entity}.list")
 
 
 def _enable_lists(ctx: Ctx, entities: Sequence[str]) -> Step | None:

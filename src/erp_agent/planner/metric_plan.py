@@ -74,6 +74,20 @@ _STOCK_WORDS = re.compile(
 _STOCK_ONLY = re.compile(r"\b(stock|on hand|quantity|quantities|units|level)\b")
 
 
+# "How much/many … at", "grey angle grinder qty at kisumu stores", "total blue wall switches
+# across all savanna stores": what is held there.
+_STOCK_ASKED = re.compile(
+    r"\bhow (?:much|many)\b|\b(?:qty|quantity|quantities|stock level|on hand|in stock)\b"
+    r"|^\W*(?:the\s+)?total\b"
+)
+
+
+# A financial statement named outright is answered by the statement itself, whatever accounts'
+# lines are asked of it ("P&L for HG last quarter - sales, cost of sales and rent lines").
+STATEMENT = re.compile(r"\b(profit and loss|p ?& ?l|pnl|income statement|balance sheet)\b")
+_HOW_TO = re.compile(r"\bhow (?:do|can|should|would|to) (?:i |we |you )?\b")
+
+
 def asks_stock_at(req: Request) -> bool:
     """Whether "how much/how many …" asks what is held at a place the request names as its
     records ("… is in the nairobi store"), rather than counting the places."""
@@ -81,7 +95,8 @@ def asks_stock_at(req: Request) -> bool:
     return (
         e is not None
         and e.name == "warehouse"
-        and re.search(r"\bhow (?:much|many)\b", req.text.lower()) is not None
+        and _STOCK_ASKED.search(req.text.lower()) is not None
+        and not _HOW_TO.search(req.text.lower())
         and not _records_counted(req)
     )
 
@@ -277,12 +292,13 @@ def named_metrics(catalog: Catalog, req: Request) -> list[Any]:
 
 # "Incl. VAT", "including taxes", "with tax": amounts with the taxes on them.
 _WITH_TAX = re.compile(
-    r"\b(?:incl(?:uding|usive of|\.)?|inc\.?|with|plus|after)\s+(?:the\s+)?(?:vat|tax(?:es)?|gst)\b",
+    r"\b(?:incl(?:uding|usive of|\.)?|inc\.?|with|plus|after)\s+(?:the\s+)?(?:vat|tax(?:es)?|gst)\b"
+    r"|\b(?:vat|tax(?:es)?|gst)[- ](?:inclusive|included|incl\.?)(?!\w)",
     re.I,
 )
 _WITHOUT_TAX = re.compile(
     r"\b(?:before|excl(?:uding|usive of|\.)?|ex|net of|without|less)\s+(?:the\s+)?"
-    r"(?:vat|tax(?:es)?|gst)\b",
+    r"(?:vat|tax(?:es)?|gst)\b|\b(?:vat|tax(?:es)?|gst)[- ](?:exclusive|excluded|excl\.?)(?!\w)",
     re.I,
 )
 _NET_FIELDS = ("net_total", "base_net_total")
@@ -500,7 +516,8 @@ def aged(catalog: Catalog, req: Request) -> Any | None:
     named = ranked(catalog, req)
     # The age said in other words than the figure's own ("31 to 60 days late"): the figure of
     # the same records' same amount with that age.
-    family = [m for m in catalog.metrics.values() if named and m not in named
+    # (A figure no words name, only its definition, is for buckets said one by one.)
+    family = [m for m in catalog.metrics.values() if named and m not in named and m.synonyms
               and m.entity == named[0].entity and m.measure == named[0].measure]  # fmt: skip
     # The first figure's own records before any other's ("payables 1-30 days past due" is
     # the payables' bucket, never the receivables' one the words also fit).
@@ -537,6 +554,11 @@ def aged_buckets(catalog: Catalog, req: Request) -> list[Any]:
     buckets = parse_age_buckets(said)
     by_age = None if buckets else _BY_AGE.search(said.lower())
     named = ranked(catalog, req) if buckets or by_age else []
+    fallback = req.report.fallback if req.report is not None else None
+    if buckets and not named and fallback is not None and fallback.metric in catalog.metrics:
+        # "How late is what our customers owe us? up to 30 days vs more than 30": the
+        # figure of the report the words name (the Accounts Receivable report's receivables).
+        named = [catalog.metrics[fallback.metric]]
     if by_age and named and (by_age.group(1) or _overdue(named[0])):
         # "What we owe by how late it is", "overdue receivables by age bucket": the amounts
         # past due in the report's own ranges ("receivables by age" is the whole report).
@@ -568,9 +590,19 @@ _AND_SUM = re.compile(
 )
 
 
+_SUM_OF_IT = re.compile(
+    r"\b(?:what|how much)\b.*\b(?:that|they|those|it)\b.*\b(?:add up to|come to|total|worth)\b"
+    r"|\bhow much (?:was|is|were) (?:that|it)\b",
+    re.IGNORECASE,
+)
+
+
 def count_and_sum(catalog: Catalog, req: Request) -> list[Any]:
     """The count asked and the sum of the same records asked with it; none otherwise."""
-    if req.kind != Kind.COUNT or not _AND_SUM.search(figures_message(catalog, req.text)):
+    # "How many times have we invoiced Gulf Traders ; and what did that come to?" too.
+    newest = req.text.split(" ; ")[-1]
+    said = figures_message(catalog, req.text)
+    if req.kind != Kind.COUNT or not (_AND_SUM.search(said) or _SUM_OF_IT.search(newest)):
         return []
     found = ranked(catalog, req)
     if not found or found[0].measure.func != "count":
@@ -578,7 +610,10 @@ def count_and_sum(catalog: Catalog, req: Request) -> list[Any]:
     counted = found[0]
     twins = [m for m in catalog.metrics.values()
              if m.entity == counted.entity and m.filters == counted.filters
-             and m.returns == counted.returns and m.measure.func == "sum"]  # fmt: skip
+             and m.measure.func == "sum"]  # fmt: skip
+    # The same records' sum: before tax unless taxes are said, returns counted alike first.
+    twins.sort(key=lambda m: (m.measure.field not in _NET_FIELDS, m.returns != counted.returns))
+    twins = _with_tax(catalog, req.text, twins)
     return [counted, twins[0]] if twins else []
 
 
@@ -1228,9 +1263,19 @@ def two_figures(ctx: Ctx) -> list[Any]:
         else [a for a in re.finditer(r"\band\b", text) if _joins_words(text, a)]
     )
     for cut in cuts:
-        picked = [
-            _best_named(ctx.catalog, side) for side in (text[: cut.start()], text[cut.end() :])
-        ]
+        left, right = text[: cut.start()], text[cut.end() :]
+        picked = [_best_named(ctx.catalog, left), _best_named(ctx.catalog, right)]
+        modifier = all(w not in vocabulary.GRAMMAR for w in right.lower().split())
+        if picked[0] is not None and 0 < len(right.split()) <= 2 and modifier:
+            # "Payroll YTD, gross and net": the second is the first figure's words with the
+            # word said last swapped for the one after "and" (net payroll), a figure of the
+            # same records.
+            words = left.replace(",", " ").split()[:-1]
+            for said in (" ".join([*words, right]), *(f"{right} {w}" for w in words)):
+                swapped = _best_named(ctx.catalog, said)
+                if swapped not in (None, picked[0]) and swapped.entity == picked[0].entity:
+                    picked[1] = swapped
+                    break
         if picked[0] is not None and picked[1] is not None and picked[0].name != picked[1].name:
             return picked
     return []
@@ -1376,8 +1421,10 @@ def _arguments(
     if listed is not None and listed.name in metric.dimensions:
         # "Which items are below reorder level": the figure per item, so the items are named.
         groups = [listed.name, *(g for g in groups if g != listed.name)]
-    # A cut by what is fixed to one value says nothing ("by item" of one item).
+    # A cut by what is fixed to one value says nothing ("by item" of one item); two or more
+    # values named are each one's own figure ("annual and sick leave balances").
     groups = [g for g in groups if len(by_dim.get(g, ())) != 1]
+    groups += [d for d, values in by_dim.items() if len(values) > 1 and d not in groups]
     if groups:
         args["group_by"] = groups[:4]
     filters += [_dimension_filter(dim, values) for dim, values in by_dim.items()]

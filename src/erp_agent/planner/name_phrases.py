@@ -11,7 +11,8 @@ from collections.abc import Collection
 from erp_agent.planner import vocabulary
 
 _MONTH_WORDS = frozenset(m.lower() for m in (*calendar.month_name, *calendar.month_abbr) if m)
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9&'.]*|-")
+# A comma, colon or question mark ends a name ("shelves, ohio valley or athi river").
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9&'.]*|-|[,;:?!()]")
 
 
 def name_phrases(
@@ -27,10 +28,19 @@ def name_phrases(
     runs: list[list[str]] = [[]]
     gaps: list[list[str]] = [[]]  # the words dropped after each run
     said: list[list[str]] = [[]]  # the same, as written
-    for token in _TOKEN.findall(_HYPHENATED.sub(" ", text)):
+    tokens = _TOKEN.findall(_HYPHENATED.sub(" ", text))
+    for at, token in enumerate(tokens):
         low = token.lower().strip("'.").removesuffix("'s")
-        keep = token == "-" or not (
-            low in vocabulary.GRAMMAR or low in own or low in _MONTH_WORDS or low.isdigit()
+        # A dash before a company's code joins an account's name ("Debtors - ST"); before
+        # anything else it sets two things apart ("ohio valley imports - orange LED bulb").
+        code = token == "-" and _is_code(tokens[at + 1 : at + 3], own)
+        keep = (token == "-" and code) or not (
+            token == "-"
+            or token in ",;:?!()"
+            or low in vocabulary.GRAMMAR
+            or low in own
+            or low in _MONTH_WORDS
+            or low.isdigit()
         )
         # "Silver cartons": how goods are packed ends an item's name said just before it.
         keep = keep or (low in vocabulary.PACKAGING and bool(runs[-1]) and not gaps[-1])
@@ -75,6 +85,16 @@ def _with_own_words(
         if out[i] and len(gap) >= 2 and gap[-1] in _JOINERS and gap[-2] in own:
             found.append(f"{said[i - 1][-2]} {said[i - 1][-1]} {out[i]}")
     return found
+
+
+def _is_code(after: list[str], own: Collection[str]) -> bool:
+    """Whether the words after a dash are a company's code: "ST", or "st" ending the name."""
+    if not after or not after[0].isalnum() or len(after[0]) > 5:
+        return False
+    if after[0].isupper():
+        return True
+    ends = len(after) == 1 or not after[1][0].isalnum() or after[1].lower() in own
+    return len(after[0]) <= 3 and (ends or after[1].lower() in vocabulary.GRAMMAR)
 
 
 _HYPHENATED = re.compile(r"(?<=[A-Za-z])-(?=[A-Za-z])")  # "cash-in-hand"; "Debtors - ST" stays

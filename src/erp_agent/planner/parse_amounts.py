@@ -135,7 +135,7 @@ def parse_top(text: str) -> int | None:
     m = re.search(
         r"\b(?:which|what|the)\s+(\d{1,3}|"
         + "|".join(NUMBER_WORDS)
-        + r")\s+[a-z]+\b.*\b(?:(?<!at )most|highest)\b(?!\s+recent)",
+        + r")\s+[a-z]+\b.*\b(?:(?<!at )most|highest|biggest|largest)\b(?!\s+recent)",
         t,
     )
     if m:

@@ -278,6 +278,20 @@ def parse_period(text: str, today: dt.date) -> Period | None:
         q = _relative("this", "quarter", today)
         return Period(q.start, today, f"{q.label} to date")
     m = re.search(
+        rf"\b(?:q([1-4])|(first|second|third|fourth|1st|2nd|3rd|4th) quarter|{_MONTH})\s+"
+        r"(?:of\s+)?(this|current|last|previous|next)\s+year\b",
+        t,
+    )
+    if m:
+        # "Q3 this year", "q3 last year", "march last year": that quarter or month of the year.
+        year = today.year + {"last": -1, "previous": -1, "next": 1}.get(m.group(4), 0)
+        if m.group(1) or m.group(2):
+            return _quarter(year, int(m.group(1) or _ORDINAL_QUARTERS[m.group(2)]))
+        month = MONTHS[m.group(3)[:3]]
+        return Period(
+            dt.date(year, month, 1), month_end(year, month), f"{calendar.month_name[month]} {year}"
+        )
+    m = re.search(
         r"\b(this|current|last|previous|past|next)\s+(fiscal year|financial year|fy|week|month|quarter|year)\b",
         t,
     )
@@ -375,13 +389,39 @@ _BUCKET = re.compile(
 )
 
 
+# "30/60/90 buckets", "buckets of 30, 60 and 90": the upper bounds, the last open-ended.
+_BOUNDS = re.compile(r"\b(\d{1,3})(?:\s*(?:/|,|and)\s*(\d{1,3}))+\b")
+_BOUNDS_SAID = re.compile(r"\b(buckets?|bands?|brackets?|ranges?)\b")
+# "Up to 30 days", "30 days or less": the first bucket; "older than that": the rest.
+_UP_TO = re.compile(
+    r"\b(?:up to|within|under|less than|at most|no more than)\s+(\d{1,3})\b"
+    r"|\b(\d{1,3})\s*days?\s+(?:or less|or under|or fewer|and under|and less)\b"
+)
+_BEYOND_THAT = re.compile(r"\b(?:older|more|longer|later|over|beyond)(?: than)? (?:that|those)\b")
+
+
 def parse_age_buckets(text: str) -> list[tuple[int, int | None]]:
     """Every ageing bucket a request lists ("1-30, 31-60, 61-90 and more than 90 days
-    overdue"), each as ``parse_age`` gives one; fewer than two: none."""
+    overdue", "30/60/90 buckets", "30 days or less and older than that"), each as
+    ``parse_age`` gives one; fewer than two: none."""
     t = text.lower()
-    if not _AGED.search(t) or not re.search(r"\bdays?\b", t):
+    if not _AGED.search(t):
+        return []
+    bounds = _BOUNDS.search(t) if _BOUNDS_SAID.search(t) else None
+    if bounds is not None:
+        ends = [int(n) for n in re.findall(r"\d{1,3}", bounds.group(0))]
+        if len(ends) > 1 and ends == sorted(set(ends)) and ends[0] > 0:
+            starts = [0, *ends]
+            return [(a, b) for a, b in zip(starts, ends, strict=False)] + [(ends[-1], None)]
+    if not re.search(r"\b(days?|ageing|aging|buckets?)\b", t):
         return []
     out: list[tuple[int, int | None]] = []
+    first = _UP_TO.search(t)
+    if first is not None:
+        days = int(first.group(1) or first.group(2))
+        out.append((0, days))
+        if _BEYOND_THAT.search(t):
+            out.append((days, None))
     for m in _BUCKET.finditer(t):
         if m.group(1):
             low, high = int(m.group(1)), int(m.group(2))
@@ -546,16 +586,39 @@ def compared_in(said: str, today: dt.date) -> Comparison | None:
     return parse_comparison(last, today)
 
 
+# "Compare my sales this quarter with last quarter": "with" (or "to", "and") sets the two
+# periods against each other once "compare" is said.
+_COMPARE_WITH = re.compile(
+    r"\bcompar\w*\b.*?\b(with|to|and)\b(?= (?:the |that of |those of )?(?:last|previous|prior|same|"
+    r"q[1-4]|a year|this time|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|\d{4}))"
+)
+# "Than last?", "vs the previous one": the unit just before, said with no unit of its own.
+_BARE_BEFORE = re.compile(
+    r"^\s*(?:the |that of )?(?:last|previous|prior)(?: one)?\b(?!\s+(?:\d|week|month|quarter|year|fy))"
+)
+# "All of last year", "the whole of last quarter": that whole unit, not its same days.
+_WHOLE = re.compile(r"\b(?:all of|the whole of|whole|full|entire|complete)\s+")
+
+
 def parse_comparison(text: str, today: dt.date) -> Comparison | None:
     """'this month vs last month', 'Q3 vs Q2', 'last quarter against the same quarter last
-    year', 'September compared with August', 'the last 30 days vs the 30 before'."""
+    year', 'September compared with August', 'the last 30 days vs the 30 before', 'compare
+    this quarter with last quarter', 'this year vs all of last year'."""
     t = text.lower()
     m = _VERSUS.search(t)
+    start_at = m.start() if m is not None else 0
+    end_at = m.end() if m is not None else 0
     if m is None:
-        return None
-    left, right = t[: m.start()], t[m.end() :]
+        w = _COMPARE_WITH.search(t)
+        if w is None:
+            return None
+        start_at, end_at = w.start(1), w.end(1)
+    left, right = t[:start_at], t[end_at:]
+    whole = _WHOLE.search(right) is not None
+    right = _WHOLE.sub("", right)
     current = parse_period(left, today)
-    later = parse_period(right, today) if not _A_YEAR_AGO.search(right) else None
+    said = current  # before it is cut to today: "this quarter" is a quarter
+    later = parse_period(right, today) if whole or not _A_YEAR_AGO.search(right) else None
     if current is None and later is not None:
         # "sales compared with last month": the running unit the later one is of.
         unit = _unit_of(later)
@@ -574,6 +637,10 @@ def parse_comparison(text: str, today: dt.date) -> Comparison | None:
     if running:
         current = Period(current.start, today, f"{current.label} to date")
     span = (current.end - current.start).days
+    if whole and later is not None and later.end < current.start:
+        return Comparison(current, later)  # "vs all of last year": the whole of it
+    if later is None and _BARE_BEFORE.search(right):
+        later = _before(said or current, False)
     if _A_YEAR_AGO.search(right) or (later is None and "year on year" in t):
         start, end = _shift_months(current.start, -12), _shift_months(current.end, -12)
         if current.end == month_end(current.end.year, current.end.month) and not running:

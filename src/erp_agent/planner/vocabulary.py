@@ -87,6 +87,18 @@ GRAMMAR = frozenset(
         "largest",
         "highest",
         "fewest",
+        "stretch",
+        "inclusive",
+        "exclusive",
+        # Comparisons of price: "who sells us hinges cheapest".
+        "cheap",
+        "cheaper",
+        "cheapest",
+        "dearer",
+        "dearest",
+        "expensive",
+        "pricier",
+        "priciest",
         "smallest",
         "last",
         "least",
@@ -511,6 +523,7 @@ ABBREVIATIONS = {"r": "are", "rev": "revenue", "yr": "year", "yrs": "years", "mt
                  "amt": "amount", "inv": "invoice", "invs": "invoices", "cust": "customer",
                  "custs": "customers", "supp": "supplier", "qty": "quantity", "whats": "what is", "whos": "who is",
                  "hw": "how", "tot": "total", "pls": "please", "plz": "please", "u": "you",
+                 "wats": "what is", "mch": "much", "dd": "did", "mnths": "months", "sel": "sell",
                  "thru": "through", "wk": "week", "avg": "average", "num": "number",
                  "atm": "at the moment", "rn": "right now", "frm": "from", "fr": "from",
                  "wat": "what", "wht": "what", "abt": "about", "hv": "have", "ur": "your",
@@ -627,6 +640,7 @@ MONTH_WORDS = _month_words()
 
 
 # Everyday phrasings of a status or a comparison, said the way the catalog says them.
+_LEAVE_KINDS = "annual|sick|casual|maternity|paternity|privilege|compassionate|study|unpaid"
 PHRASES = (
     (r"\bnot (?:yet )?(?:completed|complete|finished|closed)\b", "open"),
     (r"\b(?:incomplete|uncompleted|unfinished)\b", "open"),
@@ -656,6 +670,21 @@ PHRASES = (
     (r"\b(?:have|has|had|did|do|does|is|are|was|were) not (?:we |they |you |us )?(?:yet )?(?:been )?"
      r"(?:paid|settled|cleared)\b", "are unpaid"),
     (r"\b(?:still )?(?:to be|yet to be) paid\b", "unpaid"),
+    # "Annual and sick leave", "annual n sick balances": each a leave type of its own (the
+    # kinds ERPNext and most HR policies name).
+    (rf"\b({_LEAVE_KINDS})\s+(?:and|n|&|or|\+)\s+({_LEAVE_KINDS})(?:\s+leaves?\b)?",
+     r"\1 leave and \2 leave"),
+    # "Kitchen taps in stock here?": here is the asker's own branch.
+    (r"\b(?:(?:over |around |at |in )?here|at this branch|in this branch)(?=\s*[?.!]*\s*$)",
+     "at our branch"),
+    # "The fattest unpaid balances", "our heaviest buyers": the biggest.
+    (r"\b(?:fattest|heaviest|hugest|greatest|chunkiest|heftiest|juiciest)\b", "biggest"),
+    # "Ex VAT", "b4 vat": amounts before tax.
+    (r"\bex[- .]?(vat|tax(?:es)?|gst)\b", r"excluding \1"),
+    (r"\bb4\b", "before"),
+    # "More than 60 days late", "late by 30 days": an age past the due date, not attendance.
+    (r"\b(\d{1,3}\+?\s*days?)\s+late\b", r"\1 overdue"),
+    (r"\blate by (\w+\s+days?)\b", r"overdue by \1"),
 )  # fmt: skip
 
 

@@ -12,6 +12,12 @@ from erp_agent.planner.steps import Ctx, Step
 
 def handle(ctx: Ctx) -> Step | None:
     req = ctx.req
+    if (
+        req.report is not None
+        and req.kind == Kind.REPORT
+        and metric_plan.STATEMENT.search(req.text.lower())
+    ):
+        return None
     buckets = metric_plan.aged_buckets(ctx.catalog, req)
     if buckets:
         # "1-30, 31-60 and more than 90 days overdue": each bucket's own figure.

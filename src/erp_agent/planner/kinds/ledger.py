@@ -84,6 +84,8 @@ def applies(ctx: Ctx) -> bool:
     req = ctx.req
     if req.doc_ids or REPORT not in ctx.catalog.reports:
         return False
+    if metric_plan.STATEMENT.search(req.text.lower()):
+        return False
     if ledger_figure(ctx) is not None:
         return req.kind in (Kind.REPORT, Kind.LIST, Kind.UNKNOWN, Kind.TOTAL)
     if spent_on_account(ctx):
@@ -395,6 +397,10 @@ def _figure(
 _PARTIES = ("customer", "supplier")
 # A party's balance is what is still open with it.
 _PARTY_BALANCE = {"customer": "receivables", "supplier": "payables"}
+_MANY_PARTIES = re.compile(r"\b(customers|suppliers|vendors|clients|debtors|creditors)\b")
+# "And what about overdue?" after a party's balance: the part of it past its due date.
+_PARTY_OVERDUE = {"customer": "overdue_receivables", "supplier": "overdue_payables"}
+_OVERDUE = re.compile(r"\b(overdue|past due|late|behind)\b")
 
 
 # Courtesies the spelling correction leaves as they are ("pls" is already "please"): never a
@@ -405,6 +411,8 @@ _FILLER = frozenset(["thx", "thanks", "asap"])
 def _party_balance(ctx: Ctx) -> Step | None:
     """'What's the balance of Gulf Traders?': no account of that name, so what the customer
     still owes us (or we the supplier)."""
+    if ctx.req.top or _MANY_PARTIES.search(ctx.req.text.lower()):
+        return None  # "the 2 customers with the biggest balances": parties ranked, not one
     company = (ctx.view.company or "").lower()
     names = [(h if h in _PARTIES else None, v) for h, v in ctx.req.names
              if not (company and company.startswith(v.lower()))]  # fmt: skip
@@ -420,7 +428,8 @@ def _party_balance(ctx: Ctx) -> Step | None:
     if step is not None:
         return step
     kinds = {dim for dim, _ in found.values()}
-    metric = ctx.catalog.metrics.get(_PARTY_BALANCE[next(iter(kinds))]) if len(kinds) == 1 else None
+    table = _PARTY_OVERDUE if _OVERDUE.search(ctx.req.text.lower()) else _PARTY_BALANCE
+    metric = ctx.catalog.metrics.get(table[next(iter(kinds))]) if len(kinds) == 1 else None
     if metric is None:
         return None
     ctx.req.settled += list(found)

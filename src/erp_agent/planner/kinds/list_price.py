@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from erp_agent.planner.answer import fmt
-from erp_agent.planner.intents import currency_of
+from erp_agent.planner.intents import currencies_of
 from erp_agent.planner.master_data import resolve
 from erp_agent.planner.metric_plan import LIST_PRICE
 from erp_agent.planner.name_phrases import name_phrases, whole_first
@@ -21,7 +21,10 @@ _SELLING = re.compile(r"\b(sell\w*|sold|sales|customers?|charge)\b")
 _OWN_WORDS = frozenset(["price", "prices", "list", "lists", "pricelist", "pricelists", "rate",
     "rates", "standard", "buying", "selling", "buy", "sell", "catalog", "catalogue", "item",
     "items", "product", "products", "unit", "per", "each", "shillings", "dollars", "kes", "usd",
-    "ksh", "current", "currently", "now", "today", "please", "pls", "quick"])  # fmt: skip
+    "ksh", "current", "currently", "now", "today", "please", "pls", "quick", "shilling",
+    "dollar", "both", "all", "every", "comparison", "compare", "reference", "vs", "versus"])  # fmt: skip
+# "Both lists", "all the price lists", "every list": whatever their currency.
+_EVERY_LIST = re.compile(r"\b(both|all|every|each)\b(?:\s+\w+){0,3}\s+(lists?|pricelists?)\b")
 
 
 def applies(ctx: Ctx) -> bool:
@@ -37,6 +40,9 @@ def handle(ctx: Ctx) -> Step | None:
     loose = [p for p in name_phrases(req.text, _OWN_WORDS, parts=False) if p.lower() not in said]
     names += [(h, v) for h, v in req.names if h in (None, "item")]
     names += [(None, p) for p in loose]
+    if not names:
+        # "What's the standard buying price, for comparison?" after an item's figure: its item.
+        names = [("item", v) for v in _last_items(ctx)]
     if not names:
         return None
     found, step = resolve(ctx, names, ["item"], loose)
@@ -57,9 +63,14 @@ def handle(ctx: Ctx) -> Step | None:
         return Step(calls=[Call(TOOL, args)])
     if not r.ok:
         return failed(r)
-    # A currency said in the newest message ("on the USD buying price list").
-    currency = currency_of(req.text.split(" ; ")[-1]) or req.currency
-    rows = [row for row in rows_of(r) if not currency or row.get("currency") == currency]
+    # The currencies said in the newest message ("on the USD buying price list", "both the
+    # shilling and dollar lists"); "both lists", "all the lists": every one.
+    newest = req.text.split(" ; ")[-1]
+    wanted = currencies_of(newest) or ([req.currency] if req.currency else [])
+    if _EVERY_LIST.search(newest.lower()) and len(wanted) < 2:
+        wanted = []
+    currency = " or ".join(wanted)
+    rows = [row for row in rows_of(r) if not wanted or row.get("currency") in wanted]
     if not rows:
         what = f"{side} " if side != "both" else ""
         return say(
@@ -73,3 +84,16 @@ def handle(ctx: Ctx) -> Step | None:
         for row in rows
     ]
     return say("Price list prices (Item Prices):\n" + "\n".join(lines))
+
+
+def _last_items(ctx: Ctx) -> list[str]:
+    """The items the conversation's last figure was of."""
+    last = ctx.view.state.get("last_query")
+    args = last.get("args") if isinstance(last, dict) else None
+    filters = args.get("filters") if isinstance(args, dict) else None
+    out: list[str] = []
+    for f in filters if isinstance(filters, list) else []:
+        if isinstance(f, dict) and f.get("dimension") == "item":
+            value = f.get("value")
+            out += [str(v) for v in (value if isinstance(value, list) else [value]) if v]
+    return out

@@ -19,7 +19,9 @@ from erp_agent.planner.steps import Ctx, Step, call, enable
 METRIC = "last_purchase_rate"
 # A price paid, asked of the latest purchase: a rate, price or cost, or what we were charged.
 _PRICE = re.compile(
-    r"\b(rates?|prices?|cost(?:s|ing)?|paid|pay(?:ing)?|charged?|billed|bill(?:ed)? us|buying|bought)\b"
+    r"\b(rates?|prices?|cost(?:s|ing)?|paid|pay(?:ing)?|charg(?:e|ed|es|ing)|billed|bill(?:ed)? us|"
+    r"(?:buying|bought)(?= (?:at|for|in at)\b)|c[oa]m(?:e|es|ing) in at|"
+    r"cheap\w*|dear(?:er|est)|(?:most |more )?expensive|pric(?:ier|iest))\b"
 )
 _LATEST = re.compile(
     r"\b(last|latest|most recent|recent|previous|newest|these days|nowadays|currently|"
@@ -27,12 +29,21 @@ _LATEST = re.compile(
     # "What are we paying them per box": the rate paid now is the latest one.
     r"|\b(?:are|do) (?:we|i) (?:pay|paying|being charged|get charged)\b"
 )
+# "Which supplier gave us the cheapest rate on hinges": the suppliers' latest rates, side by
+# side (each in its own currency, so the user sees which is lower).
+_ACROSS = re.compile(
+    r"\b(cheap\w*|lowest|best|highest|dearest|most expensive|compare\w*|across|between|"
+    r"(?:which|what|each|every|per|by) (?:suppliers?|vendors?))\b"
+)
 # "Last month", "last year": a period, not the latest purchase.
 _PERIOD = re.compile(
     r"\b(last|previous)\s+(week|month|quarter|year|fy|financial year|fiscal year|\d+\s+\w+)\b"
 )
 # Selling, not buying: the item price lists and sales figures answer those.
-_SELLING = re.compile(r"\b(sell|sells|selling|sold|customers?|clients?|quot\w*|sales)\b")
+# "Who sells us hinges cheapest" is a supplier selling to us: buying.
+_SELLING = re.compile(
+    r"\b(?:(?:sell|sells|selling|sold)(?! (?:to )?us\b)|customers?|clients?|quot\w*|sales)\b"
+)
 # Words of the question itself, never an item's, supplier's or company's name.
 _OWN_WORDS = frozenset(["rate", "rates", "price", "prices", "cost", "costs", "paid", "pay",
     "charge", "charged", "charges", "billed", "bill", "bills", "buying", "bought", "buy", "last",
@@ -41,7 +52,10 @@ _OWN_WORDS = frozenset(["rate", "rates", "price", "prices", "cost", "costs", "pa
     "invoices", "order", "orders", "supplier", "suppliers", "vendor", "item", "items", "product",
     "side", "quick", "hey", "hi", "thanks", "please", "pls", "one", "tell", "could", "would",
     "gave", "give", "goods", "received", "paying", "days", "nowadays", "currently", "moment",
-    "present", "now", "them"])  # fmt: skip
+    "present", "now", "them", "cheap", "cheaper", "cheapest", "dearer", "dearest", "expensive",
+    "pricier", "priciest", "lowest", "highest", "best", "compare", "compared", "across",
+    "between", "which", "who", "sells", "sell", "come", "came", "comes", "coming",
+    "excluding", "including", "vat", "tax"])  # fmt: skip
 _DIMENSIONS = ["item", "supplier", "company"]
 
 
@@ -53,7 +67,7 @@ def applies(ctx: Ctx) -> bool:
     if _SELLING.search(low) or LIST_PRICE.search(low):
         return False
     latest = _LATEST.search(_PERIOD.sub(" ", low))
-    if latest and _PRICE.search(low):
+    if (latest or _ACROSS.search(low)) and _PRICE.search(low):
         return True
     named = metric_plan.pick(ctx.catalog, req)  # the ranking last: it scores every metric
     return named is not None and named.name == METRIC
@@ -94,6 +108,9 @@ def handle(ctx: Ctx) -> Step | None:
     if not any(dim == "item" for dim, _ in found.values()):
         return None
     req.settled += list(found)
+    if _ACROSS.search(req.text.lower()) and not any(d == "supplier" for d, _ in found.values()):
+        # "Who sells us hinges cheapest?": each supplier's latest rate, side by side.
+        req.group = "supplier"
     metric: Any = ctx.catalog.metrics[METRIC]
     kept_rate = None
     item = next(rec for dim, rec in found.values() if dim == "item")

@@ -102,6 +102,9 @@ def _ranks_records(ctx: Ctx, e: Entity, m: re.Match[str] | None, low: str) -> in
         if other.kind.value == "master"
         for w in (other.plural, other.label + "s", *(s + "s" for s in other.synonyms))
     }
+    before = re.findall(r"[a-z0-9]+", low[: m.start()])[-_HEAD_WINDOW:]
+    if any(w in masters for w in before):
+        return None  # "the 2 customers with the biggest unpaid balances": customers ranked
     count = None
     for i in range(len(words)):
         if words[i] in masters or words[i] in _PERIODS:
