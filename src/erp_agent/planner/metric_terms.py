@@ -77,20 +77,50 @@ _QUALIFIER = re.compile(
 _LATE = re.compile(r"(\bdays?)\s+(?:late|behind|past due|in arrears)\b", re.IGNORECASE)
 
 
+class _Same:
+    """A catalog as a cache key, by identity: a frozen model with dict fields has no hash (the
+    key holds the catalog, so its id is never reused while cached)."""
+
+    __slots__ = ("catalog",)
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def __hash__(self) -> int:
+        return id(self.catalog)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.catalog is self.catalog
+
+
 def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
     """Metrics named by their own words. A term that is only an entity's name ("sales
     invoices") names the records, not a figure: "the total of sales invoices" is theirs."""
+    # Cached: the planner asks this of the same words many times in one request.
+    return dict(_scores(_Same(catalog), text))
+
+
+@functools.lru_cache(maxsize=8)
+def _record_names(key: _Same) -> dict[str, frozenset[str]]:
+    """Each entity's label and plural, normalised: the words that name records, not figures."""
+    entities = key.catalog.entities.values()
+    return {e.name: frozenset(norm(t).strip() for t in (e.label, e.plural)) for e in entities}
+
+
+@functools.lru_cache(maxsize=4096)
+def _scores(key: _Same, text: str) -> dict[str, int]:
+    catalog = key.catalog
     haystack = norm(_LATE.sub(r"\1 overdue", TERM_FILLERS.sub(" ", text)))
-    names_of = {
-        e.name: {norm(t).strip() for t in (e.label, e.plural)} for e in catalog.entities.values()
-    }
+    names_of = _record_names(key)
     every_name = {g for gs in names_of.values() for g in gs}
     said_names = {g for g in every_name if f" {g} " in haystack}  # records the text names
     scores: dict[str, int] = {}
     for name, metric in catalog.metrics.items():
         # A balance (records with no date, e.g. stock balances) is named by its figure.
         entity = catalog.entities.get(metric.entity)
-        own = names_of.get(metric.entity, set()) if entity and not entity.date_field else set()
+        own = (
+            names_of.get(metric.entity, frozenset()) if entity and not entity.date_field else set()
+        )
         generic, named_here = every_name - own, said_names - own
         best = 0
         for term, weight in metric_terms(metric):
