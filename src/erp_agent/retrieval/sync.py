@@ -192,6 +192,11 @@ class RecordSync:
                 if is_cancelled(self.connector, entity, r)
             ]
             gone += [card_key(entity, record_id) for record_id in changes.deleted]
+            if gone:
+                # A record deleted before it was ever indexed (the ERP keeps its tombstone) is
+                # no change to the index: an unchanged resync still writes nothing.
+                held = set(self.index.keys(self.tenant, parent=entity))
+                gone = [k for k in gone if k in held]
             cards = [
                 render_card(spec, r, tenant=self.tenant, connector=self.connector) for r in live
             ]
