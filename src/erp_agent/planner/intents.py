@@ -81,6 +81,17 @@ def entity_scores(catalog: Catalog, haystack: str) -> dict[str, int]:
     return scores
 
 
+def _said_as_typed(entity: Entity, haystack: str) -> bool:
+    """Whether a word naming the records is said as the catalog has it (a status the records
+    may be in, "overdue", says whose records no more than any other side's)."""
+    field = entity.fields.get(entity.status_field or "")
+    statuses = {norm(v).strip() for v in (field.values if field is not None else ())}
+    terms = {
+        norm(t).strip() for t in (entity.label, entity.plural, *entity.keywords, *entity.synonyms)
+    }
+    return any(f" {t} " in haystack for t in terms - statuses if t)
+
+
 def report_scores(catalog: Catalog, haystack: str) -> dict[str, int]:
     scores: dict[str, int] = {}
     for report in catalog.reports.values():
@@ -95,7 +106,13 @@ def _pick_entity(catalog: Catalog, haystack: str) -> Entity | None:
     if not scores:
         return None
     order = list(catalog.entities)
-    best = catalog.entities[max(scores, key=lambda n: (scores[n], -order.index(n)))]
+    tied = [n for n in scores if scores[n] == max(scores.values())]
+    if len(tied) > 1:
+        # "Bills": one entity's own word as typed beats another's singular read as a plural;
+        # "overdue payables": a status the records may be in says no side, their name does.
+        exact = [n for n in tied if _said_as_typed(catalog.entities[n], haystack)]
+        tied = exact or tied
+    best = catalog.entities[min(tied, key=order.index)]
     # A master named next to a transaction is usually its filter or grouping ("bill the Nakuru
     # branch", "top customers by revenue"): the transaction that links to it is the subject.
     if best.date_field is None:
@@ -279,6 +296,10 @@ def _status_words(entity: Entity, haystack: str) -> list[str]:
     # paid (overdue and partly paid ones too, as outstanding > 0 counts them): the everyday
     # meaning wins over the literal status of the same name.
     broad = [w for w in ("unpaid",) if has_term(haystack, w)]
+    narrower = [v for v in hits if norm(v).strip() not in broad]
+    if broad and narrower and all(v in aliases.get(broad[0], ()) for v in narrower):
+        # "Unpaid bills that are overdue": the narrower status of those not yet paid.
+        hits, broad = narrower, []
     if not hits or broad:
         said = [w for w in aliases if has_term(haystack, w)]
         for word in said:
@@ -359,9 +380,19 @@ def _group(entity: Entity | None, haystack: str, catalog: Catalog) -> tuple[str 
             dim = (getattr(catalog, "dimensions", None) or {}).get(name)
             if dim is not None:  # "by payment method": the dimension's own words for the field
                 labels |= {dim.label.lower(), *(s.lower() for s in dim.synonyms)}
-            if any(has_term(f" {phrase} ", lab) for lab in labels if lab):
+            # The words right after "by" ("by spend, kenya books" is by spend, not by company).
+            if any(has_term(f" {phrase} ", lab) and _opens(phrase, lab) for lab in labels if lab):
                 return name, None
     return None, None
+
+
+def _opens(phrase: str, label: str) -> bool:
+    """Whether the phrase begins with the label (or its plural)."""
+    first = norm(label).split()[:1]
+    words = phrase.split()
+    while len(words) > 1 and words[0] in ("the", "each", "our", "their", "every"):
+        words = words[1:]
+    return bool(first) and bool(words) and words[0] in (first[0], first[0] + "s", first[0] + "es")
 
 
 # Words before a name that say it is one ("for Acme", "customer Gulf Traders").
@@ -596,7 +627,11 @@ def understand(catalog: Catalog, connector: str, text: str, today: dt.date) -> R
     plain = re.sub(r"\s{2,}", " ", FILLERS.sub(" ", low))
     req.kind = questions.classify(questions.Facts(req, plain, reports, catalog))
     if req.kind == Kind.REPORT:
-        req.report = catalog.reports[max(reports, key=lambda n: reports[n])]
+        # Reports the words name equally: the one of the records the request is about.
+        own = req.entity.name if req.entity is not None else None
+        req.report = catalog.reports[
+            max(reports, key=lambda n: (reports[n], catalog.reports[n].entity == own))
+        ]
     if req.amount is None and req.kind in (Kind.FIND, Kind.LIST) and req.entity is not None:
         # "The invoice for 5407.42 dollars": a document looked for by its amount.
         req.amount = exact_amount(text)

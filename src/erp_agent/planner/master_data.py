@@ -114,8 +114,8 @@ def _word_score(name: str, row: dict[str, Any], title: str | None) -> float:
     words = _singular(name).split()
     best = 0.0
     for text in [str(row.get("id") or "")] + ([str(row.get(title) or "")] if title else []):
-        if text.lower() == name.lower():
-            return 101.0
+        if text.lower() == name.lower() or _singular(text) == _singular(name):
+            return 101.0  # its own name, or that name in the plural
         if _squashed(text) == _squashed(name):
             return 100.0  # "mpesa" is M-Pesa, "ecash" is E-Cash: the same letters
         theirs = re.findall(r"[\w&]+", _singular(text))
@@ -269,7 +269,7 @@ def resolve(
         if wanted_dim is not None and any(c[2] == wanted_dim for c in candidates):
             candidates = [c for c in candidates if c[2] == wanted_dim]
         if not candidates and name in optional:
-            if any(holds(v, name) for v in _earlier_values(ctx)):
+            if any(holds(v, name) for v in earlier_values(ctx)):
                 continue  # "ohio valley" of the question before, its supplier, is no item
             if _tolerated(ctx, name):
                 # An English word the catalog gives no meaning and no record is named by, in a
@@ -336,17 +336,20 @@ def _offered_before(
     return hits[0] if len(hits) == 1 else None
 
 
-def _earlier_values(ctx: Ctx) -> list[str]:
-    """The records the conversation's last figure was filtered to: a loose word of an earlier
-    message that one of them holds was settled then, and is no other record now."""
+def earlier_values(ctx: Ctx, dimension: str | None = None) -> list[str]:
+    """The records the conversation's last figure was filtered to (of one dimension, when
+    given): a loose word of an earlier message that one of them holds was settled then, and is
+    no other record now; "the price, for comparison" after an item's figure is that item's."""
     last = ctx.view.state.get("last_query")
     args = last.get("args") if isinstance(last, dict) else None
     flts = args.get("filters") if isinstance(args, dict) else None
     values: list[str] = []
     for f in flts if isinstance(flts, list) else []:
-        value = f.get("value") if isinstance(f, dict) else None
+        if not isinstance(f, dict) or dimension not in (None, f.get("dimension")):
+            continue
+        value = f.get("value")
         values += [
-            str(v) for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)
+            v for v in (value if isinstance(value, list) else [value]) if v and isinstance(v, str)
         ]
     return values
 

@@ -18,6 +18,7 @@ from erp_agent.catalog.metrics import Returns
 from erp_agent.planner import master_data, name_phrases, questions, vocabulary
 from erp_agent.planner.answer import fmt, is_number, join
 from erp_agent.planner.direction import IN, OUT, direction_field
+from erp_agent.planner.filters import OWED_STATUSES
 from erp_agent.planner.intents import CHART, COMPARE
 from erp_agent.planner.metric_terms import (
     VALUE_WORDS,
@@ -79,12 +80,13 @@ _STOCK_ONLY = re.compile(r"\b(stock|on hand|quantity|quantities|units|level)\b")
 _STOCK_ASKED = re.compile(
     r"\bhow (?:much|many)\b|\b(?:qty|quantity|quantities|stock level|on hand|in stock)\b"
     r"|^\W*(?:the\s+)?total\b"
+    # "Grey hammers in kisumu stores?": goods named at a store, and nothing else asked.
+    r"|^\W*(?:any\s+|do (?:we|you) have\s+|have we got\s+|got\s+)?"
+    r"(?!(?:list|show|which|what|all|the|our|stores?|warehouses?)\b)[a-z][\w -]{1,40}?\s+(?:in|at)\s+"
+    r"(?:the\s+)?[a-z][\w ]{1,30}?\s+(?:stores?|warehouses?)\s*[?.!]*\s*$"
 )
 
 
-# A financial statement named outright is answered by the statement itself, whatever accounts'
-# lines are asked of it ("P&L for HG last quarter - sales, cost of sales and rent lines").
-STATEMENT = re.compile(r"\b(profit and loss|p ?& ?l|pnl|income statement|balance sheet)\b")
 _HOW_TO = re.compile(r"\bhow (?:do|can|should|would|to) (?:i |we |you )?\b")
 
 
@@ -404,6 +406,24 @@ def names_a_figure(ctx: Ctx) -> bool:
         and report.entity == metric.entity
         and (bool(_TOTAL.search(req.text)) or _what_is(req.text))
     )
+    # "Overdue payables": a figure of the report's records named by its own label, the report
+    # only by its keywords: that figure (with the records behind it), not the report's rows.
+    labelled = (
+        report is not None
+        and report.entity == metric.entity
+        and says(norm(req.text), metric_terms(metric)[0][0])
+        and not has_term(norm(req.text), report.label)
+        and not _AGEING_WORDS.search(req.text.lower())
+    )
+    # "Which customers owe us money past the due date": a status the report does not filter
+    # by (its rows are all that is outstanding): the figure of the records in that status.
+    narrowed = (
+        report is not None
+        and report.entity == metric.entity
+        and bool(req.statuses)
+        and not set(OWED_STATUSES) <= set(req.statuses)
+        and not _AGEING_WORDS.search(req.text.lower())
+    )
     # "Payroll cost for last month": a figure named in so many words, not asked as a list.
     scores = metric_scores(ctx.catalog, req.text)
     records_named = req.entity is not None and explicit(
@@ -436,7 +456,7 @@ def names_a_figure(ctx: Ctx) -> bool:
         and (_dimension_named(ctx.catalog, metric, which.group(1)) is not None)
     )
     each = each or bool(_WHO_AND.search(req.text.lower()) or _WHO_IN.match(req.text.lower()))
-    return (balance or on_master or in_total or named or of_one or each
+    return (balance or on_master or in_total or labelled or narrowed or named or of_one or each
             or aged(ctx.catalog, req) is not None)  # fmt: skip
 
 
@@ -590,19 +610,12 @@ _AND_SUM = re.compile(
 )
 
 
-_SUM_OF_IT = re.compile(
-    r"\b(?:what|how much)\b.*\b(?:that|they|those|it)\b.*\b(?:add up to|come to|total|worth)\b"
-    r"|\bhow much (?:was|is|were) (?:that|it)\b",
-    re.IGNORECASE,
-)
-
-
 def count_and_sum(catalog: Catalog, req: Request) -> list[Any]:
     """The count asked and the sum of the same records asked with it; none otherwise."""
     # "How many times have we invoiced Gulf Traders ; and what did that come to?" too.
     newest = req.text.split(" ; ")[-1]
     said = figures_message(catalog, req.text)
-    if req.kind != Kind.COUNT or not (_AND_SUM.search(said) or _SUM_OF_IT.search(newest)):
+    if req.kind != Kind.COUNT or not (_AND_SUM.search(said) or questions.says("sum_of_it", newest)):
         return []
     found = ranked(catalog, req)
     if not found or found[0].measure.func != "count":
@@ -1264,7 +1277,7 @@ def two_figures(ctx: Ctx) -> list[Any]:
     )
     for cut in cuts:
         left, right = text[: cut.start()], text[cut.end() :]
-        picked = [_best_named(ctx.catalog, left), _best_named(ctx.catalog, right)]
+        picked = [named_in(ctx.catalog, left), named_in(ctx.catalog, right)]
         modifier = all(w not in vocabulary.GRAMMAR for w in right.lower().split())
         if picked[0] is not None and 0 < len(right.split()) <= 2 and modifier:
             # "Payroll YTD, gross and net": the second is the first figure's words with the
@@ -1272,7 +1285,7 @@ def two_figures(ctx: Ctx) -> list[Any]:
             # same records.
             words = left.replace(",", " ").split()[:-1]
             for said in (" ".join([*words, right]), *(f"{right} {w}" for w in words)):
-                swapped = _best_named(ctx.catalog, said)
+                swapped = named_in(ctx.catalog, said)
                 if swapped not in (None, picked[0]) and swapped.entity == picked[0].entity:
                     picked[1] = swapped
                     break
@@ -1298,7 +1311,8 @@ def _traded(catalog: Catalog, metric: Any) -> list[str]:
             if d not in own and d in dims and getattr(dims[d], "ranked_by", None)]  # fmt: skip
 
 
-def _best_named(catalog: Catalog, words: str) -> Any | None:
+def named_in(catalog: Catalog, words: str) -> Any | None:
+    """The metric these words name best (the catalog's own vocabulary, not a metric's id)."""
     scores = metric_scores(catalog, words)
     return catalog.metrics[max(scores, key=lambda n: scores[n])] if scores else None
 

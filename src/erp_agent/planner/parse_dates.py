@@ -185,6 +185,35 @@ def start_said(text: str, today: dt.date) -> dt.date | None:
     return min(near, key=lambda d: abs((d - today).days))
 
 
+# "17th and 18th dec", "17-18 december", "from the 17th to the 18th of dec", "dec 17-18": the
+# days a new document spans (leave), in one month.
+_TO = r"\s*(?:and|&|-|–|to|till|until|through|thru)\s*(?:the\s+)?"
+_DAY_SPAN = re.compile(
+    rf"\b(?:the\s+)?{_ORDINAL}{_TO}{_ORDINAL}\s+(?:of\s+)?{_MONTH}\b(?:,?\s+(\d{{4}}))?"
+    rf"|\b{_MONTH}\s+{_ORDINAL}{_TO}{_ORDINAL}\b(?:,?\s+(\d{{4}}))?"
+)
+
+
+def span_said(text: str, today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The first and last day of a span of days in one month ("17th and 18th dec"); without a
+    year, the one nearest today, as a form's date is meant."""
+    m = _DAY_SPAN.search(text.lower())
+    if m is None:
+        return None
+    if m.group(1) is not None:
+        first, last, month, year = m.group(1), m.group(2), m.group(3), m.group(4)
+    else:
+        month, first, last, year = m.group(5), m.group(6), m.group(7), m.group(8)
+    try:
+        days = [dt.date(int(year or today.year), MONTHS[month[:3]], int(d)) for d in (first, last)]
+    except ValueError:
+        return None
+    if year is None:
+        near = [[_shift_months(d, 12 * k) for d in days] for k in (-1, 0, 1)]
+        days = min(near, key=lambda ds: abs((ds[0] - today).days))
+    return (days[0], days[1]) if days[0] <= days[1] else None
+
+
 def _year_for_quarter(q: int, today: dt.date) -> int:
     """A quarter named without a year is the latest one that has begun ("Q2" in January is last
     year's), as a month named alone is."""
@@ -527,7 +556,8 @@ _A_YEAR_AGO = re.compile(
 )
 _BEFORE = re.compile(
     r"\b(?:the (?:month|quarter|week|year|period|one) before|(?:the )?(?:prior|previous) "
-    r"(?:period|one|\d+(?: days)?)|before that|the \d+(?: days)? before)\b"
+    r"(?:period|one|month|quarter|week|year|\d+(?: (?:days|weeks|months))?)|before that|"
+    r"the \d+(?: (?:days|weeks|months))? before)\b"
 )
 
 
@@ -646,7 +676,10 @@ def parse_comparison(text: str, today: dt.date) -> Comparison | None:
         if current.end == month_end(current.end.year, current.end.month) and not running:
             end = month_end(end.year, end.month)
         return Comparison(current, Period(start, end, f"{start} to {end}"))
-    if later is None and _BEFORE.search(right):
+    # "The last 6 months vs the previous 6 months", "q2 against the previous quarter": the
+    # stretch just before the first, not one read from today.
+    same = later is not None and (later.start, later.end) == (current.start, current.end)
+    if (later is None or same or later.start > current.start) and _BEFORE.search(right):
         later = _before(current, running)
     if later is None:
         return None

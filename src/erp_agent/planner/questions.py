@@ -147,6 +147,8 @@ CHECKS: dict[str, Callable[[Facts], bool]] = {
         and ("outstanding" in f.req.entity.fields or f.req.entity.name in ("customer", "supplier"))
     ),
     "reports": lambda f: bool(f.reports),
+    # The reading is of one of the ERP's reports (the kind chosen, in the plans).
+    "report_kind": lambda f: f.req.report is not None and str(f.req.kind) == "report",
     "report_by_label": _report_by_label,
     "many_records": _many_records,
     "named_transaction": _named_transaction,

@@ -677,6 +677,15 @@ PHRASES = (
     # "Kitchen taps in stock here?": here is the asker's own branch.
     (r"\b(?:(?:over |around |at |in )?here|at this branch|in this branch)(?=\s*[?.!]*\s*$)",
      "at our branch"),
+    # "How many annual days do I have left?", "sick days": days of that kind of leave.
+    (r"\b(annual|sick|casual|maternity|paternity|privilege|compassionate|study)\s+(days?)\b",
+     r"\1 leave \2"),
+    # "How many annual leave days does Dennis still have?": the leave left for that person.
+    (r"\b(leave days?|days of leave|leave) (?:does|has) ([\w .'-]{2,40}?) (?:still )?(?:have|got)"
+     r"(?: left)?(?=\s*[?.!]*\s*$)", r"\1 left for \2"),
+    # "Quotation for faraja traders: 5 desks + 10 chairs": a document written out is one to make.
+    (r"^(\s*)(?=(?:an?\s+|new\s+)?(?:quotation|quote|sales order|purchase order|po|material "
+     r"request)\s+(?:for|to|with)\s+[^:?]{2,60}:\s*\d)", r"\1create "),
     # "The fattest unpaid balances", "our heaviest buyers": the biggest.
     (r"\b(?:fattest|heaviest|hugest|greatest|chunkiest|heftiest|juiciest)\b", "biggest"),
     # "Ex VAT", "b4 vat": amounts before tax.
@@ -685,6 +694,10 @@ PHRASES = (
     # "More than 60 days late", "late by 30 days": an age past the due date, not attendance.
     (r"\b(\d{1,3}\+?\s*days?)\s+late\b", r"\1 overdue"),
     (r"\blate by (\w+\s+days?)\b", r"overdue by \1"),
+    # "60 days past the due date", "owe us money past their due date": overdue.
+    (r"\b(\d{1,3}\+?\s*days?)\s+(?:past|after|beyond)\s+(?:the |their |its )?due dates?\b",
+     r"\1 overdue"),
+    (r"\b(?:past|beyond|after)\s+(?:the |their |its )?due dates?\b", "overdue"),
 )  # fmt: skip
 
 

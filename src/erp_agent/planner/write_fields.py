@@ -11,7 +11,7 @@ from typing import Any
 
 from erp_agent.catalog import Entity, Field, FieldType
 from erp_agent.planner.parse_amounts import NUMBER_WORDS, money_said
-from erp_agent.planner.parse_dates import Period, start_said
+from erp_agent.planner.parse_dates import Period, span_said, start_said
 from erp_agent.planner.steps import Ctx, Step, call, enable, rows_of
 
 _DAYS = re.compile(
@@ -49,6 +49,10 @@ def date_value(name: str, period: Period | None, text: str, today: dt.date) -> s
     (or the last of the days asked for); any other date (the posting date) is today."""
     if name not in (*_STARTS, *_ENDS):
         return today.isoformat()
+    span = span_said(text, today)
+    if span is not None:
+        # "2 days casual leave, 17th and 18th dec": those days.
+        return (span[0] if name in _STARTS else span[1]).isoformat()
     start = start_said(text, today)
     if start is not None:
         # "3 days annual leave starting 11 jan": from that day, for the days asked.

@@ -53,6 +53,10 @@ def party_name(ctx: Ctx, item_names: list[str]) -> str | None:
     said += [v for _, v in ctx.req.names]
     said += [m.group(1) for m in _LOWER_PARTY.finditer(ctx.req.text)]
     said += [m.group(1) for m in _VERB_PARTY.finditer(ctx.req.text)]
+    said += [m.group(1) for m in _DOC_PARTY.finditer(ctx.req.text)]
+    # "… with Ohio Valley Imports, delivered to Houston Stores": a name ending as a store's
+    # does is the party only when no other is said ("for Chui Stores").
+    said.sort(key=lambda n: bool(_STORE_END.search(n.strip(" .,?!"))))
     for raw in said:
         name = raw.strip(" .,")
         low = name.lower()
@@ -61,6 +65,7 @@ def party_name(ctx: Ctx, item_names: list[str]) -> str | None:
     return None
 
 
+_STORE_END = re.compile(r"\b(?:stores?|warehouses?)$", re.IGNORECASE)
 _LOWER_PARTY = re.compile(
     r"\b(?:for|to|from)\s+(?:(?:the\s+)?(?:customer|client|supplier|lead)\s+)?"
     r"(?!\d)(?!(?:today|tomorrow|yesterday|next|last|this|now|then|monday|tuesday|wednesday|"
@@ -77,6 +82,16 @@ _VERB_PARTY = re.compile(
     r"^\s*(?:(?:please|pls|can you|could you)\s+)?(?:quote|invoice|bill|charge)\s+"
     r"(?!(?:a|an|the|for|me|us|them|it)\b)(?!\d)"
     r"([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)(?=\s+(?:for|with)\b|\s+\d)"
+)
+
+
+# "raise PO carolina paper mills 500 silver cartons": the document, then its party, then lines.
+_DOC_PARTY = re.compile(
+    r"^\s*(?:(?:please|pls|can you|could you)\s+)?(?:raise|make|create|draft|prepare|do|new)\s+"
+    r"(?:an?\s+|new\s+)?(?:po|lpo|purchase order|sales order|so|quotation|quote)\s+"
+    r"(?:(?:for|to|with|from)\s+)?(?!(?:a|an|the|for|me|us|them|it)\b)(?!\d)"
+    r"([a-z][\w&.'\-]*(?:\s+[a-z][\w&.'\-]*){0,3}?)(?=\s+\d)",
+    re.IGNORECASE,
 )
 
 

@@ -12,12 +12,6 @@ from erp_agent.planner.steps import Ctx, Step
 
 def handle(ctx: Ctx) -> Step | None:
     req = ctx.req
-    if (
-        req.report is not None
-        and req.kind == Kind.REPORT
-        and metric_plan.STATEMENT.search(req.text.lower())
-    ):
-        return None
     buckets = metric_plan.aged_buckets(ctx.catalog, req)
     if buckets:
         # "1-30, 31-60 and more than 90 days overdue": each bucket's own figure.
@@ -54,6 +48,9 @@ def handle(ctx: Ctx) -> Step | None:
             return step
     # "How much orange packing tape is in the nairobi store" (asks_stock_at): the stock of what
     # is named there, not the stores themselves.
+    if metric_plan.asks_stock_at(req) and not metric_plan.ranked(ctx.catalog, req):
+        # "Grey hammers in kisumu stores?": no figure named; what is held there is asked.
+        return metric_plan.metric_step(ctx, metric_plan.named_in(ctx.catalog, "stock on hand"))
     if (
         req.kind in (Kind.TOTAL, Kind.COUNT, Kind.UNKNOWN)
         or metric_plan.names_a_figure(ctx)

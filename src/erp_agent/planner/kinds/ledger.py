@@ -84,8 +84,6 @@ def applies(ctx: Ctx) -> bool:
     req = ctx.req
     if req.doc_ids or REPORT not in ctx.catalog.reports:
         return False
-    if metric_plan.STATEMENT.search(req.text.lower()):
-        return False
     if ledger_figure(ctx) is not None:
         return req.kind in (Kind.REPORT, Kind.LIST, Kind.UNKNOWN, Kind.TOTAL)
     if spent_on_account(ctx):

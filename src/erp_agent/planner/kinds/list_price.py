@@ -9,7 +9,7 @@ from typing import Any
 
 from erp_agent.planner.answer import fmt
 from erp_agent.planner.intents import currencies_of
-from erp_agent.planner.master_data import resolve
+from erp_agent.planner.master_data import earlier_values, resolve
 from erp_agent.planner.metric_plan import LIST_PRICE
 from erp_agent.planner.name_phrases import name_phrases, whole_first
 from erp_agent.planner.steps import Call, Ctx, Step, enable, failed, rows_of, say
@@ -42,7 +42,7 @@ def handle(ctx: Ctx) -> Step | None:
     names += [(None, p) for p in loose]
     if not names:
         # "What's the standard buying price, for comparison?" after an item's figure: its item.
-        names = [("item", v) for v in _last_items(ctx)]
+        names = [("item", v) for v in earlier_values(ctx, "item")]
     if not names:
         return None
     found, step = resolve(ctx, names, ["item"], loose)
@@ -84,16 +84,3 @@ def handle(ctx: Ctx) -> Step | None:
         for row in rows
     ]
     return say("Price list prices (Item Prices):\n" + "\n".join(lines))
-
-
-def _last_items(ctx: Ctx) -> list[str]:
-    """The items the conversation's last figure was of."""
-    last = ctx.view.state.get("last_query")
-    args = last.get("args") if isinstance(last, dict) else None
-    filters = args.get("filters") if isinstance(args, dict) else None
-    out: list[str] = []
-    for f in filters if isinstance(filters, list) else []:
-        if isinstance(f, dict) and f.get("dimension") == "item":
-            value = f.get("value")
-            out += [str(v) for v in (value if isinstance(value, list) else [value]) if v]
-    return out

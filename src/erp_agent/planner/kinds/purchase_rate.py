@@ -59,6 +59,17 @@ _OWN_WORDS = frozenset(["rate", "rates", "price", "prices", "cost", "costs", "pa
 _DIMENSIONS = ["item", "supplier", "company"]
 
 
+def _document_words(ctx: Ctx) -> frozenset[str]:
+    """The words the catalog names the buying documents by ("GRN", "LPO"): never an item's."""
+    words: set[str] = set()
+    for name in ("purchase_receipt", "purchase_invoice", "purchase_order"):
+        e = ctx.catalog.entities.get(name)
+        if e is not None:
+            for term in (e.label, e.plural, *e.keywords, *e.synonyms):
+                words |= {w for w in term.lower().split() if len(w) > 1}
+    return frozenset(words)
+
+
 def applies(ctx: Ctx) -> bool:
     req = ctx.req
     if req.doc_ids or METRIC not in ctx.catalog.metrics:
@@ -82,7 +93,8 @@ def handle(ctx: Ctx) -> Step | None:
     for words in req.settled:
         # Words already settled (a record picked for them in reply to "which item?").
         text = re.sub(rf"\b{re.escape(words)}\b", " ", text, flags=re.IGNORECASE)
-    loose = [p for p in name_phrases(text, _OWN_WORDS, parts=False) if p.lower() not in said]
+    own = _OWN_WORDS | _document_words(ctx)
+    loose = [p for p in name_phrases(text, own, parts=False) if p.lower() not in said]
     # A name said inside a longer run ("LED" of "grey LED bulbs") is looked up as the run.
     inside = {w.removesuffix("s") for p in loose for w in p.lower().split()}
     names: list[tuple[str | None, str]] = [
