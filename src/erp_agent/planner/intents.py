@@ -8,6 +8,7 @@ paraphrases and values the code has never seen are understood the same way.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 
 from erp_agent.catalog import Catalog, Entity, FieldType
@@ -23,7 +24,7 @@ from erp_agent.planner.parse_dates import (
     parse_period,
 )
 from erp_agent.planner.reading import Kind, Request
-from erp_agent.planner.terms import FILLERS, has_term, has_verb_form, norm
+from erp_agent.planner.terms import FILLERS, CatalogKey, has_term, has_verb_form, norm
 
 # The cues of the question kinds (catalog/data/questions.yaml): one vocabulary for the planner
 # and for routing.
@@ -425,22 +426,21 @@ def currency_of(text: str) -> str | None:
     return CURRENCIES.get(m.group(0).lower().strip(), CURRENCIES.get(m.group(0)[:1]))
 
 
-_KNOWN: dict[int, tuple[Catalog, str]] = {}
-
-
 def _known_terms(catalog: Catalog) -> str:
     """Every term the catalog gives a meaning (entities, their keywords, the figures and their
     synonyms): a capitalised word among them ("VAT", "Revenue") is not a name."""
-    hit = _KNOWN.get(id(catalog))
-    if hit is not None and hit[0] is catalog:
-        return hit[1]
+    return _known(CatalogKey(catalog))
+
+
+@functools.lru_cache(maxsize=8)
+def _known(key: CatalogKey) -> str:
+    catalog = key.catalog
     terms = [
         *(e.label for e in catalog.entities.values()),
         *(k for e in catalog.entities.values() for k in e.keywords),
         *(t for m in catalog.metrics.values() for t in (m.label, *m.synonyms)),
     ]
-    _KNOWN[id(catalog)] = (catalog, norm(" ".join(terms)))
-    return _KNOWN[id(catalog)][1]
+    return norm(" ".join(terms))
 
 
 def _names(

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from erp_agent.catalog import Catalog
-from erp_agent.planner.terms import TERM_FILLERS, has_term, norm
+from erp_agent.planner.terms import TERM_FILLERS, CatalogKey, has_term, norm
 
 # Words that ask what something is worth: a figure in money, not a count or a quantity.
 VALUE_WORDS = {"worth": "value", "valued": "value", "valuation": "value", "values": "value"}
@@ -77,38 +77,22 @@ _QUALIFIER = re.compile(
 _LATE = re.compile(r"(\bdays?)\s+(?:late|behind|past due|in arrears)\b", re.IGNORECASE)
 
 
-class _Same:
-    """A catalog as a cache key, by identity: a frozen model with dict fields has no hash (the
-    key holds the catalog, so its id is never reused while cached)."""
-
-    __slots__ = ("catalog",)
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-
-    def __hash__(self) -> int:
-        return id(self.catalog)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Same) and other.catalog is self.catalog
-
-
 def metric_scores(catalog: Catalog, text: str) -> dict[str, int]:
     """Metrics named by their own words. A term that is only an entity's name ("sales
     invoices") names the records, not a figure: "the total of sales invoices" is theirs."""
     # Cached: the planner asks this of the same words many times in one request.
-    return dict(_scores(_Same(catalog), text))
+    return dict(_scores(CatalogKey(catalog), text))
 
 
 @functools.lru_cache(maxsize=8)
-def _record_names(key: _Same) -> dict[str, frozenset[str]]:
+def _record_names(key: CatalogKey) -> dict[str, frozenset[str]]:
     """Each entity's label and plural, normalised: the words that name records, not figures."""
     entities = key.catalog.entities.values()
     return {e.name: frozenset(norm(t).strip() for t in (e.label, e.plural)) for e in entities}
 
 
 @functools.lru_cache(maxsize=4096)
-def _scores(key: _Same, text: str) -> dict[str, int]:
+def _scores(key: CatalogKey, text: str) -> dict[str, int]:
     catalog = key.catalog
     haystack = norm(_LATE.sub(r"\1 overdue", TERM_FILLERS.sub(" ", text)))
     names_of = _record_names(key)

@@ -6,7 +6,7 @@ import functools
 import re
 from collections.abc import Sequence
 
-from erp_agent.catalog import Entity
+from erp_agent.catalog import Catalog, Entity
 
 _NORM_WORD = re.compile(r"[a-z0-9&][a-z0-9&\-']*")
 # Adverbs said inside a catalog phrase ("what we still owe", "who currently owes us", "how
@@ -14,6 +14,23 @@ _NORM_WORD = re.compile(r"[a-z0-9&][a-z0-9&\-']*")
 FILLERS = re.compile(r"\b(still|currently|actually|really|presently)\b", re.IGNORECASE)
 # Within a figure's name, "any" fills too ("behind on any payments" is behind on payments).
 TERM_FILLERS = re.compile(r"\b(still|currently|actually|really|presently|any)\b", re.IGNORECASE)
+
+
+class CatalogKey:
+    """A catalog as a cache key, by identity (a frozen model with dict fields has no hash): what
+    the planner derives from the catalog once, with ``functools.lru_cache``. The key holds the
+    catalog, so its id is never reused while cached."""
+
+    __slots__ = ("catalog",)
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def __hash__(self) -> int:
+        return id(self.catalog)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CatalogKey) and other.catalog is self.catalog
 
 
 @functools.lru_cache(maxsize=65536)

@@ -6,6 +6,7 @@ cordless drills" is the Black Cordless Drill); without an item named, the other 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -15,6 +16,7 @@ from erp_agent.planner.master_data import resolve
 from erp_agent.planner.metric_plan import LIST_PRICE
 from erp_agent.planner.name_phrases import name_phrases, whole_first
 from erp_agent.planner.steps import Ctx, Step, call, enable
+from erp_agent.planner.terms import CatalogKey
 
 METRIC = "last_purchase_rate"
 # A price paid, asked of the latest purchase: a rate, price or cost, or what we were charged.
@@ -59,11 +61,12 @@ _OWN_WORDS = frozenset(["rate", "rates", "price", "prices", "cost", "costs", "pa
 _DIMENSIONS = ["item", "supplier", "company"]
 
 
-def _document_words(ctx: Ctx) -> frozenset[str]:
+@functools.lru_cache(maxsize=8)
+def _document_words(key: CatalogKey) -> frozenset[str]:
     """The words the catalog names the buying documents by ("GRN", "LPO"): never an item's."""
     words: set[str] = set()
     for name in ("purchase_receipt", "purchase_invoice", "purchase_order"):
-        e = ctx.catalog.entities.get(name)
+        e = key.catalog.entities.get(name)
         if e is not None:
             for term in (e.label, e.plural, *e.keywords, *e.synonyms):
                 words |= {w for w in term.lower().split() if len(w) > 1}
@@ -93,7 +96,7 @@ def handle(ctx: Ctx) -> Step | None:
     for words in req.settled:
         # Words already settled (a record picked for them in reply to "which item?").
         text = re.sub(rf"\b{re.escape(words)}\b", " ", text, flags=re.IGNORECASE)
-    own = _OWN_WORDS | _document_words(ctx)
+    own = _OWN_WORDS | _document_words(CatalogKey(ctx.catalog))
     loose = [p for p in name_phrases(text, own, parts=False) if p.lower() not in said]
     # A name said inside a longer run ("LED" of "grey LED bulbs") is looked up as the run.
     inside = {w.removesuffix("s") for p in loose for w in p.lower().split()}
